@@ -1,0 +1,27 @@
+"""Code generation from SymPy: one abstract generator (``base``), thin backends."""
+
+from __future__ import annotations
+
+from .base import CodeGenerator, numbers_to_floats
+from .numpy_backend import NumpyGenerator
+from .torch_backend import TorchGenerator
+
+BACKENDS = {"numpy": NumpyGenerator, "torch": TorchGenerator}
+
+__all__ = ["generate", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BACKENDS",
+           "numbers_to_floats"]
+
+
+def generate(args, outputs, backend: str = "numpy", engine=None):
+    """Compile ``outputs`` (expressions in ``args``) to a batched function of ``backend``.
+
+    ``engine`` evaluates any :class:`theory.gaussian.GaussianExpectation` node (default:
+    Gauss–Hermite with 40 points per dimension)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is unknown; allowed: {sorted(BACKENDS)}")
+    if engine is None:
+        from numerics.expectation import GaussHermite
+        engine = GaussHermite(40)
+    if backend == "torch":
+        engine = engine.for_torch() if hasattr(engine, "for_torch") else engine
+    return BACKENDS[backend]().compile(list(args), list(outputs), engine)

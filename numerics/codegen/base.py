@@ -1,0 +1,145 @@
+"""One abstract code generator; backends only say how to print and how to broadcast.
+
+The generator takes argument symbols and output expressions and emits a Python function
+that evaluates all outputs together, batched over broadcast arrays:
+
+1. numeric sub-expressions (√2, atan(1/√5), …) become correctly rounded float literals;
+2. stable rewrites (log(1+x) → log1p(x), exp(x)−1 → expm1(x));
+3. every :class:`theory.gaussian.GaussianExpectation` node becomes a call of a generated
+   helper that evaluates its integrand on the nodes of an expectation engine and contracts
+   with its weights (the engine is chosen at load time, see ``numerics.expectation``);
+4. common-subexpression elimination over all outputs at once.
+
+The source is cached on disk by a hash of the expressions, the backend and library versions.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Sequence
+
+import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
+
+from theory.gaussian import GaussianExpectation
+from .cache import cached_text, content_hash
+
+GENERATOR_VERSION = "1"
+
+
+def numbers_to_floats(expr):
+    """Replace compound numeric sub-expressions by 17-digit floats (correct rounding, and no
+    backend function ever receives a Python number)."""
+    def is_compound_number(e):
+        return (e.is_number and not e.is_Atom and not isinstance(e, GaussianExpectation)
+                and e.is_real is not False)
+    return expr.replace(is_compound_number, lambda e: sp.Float(e.evalf(20), 20))
+
+
+def stable_rewrites(expr):
+    """log(1 + x) → log1p(x); exp(x) − 1 → expm1(x) (sympy's generic ``optimize`` is far
+    slower on large expressions and finds the same patterns here)."""
+    expr = expr.replace(lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
+                        lambda e: log1p(e.args[0] - 1))
+
+    def has_expm1(e):
+        return e.is_Add and sp.S.NegativeOne in e.args and any(isinstance(a, sp.exp) for a in e.args)
+
+    def to_expm1(e):
+        rest = list(e.args)
+        rest.remove(sp.S.NegativeOne)
+        ex = next(a for a in rest if isinstance(a, sp.exp))
+        rest.remove(ex)
+        return sp.Add(expm1(ex.args[0]), *rest)
+
+    return expr.replace(has_expm1, to_expm1)
+
+
+def _prepare(expr):
+    return stable_rewrites(numbers_to_floats(sp.sympify(expr)))
+
+
+@dataclass
+class GeneratedSource:
+    text: str
+    n_nodes: int
+
+
+class CodeGenerator(abc.ABC):
+    """Abstract generator. Subclasses provide ``printer``, ``prelude`` and the call wrapper."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def printer(self): ...
+
+    @abc.abstractmethod
+    def prelude(self) -> str: ...
+
+    @abc.abstractmethod
+    def library_versions(self) -> str: ...
+
+    @abc.abstractmethod
+    def wrap(self, namespace: dict, n_outputs: int, engine): ...
+
+    def lift(self, arg: str) -> str:
+        """Source that appends a trailing axis to an argument (for expectation nodes)."""
+        return f"{arg}[..., None]"
+
+    # ---------------------------------------------------------------------------------------
+    def source(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr]) -> str:
+        key = content_hash(GENERATOR_VERSION, self.name, self.library_versions(), sp.__version__,
+                           sp.srepr(tuple(args)), sp.srepr(tuple(sp.sympify(o) for o in outputs)))
+        return cached_text(f"codegen-{self.name}", key, lambda: self._render(args, outputs))
+
+    def _render(self, args, outputs) -> str:
+        outputs = [_prepare(o) for o in outputs]
+        nodes = sorted(set().union(*(o.atoms(GaussianExpectation) for o in outputs)),
+                       key=sp.default_sort_key)
+        node_syms = [sp.Symbol(f"_E{i}") for i in range(len(nodes))]
+        outputs = [o.xreplace(dict(zip(nodes, node_syms))) for o in outputs]
+        argnames = [self._name(a) for a in args]
+        lines = [self.prelude(), ""]
+        for i, node in enumerate(nodes):
+            lines += self._node_function(i, node, args, argnames)
+        lines.append(f"def generated({', '.join(argnames)}):")
+        for i in range(len(nodes)):
+            lines.append(f"    _E{i} = _node{i}({', '.join(argnames)})")
+        lines += self._body(args, argnames, outputs)
+        return "\n".join(lines) + "\n"
+
+    def _name(self, sym):
+        return self.printer().doprint(sym)
+
+    def _body(self, args, argnames, outputs, indent="    "):
+        printer = self.printer()
+        replacements, reduced = sp.cse(outputs, symbols=sp.numbered_symbols("_x"),
+                                       optimizations="basic")
+        lines = [f"{indent}{printer.doprint(s)} = {printer.doprint(e)}" for s, e in replacements]
+        lines.append(f"{indent}return ({', '.join(printer.doprint(e) for e in reduced)},)")
+        return lines
+
+    def _node_function(self, i, node, args, argnames):
+        printer = self.printer()
+        integrand = _prepare(node.integrand)
+        K = len(node.variables)
+        lines = [f"def _node{i}({', '.join(argnames)}):"]
+        for name in argnames:
+            lines.append(f"    {name} = {self.lift(name)}")
+        lines.append(f"    _Z, _W = _ENGINE.nodes({K})")
+        for k, z in enumerate(node.variables):
+            lines.append(f"    {printer.doprint(z)} = _Z[{k}]")
+        replacements, (reduced,) = sp.cse([integrand], symbols=sp.numbered_symbols("_y"))
+        lines += [f"    {printer.doprint(s)} = {printer.doprint(e)}" for s, e in replacements]
+        lines.append(f"    return _contract({printer.doprint(reduced)}, _W)")
+        lines.append("")
+        return lines
+
+    # ---------------------------------------------------------------------------------------
+    def compile(self, args, outputs, engine=None):
+        """A callable evaluating all ``outputs`` at broadcast array arguments; returns a tuple."""
+        text = self.source(args, outputs)
+        namespace = {"_ENGINE": engine}
+        exec(compile(text, f"<generated {self.name}>", "exec"), namespace)
+        return self.wrap(namespace, len(outputs), engine)

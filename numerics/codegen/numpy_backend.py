@@ -1,0 +1,46 @@
+"""NumPy/SciPy backend of the code generator."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy
+from sympy.printing.numpy import SciPyPrinter
+
+from .base import CodeGenerator
+
+
+class _Printer(SciPyPrinter):
+    def __init__(self):
+        super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+
+    def _print_OwensT(self, expr):
+        return "scipy.special.owens_t({}, {})".format(*(self._print(a) for a in expr.args))
+
+
+class NumpyGenerator(CodeGenerator):
+    name = "numpy"
+
+    def printer(self):
+        return _Printer()
+
+    def prelude(self):
+        return ("import numpy\nimport scipy.special\n\n"
+                "def _contract(values, weights):\n"
+                "    return numpy.asarray(values) @ weights\n")
+
+    def library_versions(self):
+        return f"numpy={np.__version__};scipy={scipy.__version__}"
+
+    def lift(self, arg):
+        return f"numpy.asarray({arg}, dtype=float)[..., None]"
+
+    def wrap(self, namespace, n_outputs, engine):
+        fn = namespace["generated"]
+
+        def call(*args):
+            with np.errstate(all="ignore"):
+                out = fn(*(np.asarray(a, dtype=float) for a in args))
+            return tuple(np.broadcast_arrays(*(np.asarray(o, dtype=float) for o in out)))
+
+        call.__doc__ = "generated numpy function; returns a tuple of arrays"
+        return call

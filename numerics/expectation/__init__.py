@@ -1,0 +1,13 @@
+"""Expectation engines behind one interface (see ``base``)."""
+
+from .base import Estimate, ExpectationEngine
+from .closed_form import ClosedForm
+from .gauss_hermite import GaussHermite
+from .monte_carlo import MonteCarlo
+from .qmc import QuasiMonteCarlo
+
+ENGINES = {"closed_form": ClosedForm, "gauss_hermite": GaussHermite,
+           "qmc": QuasiMonteCarlo, "monte_carlo": MonteCarlo}
+
+__all__ = ["Estimate", "ExpectationEngine", "ClosedForm", "GaussHermite", "QuasiMonteCarlo",
+           "MonteCarlo", "ENGINES"]

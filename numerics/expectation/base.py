@@ -1,0 +1,63 @@
+"""Expectation engines: E[f(z)] over K i.i.d. standard normals, behind one interface.
+
+Every engine is a small immutable object with
+  ``nodes(K) -> (Z, W)``: points Z (K × n) and weights W (n) used by generated code, and
+  ``expect(f, K) -> Estimate``: value and standard error for a vectorised f(Z) -> (..., n);
+  ``expectation(integrand, zs, values)``: the same for a SymPy integrand in symbols ``zs``.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["Estimate", "ExpectationEngine"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: np.ndarray | float
+    stderr: np.ndarray | float
+
+    def __iter__(self):
+        return iter((self.value, self.stderr))
+
+
+class ExpectationEngine(abc.ABC):
+    deterministic: bool = True
+
+    @abc.abstractmethod
+    def nodes(self, K: int): ...
+
+    def expect(self, f, K: int) -> Estimate:
+        Z, W = self.nodes(K)
+        return Estimate(np.asarray(f(Z)) @ W, 0.0)
+
+    def expectation(self, integrand, zs, values=None) -> Estimate:
+        values = values or {}
+        expr = sp.sympify(integrand).subs(values)
+        fn = sp.lambdify(zs, expr, modules=["scipy", "numpy"])
+        return self.expect(lambda Z: np.broadcast_to(fn(*Z), Z.shape[1:]), len(zs))
+
+    def for_torch(self, dtype=None, device=None):
+        return _TorchNodes(self, dtype, device)
+
+
+class _TorchNodes:
+    """Adapter giving an engine's nodes as cached torch tensors to generated torch code."""
+
+    def __init__(self, engine, dtype=None, device=None):
+        self.engine, self.dtype, self.device = engine, dtype, device
+        self._cache = {}
+
+    def nodes(self, K):
+        if K not in self._cache:
+            import torch
+            Z, W = self.engine.nodes(K)
+            dt = self.dtype or torch.float64
+            self._cache[K] = (torch.as_tensor(Z, dtype=dt, device=self.device),
+                              torch.as_tensor(W, dtype=dt, device=self.device))
+        return self._cache[K]

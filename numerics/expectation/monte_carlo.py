@@ -1,0 +1,29 @@
+"""Plain Monte Carlo with an explicit seed; standard error = sample std / √n."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Estimate, ExpectationEngine
+
+
+@dataclass(frozen=True)
+class MonteCarlo(ExpectationEngine):
+    n: int = 100_000
+    seed: int = 0
+    deterministic = False
+
+    def __post_init__(self):
+        if self.n < 2:
+            raise ValueError(f"MonteCarlo: n={self.n} must be >= 2")
+
+    def nodes(self, K):
+        Z = np.random.default_rng(self.seed).standard_normal((K, self.n))
+        return Z, np.full(self.n, 1.0 / self.n)
+
+    def expect(self, f, K):
+        Z, _ = self.nodes(K)
+        v = np.asarray(f(Z))
+        return Estimate(v.mean(-1), v.std(-1, ddof=1) / np.sqrt(self.n))

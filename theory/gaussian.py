@@ -1,0 +1,303 @@
+"""Symbolic Gaussian expectations.
+
+``expect(f, law)`` returns E[f(g)] for a Gaussian vector g ~ N(μ, C) given symbolically.
+The integrand is expanded into terms  coefficient × monomial(g) × Π_k φ_k(u_k(g)),  where
+each u_k = a_k + b_kᵀg is a linear form and φ_k any differentiable function of one variable.
+The rules, applied until no polynomial is left:
+
+* multivariate Stein:  E[g_i·h(g)] = μ_i·E[h] + Σ_j C_ij·E[∂_j h]  (lowers the degree);
+* erf′(u) = (2/√π)·exp(−u²) is absorbed by tilting the law (rank-one update of μ, C):
+  E[exp(−u²)·h] = exp(−m²/(1+2s²))/√(1+2s²) · E′[h],  m = a + bᵀμ,  s² = bᵀCb,
+  μ′ = μ − 2Cb·m/(1+2s²),  C′ = C − 2Cb·bᵀC/(1+2s²);
+* exp(u) is absorbed likewise (exponential tilt: μ′ = μ + Cb);
+* closed forms: E[erf(u)] = erf(m/√(1+2s²));
+  E[erf(u)²] = 1 − 8·T(√2·m/√(1+2s²), 1/√(1+4s²))  (Owen's T);
+  E[erf(u)·erf(u′)] = (2/π)·asin(2c/√((1+2s²)(1+2s′²))) when both means vanish.
+
+Whatever has no closed form is kept as an explicit :class:`GaussianExpectation` node over
+K i.i.d. standard normals (K = number of distinct linear forms), evaluated numerically later
+(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, see ``numerics.expectation``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+import operator
+
+import mpmath
+import sympy as sp
+
+from .special import OwensT
+
+__all__ = ["GaussianLaw", "GaussianExpectation", "expect"]
+
+
+@dataclass(frozen=True)
+class GaussianLaw:
+    """A Gaussian vector: ``variables`` ~ N(mean, cov), all given symbolically."""
+
+    variables: tuple
+    mean: sp.Matrix
+    cov: sp.Matrix
+
+    def __post_init__(self):
+        n = len(self.variables)
+        if self.mean.shape != (n, 1) or self.cov.shape != (n, n):
+            raise ValueError(f"GaussianLaw: mean must be {n}x1 and cov {n}x{n}, got "
+                             f"{self.mean.shape} and {self.cov.shape}")
+
+
+class GaussianExpectation(sp.Expr):
+    """E_z[integrand(z)] over i.i.d. standard normals z = (z_1..z_K): a node kept unevaluated
+    because no closed form is known. Differentiation passes under the integral sign."""
+
+    is_commutative = True
+
+    def __new__(cls, integrand, *zs):
+        integrand = sp.sympify(integrand)
+        if not any(z in integrand.free_symbols for z in zs):
+            return integrand
+        return sp.Expr.__new__(cls, integrand, *zs)
+
+    @property
+    def integrand(self):
+        return self.args[0]
+
+    @property
+    def variables(self):
+        return self.args[1:]
+
+    @property
+    def free_symbols(self):
+        return self.integrand.free_symbols - set(self.variables)
+
+    def _eval_derivative(self, s):
+        return GaussianExpectation(sp.diff(self.integrand, s), *self.variables)
+
+    def _eval_subs(self, old, new):
+        if old in self.variables:
+            return self
+        return None
+
+    def _eval_evalf(self, prec):
+        dps = mpmath.libmp.prec_to_dps(prec)
+        zs = self.variables
+        f = sp.lambdify(zs, self.integrand.evalf(dps + 5), modules="mpmath")
+        norm = 1 / mpmath.sqrt(2 * mpmath.pi) ** len(zs)
+        w = lambda *z: f(*z) * mpmath.exp(-sum(t * t for t in z) / 2) * norm
+        with mpmath.workdps(dps + 10):
+            val = mpmath.quad(w, *([[-mpmath.inf, 0, mpmath.inf]] * len(zs)))
+        return sp.Float(val, dps)
+
+    def _latex(self, printer):
+        zs = ",".join(printer._print(z) for z in self.variables)
+        return r"\mathbb{E}_{%s}\left[%s\right]" % (zs, printer._print(self.integrand))
+
+    def _sympystr(self, printer):
+        return "E_{%s}[%s]" % (", ".join(map(str, self.variables)), printer._print(self.integrand))
+
+
+# --------------------------------------------------------------------------------------------
+# internal representation
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """u = a + b·g for the law's variables g."""
+
+    a: sp.Expr
+    b: tuple
+
+    def mean(self, law):
+        return self.a + sum((bi * mi for bi, mi in zip(self.b, law.mean)), sp.S.Zero)
+
+    def cov_with(self, other, law):
+        C = law.cov
+        n = len(self.b)
+        return sum((self.b[i] * C[i, j] * other.b[j]
+                    for i in range(n) for j in range(n)
+                    if self.b[i] != 0 and other.b[j] != 0 and C[i, j] != 0), sp.S.Zero)
+
+    def var(self, law):
+        return self.cov_with(self, law)
+
+    def key(self):
+        return (sp.expand(self.a),) + tuple(sp.expand(x) for x in self.b)
+
+
+@dataclass
+class _Term:
+    coef: sp.Expr
+    mono: dict          # variable index -> power
+    factors: list       # list of (Lambda in one variable, _Linear)
+    law: GaussianLaw
+
+
+def _linear_form(arg, variables):
+    poly = sp.Poly(sp.expand(arg), *variables)
+    if poly.total_degree() > 1:
+        return None
+    b = tuple(poly.coeff_monomial(v) for v in variables)
+    a = poly.coeff_monomial(1)
+    return _Linear(sp.sympify(a), tuple(sp.sympify(x) for x in b))
+
+
+_T = sp.Dummy("t")
+
+
+def _split_term(term, law):
+    """coef × monomial × Π φ(u): returns a list of _Term or None if a factor is not of this form."""
+    variables = law.variables
+    vset = set(variables)
+    coef = sp.S.One
+    mono = {}
+    factors = []
+    for fac in sp.Mul.make_args(term):
+        if not (fac.free_symbols & vset):
+            coef *= fac
+            continue
+        base, exp = fac.as_base_exp()
+        if base in vset and exp.is_Integer and exp > 0:
+            i = variables.index(base)
+            mono[i] = mono.get(i, 0) + int(exp)
+            continue
+        if exp.is_Integer and exp > 0 and isinstance(base, sp.Function) and len(base.args) == 1:
+            lin = _linear_form(base.args[0], variables)
+            if lin is None:
+                return None
+            fn = sp.Lambda(_T, base.func(_T))
+            factors.extend([(fn, lin)] * int(exp))
+            continue
+        if isinstance(fac, sp.exp):
+            lin = _linear_form(fac.args[0], variables)
+            if lin is None:
+                return None
+            factors.append((sp.Lambda(_T, sp.exp(_T)), lin))
+            continue
+        return None
+    return _Term(coef, mono, factors, law)
+
+
+def _tilt_square(law, lin):
+    """Absorb exp(−u²) into the law; returns (normaliser, new law)."""
+    m = lin.mean(law)
+    s2 = lin.var(law)
+    q = 1 + 2 * s2
+    Cb = law.cov * sp.Matrix(lin.b)
+    mean = law.mean - 2 * Cb * m / q
+    cov = law.cov - 2 * Cb * Cb.T / q
+    return sp.exp(-m**2 / q) / sp.sqrt(q), GaussianLaw(law.variables, mean, cov)
+
+
+def _tilt_linear(law, lin):
+    """Absorb exp(u) into the law; returns (normaliser, new law)."""
+    Cb = law.cov * sp.Matrix(lin.b)
+    norm = sp.exp(lin.mean(law) + lin.var(law) / 2)
+    return norm, GaussianLaw(law.variables, law.mean + Cb, law.cov)
+
+
+def _is(fn, func):
+    return isinstance(fn.expr, func) and fn.expr.args == (_T,)
+
+
+def _expect_term(t: _Term):
+    law = t.law
+    # absorb exponential factors first
+    for k, (fn, lin) in enumerate(t.factors):
+        if _is(fn, sp.exp):
+            norm, new_law = _tilt_linear(law, lin)
+            rest = t.factors[:k] + t.factors[k + 1:]
+            return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
+    if t.mono:
+        i = next(iter(t.mono))
+        mono = dict(t.mono)
+        mono[i] -= 1
+        if mono[i] == 0:
+            del mono[i]
+        out = law.mean[i] * _expect_term(_Term(t.coef, mono, t.factors, law))
+        for j in range(len(law.variables)):
+            cij = law.cov[i, j]
+            if cij == 0:
+                continue
+            if j in mono:  # ∂_j of the monomial
+                m2 = dict(mono)
+                p = m2[j]
+                m2[j] -= 1
+                if m2[j] == 0:
+                    del m2[j]
+                out += cij * p * _expect_term(_Term(t.coef, m2, t.factors, law))
+            for k, (fn, lin) in enumerate(t.factors):  # ∂_j of each factor
+                if lin.b[j] == 0:
+                    continue
+                rest = t.factors[:k] + t.factors[k + 1:]
+                if _is(fn, sp.erf):
+                    norm, new_law = _tilt_square(law, lin)
+                    out += cij * lin.b[j] * 2 / sp.sqrt(sp.pi) * norm * _expect_term(
+                        _Term(t.coef, mono, rest, new_law))
+                else:
+                    dfn = sp.Lambda(_T, sp.diff(fn.expr, _T))
+                    out += cij * lin.b[j] * _expect_term(
+                        _Term(t.coef, mono, rest + [(dfn, lin)], law))
+        return out
+    return t.coef * _expect_factors(t.factors, law)
+
+
+def _expect_factors(factors, law):
+    if not factors:
+        return sp.S.One
+    groups = {}
+    for fn, lin in factors:
+        groups.setdefault(lin.key(), (lin, []))[1].append(fn)
+    if len(groups) == 1:
+        lin, fns = next(iter(groups.values()))
+        m, s2 = lin.mean(law), lin.var(law)
+        if len(fns) == 1 and _is(fns[0], sp.erf):
+            return sp.erf(m / sp.sqrt(1 + 2 * s2))
+        if len(fns) == 2 and all(_is(f, sp.erf) for f in fns):
+            return 1 - 8 * OwensT(sp.sqrt(2) * m / sp.sqrt(1 + 2 * s2), 1 / sp.sqrt(1 + 4 * s2))
+    if len(groups) == 2 and all(len(fns) == 1 and _is(fns[0], sp.erf) for _, fns in groups.values()):
+        (l1, _), (l2, _) = groups.values()
+        if sp.simplify(l1.mean(law)) == 0 and sp.simplify(l2.mean(law)) == 0:
+            c = l1.cov_with(l2, law)
+            return 2 / sp.pi * sp.asin(2 * c / sp.sqrt((1 + 2 * l1.var(law)) * (1 + 2 * l2.var(law))))
+    return _node(list(groups.values()), law)
+
+
+def _node(groups, law):
+    """Explicit expectation over K standard normals realising the K linear forms' joint law."""
+    K = len(groups)
+    means = [lin.mean(law) for lin, _ in groups]
+    S = sp.Matrix(K, K, lambda i, j: groups[i][0].cov_with(groups[j][0], law))
+    zs = sp.symbols(f"z_1:{K + 1}", real=True)
+    A = _cholesky(S)
+    us = [means[i] + sum((A[i, j] * zs[j] for j in range(i + 1)), sp.S.Zero) for i in range(K)]
+    integrand = reduce(operator.mul, (fn(us[i]) for i, (_, fns) in enumerate(groups) for fn in fns))
+    return GaussianExpectation(integrand, *zs)
+
+
+def _cholesky(S):
+    K = S.shape[0]
+    A = sp.zeros(K, K)
+    for i in range(K):
+        for j in range(i + 1):
+            s = S[i, j] - sum((A[i, k] * A[j, k] for k in range(j)), sp.S.Zero)
+            if i == j:
+                A[i, i] = sp.sqrt(s)
+            else:
+                A[i, j] = s / A[j, j] if A[j, j] != 0 else sp.S.Zero
+    return A
+
+
+def expect(expr, law: GaussianLaw):
+    """E[expr] under ``law``, in closed form where the rules above reach one."""
+    expr = sp.expand(sp.sympify(expr))
+    out = sp.S.Zero
+    for term in sp.Add.make_args(expr):
+        t = _split_term(term, law)
+        if t is None:
+            raise NotImplementedError(
+                f"expect: cannot integrate the factor structure of {term}; integrands must be "
+                "sums of monomials times functions of linear forms of the Gaussian variables")
+        out += _expect_term(t)
+    return out

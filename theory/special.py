@@ -1,0 +1,59 @@
+"""Special functions the Gaussian-expectation layer produces, as SymPy functions.
+
+Owen's T function (Owen 1956),
+
+    T(h, a) = (1/2π) ∫_0^a exp(-h²(1+x²)/2) / (1+x²) dx,
+
+appears in E[erf(m + s·Z)²] = 1 − 8·T(√2·m/√(1+2s²), 1/√(1+4s²)) (Marion et al. 2025, spec
+"Facts the derivation needs"). It carries its exact partial derivatives so that SymPy can
+differentiate risks that contain it, and evaluates at any precision through mpmath.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+
+class OwensT(sp.Function):
+    """Owen's T function T(h, a), with ∂T/∂h = −φ(h)·erf(a·h/√2)/2 and
+    ∂T/∂a = exp(−h²(1+a²)/2) / (2π(1+a²))."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, h, a):
+        if a.is_zero:
+            return sp.S.Zero
+        if h.is_zero:
+            return sp.atan(a) / (2 * sp.pi)
+        if h.could_extract_minus_sign():
+            return cls(-h, a)
+        if a.could_extract_minus_sign():
+            return -cls(h, -a)
+        return None
+
+    def fdiff(self, argindex=1):
+        h, a = self.args
+        if argindex == 1:
+            return -sp.exp(-h**2 / 2) / (2 * sp.sqrt(2 * sp.pi)) * sp.erf(a * h / sp.sqrt(2))
+        if argindex == 2:
+            return sp.exp(-h**2 * (1 + a**2) / 2) / (2 * sp.pi * (1 + a**2))
+        raise sp.ArgumentIndexError(self, argindex)
+
+    def _eval_evalf(self, prec):
+        h, a = (arg._to_mpmath(prec) for arg in self.args)
+        with mpmath.workprec(prec + 20):
+            value = owens_t_mpmath(h, a)
+        return sp.Float._new(mpmath.mpf(value)._mpf_, prec)
+
+    def _eval_is_real(self):
+        return all(arg.is_real for arg in self.args) or None
+
+
+def owens_t_mpmath(h, a):
+    """Owen's T by mpmath quadrature of its defining integral (reference precision)."""
+    h = mpmath.mpf(h)
+    a = mpmath.mpf(a)
+    f = lambda x: mpmath.exp(-h * h * (1 + x * x) / 2) / (1 + x * x)
+    return mpmath.quad(f, [0, a]) / (2 * mpmath.pi)
