@@ -1,0 +1,105 @@
+"""Generated numerical functions of a model's derived equations.
+
+``compiled(model, backend)`` gives the reduced risk, its gradient, the overlap flow and its
+Jacobian as batched functions of (params, q), where q stacks the order parameters in
+``model.order_parameters`` order along the last axis.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Mapping
+
+import numpy as np
+
+from theory import derive, model_key
+from theory.model import Model
+from .codegen import generate
+
+__all__ = ["CompiledModel", "compiled"]
+
+
+class CompiledModel:
+    def __init__(self, model: Model, backend: str = "numpy", engine=None):
+        self.model = model
+        self.backend = backend
+        self.engine = engine
+        self.derived = derive(model)
+
+    def _gen(self, outputs):
+        return generate(self.derived.args, outputs, backend=self.backend, engine=self.engine)
+
+    @cached_property
+    def _risk(self):
+        return self._gen([self.derived.risk])
+
+    @cached_property
+    def _grad(self):
+        return self._gen(list(self.derived.risk_gradient))
+
+    @cached_property
+    def _rhs(self):
+        return self._gen(list(self.derived.flow.rhs))
+
+    @cached_property
+    def _jac(self):
+        return self._gen(list(self.derived.flow_jacobian))
+
+    @cached_property
+    def _hess(self):
+        return self._gen(list(self.derived.risk_hessian))
+
+    # -- calling convention -----------------------------------------------------------------
+    def param_values(self, params: Mapping[str, float], check: bool = True):
+        if check:
+            params = self.model.check_params(params)
+        return [params[p.name] for p in self.model.params]
+
+    def _call(self, fn, params, q, check=True):
+        pv = self.param_values(params, check)
+        if self.backend == "torch":
+            import torch
+            q = q if torch.is_tensor(q) else torch.as_tensor(np.asarray(q, float))
+            return fn(*pv, *q.unbind(-1), dtype=q.dtype, device=q.device)
+        q = np.asarray(q, float)
+        return fn(*pv, *np.moveaxis(q, -1, 0))
+
+    def _stack(self, outs, shape=None):
+        if self.backend == "torch":
+            import torch
+            out = torch.stack(outs, -1)
+        else:
+            out = np.stack(outs, -1)
+        return out if shape is None else out.reshape(out.shape[:-1] + shape)
+
+    def risk(self, params, q, check=True):
+        return self._call(self._risk, params, q, check)[0]
+
+    def gradient(self, params, q, check=True):
+        return self._stack(self._call(self._grad, params, q, check))
+
+    def rhs(self, params, q, check=True):
+        return self._stack(self._call(self._rhs, params, q, check))
+
+    def jacobian(self, params, q, check=True):
+        n = len(self.model.order_parameters)
+        return self._stack(self._call(self._jac, params, q, check), (n, n))
+
+    def hessian(self, params, q, check=True):
+        n = len(self.model.order_parameters)
+        return self._stack(self._call(self._hess, params, q, check), (n, n))
+
+    def q_vector(self, overlaps: Mapping[str, float]) -> np.ndarray:
+        """Order parameters as a vector, validated (range and Gram-matrix realisability)."""
+        checked = self.model.check_overlaps(overlaps)
+        return np.array([checked[s.name] for s in self.model.order_parameters])
+
+
+_CACHE: dict = {}
+
+
+def compiled(model: Model, backend: str = "numpy", engine=None) -> CompiledModel:
+    key = (model_key(model), backend, repr(engine))
+    if key not in _CACHE:
+        _CACHE[key] = CompiledModel(model, backend, engine)
+    return _CACHE[key]

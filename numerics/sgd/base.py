@@ -1,0 +1,117 @@
+"""Shared pieces of the SGD simulators: configuration, results, devices, model code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+import sympy as sp
+
+from theory.derived import model_key
+from theory.model import Model, projection
+
+__all__ = ["SGDConfig", "SGDResult", "resolve_device", "realise_overlaps", "ModelCode"]
+
+
+def resolve_device(device: str = "auto") -> str:
+    """'auto' picks CUDA when available, else CPU."""
+    import torch
+    if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
+        raise ValueError(f"device={device!r}; allowed: 'auto', 'cpu', 'cuda'")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("device='cuda' requested but no CUDA device is available")
+    return device
+
+
+@dataclass(frozen=True)
+class SGDConfig:
+    """Online SGD on fresh samples: w ← w − lr·∇ℓ (free) or w ← (w − lr·P⊥∇ℓ)/‖·‖ (sphere),
+    ℓ the squared error averaged over a batch; time t = step·lr."""
+
+    params: Mapping[str, float]
+    lr: float
+    steps: int
+    seeds: int = 8
+    seed: int = 0
+    batch: int = 1
+    record_every: int = 100
+    n_test: int = 0
+    init: Mapping[str, float] | str = "random"
+    device: str = "auto"
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        for name, v, lo in (("lr", self.lr, 0), ("steps", self.steps, 0), ("seeds", self.seeds, 0),
+                            ("batch", self.batch, 0), ("record_every", self.record_every, 0)):
+            if not (v > lo) or not np.isfinite(v):
+                raise ValueError(f"SGDConfig: {name}={v!r} must be > {lo}")
+        if self.n_test < 0:
+            raise ValueError(f"SGDConfig: n_test={self.n_test} must be >= 0")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"SGDConfig: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
+
+
+@dataclass
+class SGDResult:
+    """Order parameters q[record, seed, k] (model.order_parameters order) at times t[record];
+    test_risk[record, seed] when n_test > 0."""
+
+    t: np.ndarray
+    q: np.ndarray
+    test_risk: np.ndarray | None
+    names: tuple
+    steps_per_second: float = float("nan")
+    extras: dict = field(default_factory=dict)
+
+    def mean(self):
+        return self.q.mean(1)
+
+    def stderr(self):
+        n = self.q.shape[1]
+        return self.q.std(1, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(self.q[:, 0], np.nan)
+
+
+def realise_overlaps(model: Model, overlaps: Mapping[str, float]) -> np.ndarray:
+    """Coordinates (rows: hidden vectors then trainable) of vectors with the given Gram matrix,
+    hidden vectors = first standard basis vectors (Cholesky, lower triangular)."""
+    checked = model.check_overlaps(overlaps)
+    names = tuple(model.hidden) + tuple(v.name for v in model.trainable)
+    subs = {s: checked[s.name] for s in model.order_parameters}
+    G = np.array([[float(model.inner(a, b).subs(subs)) for b in names] for a in names])
+    n = len(names)
+    try:
+        C = np.linalg.cholesky(G + 1e-13 * np.eye(n))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"overlaps {checked} are not realisable (Gram matrix not PSD)") from None
+    return C
+
+
+class ModelCode:
+    """Generated torch code for the per-token student t, its derivatives ∂t/∂(xᵀw) for the
+    trainable w, and the label s, all as functions of the token's projections."""
+
+    def __init__(self, model: Model):
+        from numerics.codegen import generate
+        self.model = model
+        self.trainable = tuple(v.name for v in model.trainable)
+        self.hidden = tuple(model.hidden)
+        params = model.param_symbols
+        pw = [projection(n) for n in self.trainable]
+        ph = [projection(n) for n in self.hidden]
+        t = model.student
+        self.student = generate(list(params) + pw + ph, [t] + [sp.diff(t, p) for p in pw],
+                                backend="torch")
+        self.label = generate(list(params) + ph, [model.label], backend="torch")
+
+
+_CODES: dict = {}
+
+
+def model_code(model: Model) -> ModelCode:
+    key = model_key(model)
+    if key not in _CODES:
+        _CODES[key] = ModelCode(model)
+    return _CODES[key]

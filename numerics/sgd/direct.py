@@ -1,0 +1,180 @@
+"""Direct finite-dimension online SGD in torch, batched over independent seeds.
+
+Shapes: S seeds, B samples per step, L tokens, d dimensions, p trainable and q hidden vectors
+(hidden = e_1..e_q by rotation invariance). Each step draws raw tokens g ~ N(0, I_d)
+(S × B × L × d); the signal token is x_J = s_signal·g_J + μ_signal and the others
+x_ℓ = s_noise·g_ℓ + μ_noise. Projections and gradients only need g through two contractions,
+
+    xᵀw = s_ℓ·gᵀw + μ_ℓᵀw,       ∇_w ℓ = 2(ŷ − y)·Σ_ℓ ∂t/∂(xᵀw)·(s_ℓ·g_ℓ + μ_ℓ),
+
+where ∂t/∂(xᵀw) is generated from the model's student expression: no autograd, so one step
+costs little more than drawing the B·L·d Gaussians per seed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import sympy as sp
+
+from theory.model import Model
+from .base import SGDConfig, SGDResult, model_code, realise_overlaps, resolve_device
+
+__all__ = ["simulate_direct", "DirectSGD"]
+
+
+class DirectSGD:
+    def __init__(self, model: Model, config: SGDConfig):
+        import torch
+        self.torch = torch
+        self.model, self.cfg = model, config
+        self.params = model.check_params(config.params)
+        d = self.params[model.dimension.name]
+        self.d = int(d)
+        self.code = model_code(model)
+        self.p, self.q = len(self.code.trainable), len(self.code.hidden)
+        if self.d < self.p + self.q:
+            raise ValueError(f"dimension d={self.d} must be >= {self.p + self.q} "
+                             "(number of trainable plus hidden vectors)")
+        self.device = resolve_device(config.device)
+        self.dtype = getattr(torch, config.dtype)
+        self.L = int(float(model.data.L.subs({s: self.params[s.name] for s in model.param_symbols})))
+        self.pvals = [self.params[s.name] for s in model.param_symbols]
+        self.gen = torch.Generator(device=self.device)
+        self.gen.manual_seed(int(config.seed))
+        data = model.data
+        ev = lambda e: float(sp.sympify(e).subs({s: self.params[s.name] for s in model.param_symbols}))
+        self.scale_signal, self.scale_noise = ev(data.signal.scale), ev(data.noise.scale)
+        idx = {h: i for i, h in enumerate(self.code.hidden)}
+        self.mu_signal = torch.zeros(self.q, dtype=self.dtype, device=self.device)
+        self.mu_noise = torch.zeros(self.q, dtype=self.dtype, device=self.device)
+        for a, c in data.signal.mean.items():
+            self.mu_signal[idx[a]] = ev(c)
+        for a, c in data.noise.mean.items():
+            self.mu_noise[idx[a]] = ev(c)
+        self.label_noise = ev(model.label_noise)
+        self.sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable],
+                                   device=self.device)
+        self.W = self._init_weights()
+
+    # ---------------------------------------------------------------------------------------
+    def _init_weights(self):
+        torch, cfg = self.torch, self.cfg
+        S = cfg.seeds
+        W = torch.zeros(S, self.p, self.d, dtype=self.dtype, device=self.device)
+        if isinstance(cfg.init, str):
+            if cfg.init != "random":
+                raise ValueError(f"init={cfg.init!r}; allowed: 'random' or a dict of overlaps")
+            W = torch.randn(S, self.p, self.d, generator=self.gen, dtype=self.dtype,
+                            device=self.device)
+            return W / W.norm(dim=-1, keepdim=True)
+        C = realise_overlaps(self.model, cfg.init)
+        n = self.p + self.q
+        W[:, :, :n] = torch.as_tensor(C[self.q:], dtype=self.dtype, device=self.device)
+        return W
+
+    def overlaps(self, W=None):
+        """Order parameters (S × K) in model.order_parameters order."""
+        W = self.W if W is None else W
+        names = list(self.code.trainable) + list(self.code.hidden)
+        H = W[:, :, :self.q]
+        gram_tw = W @ W.transpose(1, 2)
+        out = []
+        for (a, b), _sym in self.model.overlaps.items():
+            i, j = names.index(a), names.index(b)
+            if i >= self.p:
+                i, j = j, i
+            out.append(gram_tw[:, i, j] if j < self.p else H[:, i, j - self.p])
+        return self.torch.stack(out, -1)
+
+    def _token_terms(self, J):
+        """Per-token scale and mean (coefficients on the hidden basis) from the location J."""
+        torch = self.torch
+        onehot = torch.nn.functional.one_hot(J, self.L).to(self.dtype)         # S,B,L
+        scale = self.scale_noise + onehot * (self.scale_signal - self.scale_noise)
+        mu = self.mu_noise + onehot[..., None] * (self.mu_signal - self.mu_noise)  # S,B,L,q
+        return onehot, scale, mu
+
+    def _forward(self, Praw, Hraw, J, W):
+        """Projections → (ŷ − y, ∂t/∂p per trainable): Praw = gᵀw (S,B,L,p), Hraw = g[:q]."""
+        onehot, scale, mu = self._token_terms(J)
+        muW = mu @ W[:, :, :self.q].transpose(1, 2)[:, None]                    # S,B,L,p
+        P = scale[..., None] * Praw + muW
+        Ph = scale[..., None] * Hraw + mu
+        outs = self.code.student(*self.pvals, *P.unbind(-1), *Ph.unbind(-1))
+        t, dts = outs[0], outs[1:]
+        yhat = t.sum(-1)
+        PhJ = (Ph * onehot[..., None]).sum(-2)                                 # S,B,q
+        y = self.code.label(*self.pvals, *PhJ.unbind(-1))[0]
+        return yhat - y, dts, scale, mu
+
+    def step(self):
+        torch, cfg = self.torch, self.cfg
+        S, B, L, d = cfg.seeds, cfg.batch, self.L, self.d
+        W = self.W
+        G = torch.randn(S, B, L, d, generator=self.gen, dtype=self.dtype, device=self.device)
+        J = torch.randint(L, (S, B), generator=self.gen, device=self.device)
+        xi = torch.randn(S, B, generator=self.gen, dtype=self.dtype, device=self.device)
+        Praw = torch.einsum("sbld,spd->sblp", G, W)
+        r, dts, scale, mu = self._forward(Praw, G[..., :self.q], J, W)
+        r = r - self.label_noise * xi
+        coef = (2.0 / B) * r[..., None, None] * torch.stack(dts, -1)           # S,B,L,p
+        grad = torch.einsum("sblp,sbld->spd", coef * scale[..., None], G)
+        grad[:, :, :self.q] += torch.einsum("sblp,sblq->spq", coef, mu)
+        radial = (grad * W).sum(-1, keepdim=True)
+        grad = torch.where(self.sphere[None, :, None], grad - radial * W, grad)
+        W = W - cfg.lr * grad
+        norm = W.norm(dim=-1, keepdim=True)
+        self.W = torch.where(self.sphere[None, :, None], W / norm, W)
+
+    def test_risk(self, n):
+        """Fresh-sample risk per seed: tokens sampled exactly in law in span(hidden ∪ trainable)
+        (the orthogonal part of a token never enters the prediction or the label)."""
+        torch = self.torch
+        S, L = self.cfg.seeds, self.L
+        basis = torch.cat([torch.eye(self.q, self.d, dtype=self.dtype, device=self.device)
+                           .expand(S, -1, -1), self.W], 1)                    # S, q+p, d
+        Q, _ = torch.linalg.qr(basis.transpose(1, 2))                         # S, d, r
+        coordsW = torch.einsum("sdr,spd->srp", Q, self.W)
+        coordsH = torch.einsum("sdr,qd->srq", Q, torch.eye(self.q, self.d, dtype=self.dtype,
+                                                          device=self.device))
+        r = Q.shape[-1]
+        Z = torch.randn(S, n, L, r, generator=self.gen, dtype=self.dtype, device=self.device)
+        J = torch.randint(L, (S, n), generator=self.gen, device=self.device)
+        xi = torch.randn(S, n, generator=self.gen, dtype=self.dtype, device=self.device)
+        Praw = torch.einsum("sblr,srp->sblp", Z, coordsW)
+        Hraw = torch.einsum("sblr,srq->sblq", Z, coordsH)
+        res, *_ = self._forward(Praw, Hraw, J, self.W)
+        return ((res - self.label_noise * xi) ** 2).mean(1)
+
+    def run(self, progress=None) -> SGDResult:
+        cfg = self.cfg
+        ts, qs, risks = [], [], []
+
+        def record(k):
+            ts.append(k * cfg.lr)
+            qs.append(self.overlaps().cpu().numpy())
+            if cfg.n_test:
+                risks.append(self.test_risk(cfg.n_test).cpu().numpy())
+
+        record(0)
+        start = time.perf_counter()
+        with self.torch.no_grad():
+            for k in range(1, cfg.steps + 1):
+                self.step()
+                if k % cfg.record_every == 0 or k == cfg.steps:
+                    record(k)
+                    if not np.all(np.isfinite(qs[-1])):
+                        raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
+                    if progress is not None:
+                        progress(k, cfg.steps)
+        elapsed = time.perf_counter() - start
+        names = tuple(s.name for s in self.model.order_parameters)
+        return SGDResult(np.array(ts), np.array(qs), np.array(risks) if risks else None, names,
+                         cfg.steps / max(elapsed, 1e-12))
+
+
+def simulate_direct(model: Model, config: SGDConfig, progress=None) -> SGDResult:
+    """Run direct d-dimensional online SGD (see module docstring)."""
+    return DirectSGD(model, config).run(progress)

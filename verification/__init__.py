@@ -1,0 +1,8 @@
+"""Claim registry, runner, reports and regression guard (see ``python -m verification --help``)."""
+
+from .context import Context
+from .registry import REGISTRY, Claim, Outcome, claim, claims_for, get_claim
+from .runner import run, run_claim
+
+__all__ = ["Context", "Claim", "Outcome", "claim", "claims_for", "get_claim", "REGISTRY",
+           "run", "run_claim"]

@@ -1,0 +1,138 @@
+"""Command line: ``python -m verification --help``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
+    "Executable claims of attention-layer theory papers. Each claim gets a verdict "
+    "(confirmed, refuted, inconclusive, error) with evidence; a run writes report.json, "
+    "report.npz, report.md, report.html and figures."))
+guard_app = typer.Typer(no_args_is_help=True, help=(
+    "Regression guard: store a run as a baseline; compare a later run with it (exit 1 on any "
+    "changed verdict or tracked value drifted beyond its tolerance)."))
+app.add_typer(guard_app, name="guard")
+
+
+class Profile(str, Enum):
+    quick = "quick"
+    full = "full"
+
+
+class Device(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+def _fail(msg: str):
+    typer.secho(f"error: {msg}", fg="red", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("list")
+def list_claims(paper: Optional[str] = typer.Option(None, help="only this paper's claims")):
+    """List claim ids, the paper's labels and the statements."""
+    from .registry import claims_for
+    try:
+        claims = claims_for(paper)
+    except ValueError as exc:
+        _fail(str(exc))
+    for c in claims:
+        typer.echo(f"{c.id:48s} {c.label:14s} {c.statement}")
+
+
+@app.command()
+def run(paper: Optional[str] = typer.Option(None, help="only this paper's claims"),
+        claim: Optional[List[str]] = typer.Option(None, "--claim", help="claim id (repeatable)"),
+        profile: Profile = typer.Option(Profile.quick, help="quick: minutes on 2 CPU cores; full: larger d and samples"),
+        device: Device = typer.Option(Device.auto, help="torch device for simulations"),
+        seed: int = typer.Option(0, help="run seed (every stochastic check derives its own from it)"),
+        out: Path = typer.Option(Path("results"), help="folder for the report files"),
+        baseline: Optional[Path] = typer.Option(None, help="compare with this baseline; exit 1 on differences"),
+        figures: bool = typer.Option(True, help="draw the report's figures"),
+        fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors")):
+    """Run claims, print the verdict table and write the report."""
+    from .registry import claims_for
+    from .runner import run as run_claims
+    if seed < 0:
+        _fail(f"--seed {seed} must be >= 0")
+    try:
+        claims = claims_for(paper, claim)
+        report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
+                            out=out, figures=figures)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"report: {out / 'report.json'} (also report.md, report.html, report.npz)")
+    code = 0
+    if baseline is not None:
+        code = _compare(baseline, report)
+    if fail_on_refuted and any(c["verdict"] in ("refuted", "error") for c in report["claims"]):
+        code = 1
+    raise typer.Exit(code)
+
+
+def _compare(baseline_path: Path, report: dict) -> int:
+    from .guard import compare, load_report
+    try:
+        base = load_report(baseline_path)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    diffs = compare(base, report)
+    if diffs:
+        typer.secho(f"{len(diffs)} difference(s) from baseline {baseline_path}:", fg="red")
+        for d in diffs:
+            typer.echo(f"  {d}")
+        return 1
+    typer.secho(f"matches baseline {baseline_path}", fg="green")
+    return 0
+
+
+@guard_app.command("save")
+def guard_save(report: Path = typer.Argument(..., help="report.json or its folder"),
+               baseline: Path = typer.Argument(..., help="where to store the baseline")):
+    """Store a run's report as the baseline."""
+    from .guard import save_baseline
+    try:
+        save_baseline(report, baseline)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"baseline stored at {baseline}")
+
+
+@guard_app.command("compare")
+def guard_compare(baseline: Path = typer.Argument(..., help="stored baseline"),
+                  report: Path = typer.Argument(..., help="report.json or its folder")):
+    """Compare a run with the baseline; exit 1 on any difference."""
+    from .guard import load_report
+    try:
+        current = load_report(report)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    raise typer.Exit(_compare(baseline, current))
+
+
+@app.command()
+def derive(model: str = typer.Argument(..., help="model module in theory.models, e.g. marion2025"),
+           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
+    """Print the reduced risk and the overlap flow the engine derives for a model."""
+    import importlib
+    import sympy as sp
+    from theory import derive as derive_model
+    try:
+        mod = importlib.import_module(f"theory.models.{model}")
+    except ModuleNotFoundError:
+        _fail(f"model {model!r} not found in theory/models/")
+    d = derive_model(mod.MODEL)
+    show = sp.latex if latex else sp.sstr
+    typer.echo(f"R = {show(d.risk)}\n")
+    for q, r in zip(d.flow.state, d.flow.rhs):
+        typer.echo(f"d{q}/dt = {show(r)}\n")
+
+
+def main():
+    app()

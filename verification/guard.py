@@ -1,0 +1,54 @@
+"""Regression guard: compare a run's report with a stored baseline.
+
+A difference is any claim whose verdict changed, any claim missing from the current run, or
+any tracked value {value, tol} that moved by more than its tolerance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import shutil
+
+__all__ = ["compare", "save_baseline", "load_report"]
+
+
+def load_report(path) -> dict:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "report.json"
+    if not path.exists():
+        raise FileNotFoundError(f"no report at {path}")
+    return json.loads(path.read_text())
+
+
+def save_baseline(report_path, baseline_path):
+    from numerics.codegen.cache import atomic_write_text
+    text = json.dumps(load_report(report_path), indent=2)
+    atomic_write_text(Path(baseline_path), text + "\n")
+
+
+def compare(baseline: dict, current: dict) -> list:
+    """List of human-readable differences (empty when the run matches the baseline)."""
+    diffs = []
+    cur = {c["id"]: c for c in current["claims"]}
+    for b in baseline["claims"]:
+        c = cur.get(b["id"])
+        if c is None:
+            diffs.append(f"{b['id']}: missing from the current run")
+            continue
+        if c["verdict"] != b["verdict"]:
+            diffs.append(f"{b['id']}: verdict {b['verdict']} -> {c['verdict']}")
+        bt = b.get("evidence", {}).get("tracked", {})
+        ct = c.get("evidence", {}).get("tracked", {})
+        for name, rec in bt.items():
+            if name not in ct:
+                diffs.append(f"{b['id']}: tracked value {name} missing")
+                continue
+            bv, cv, tol = rec["value"], ct[name]["value"], rec["tol"]
+            if bv is None or cv is None:
+                if bv != cv:
+                    diffs.append(f"{b['id']}: {name} {bv} -> {cv}")
+                continue
+            if abs(cv - bv) > tol:
+                diffs.append(f"{b['id']}: {name} drifted {bv:.6g} -> {cv:.6g} (tol {tol:.3g})")
+    return diffs

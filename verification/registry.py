@@ -1,0 +1,93 @@
+"""The claim registry: each paper statement is one small function returning an Outcome.
+
+A claim function takes a :class:`Context` and keyword overrides (a model, a paper formula)
+with the paper's defaults, so tests can feed it a deliberately wrong model and see ``refuted``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "claims_for", "get_claim",
+           "load_all"]
+
+VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
+
+
+@dataclass
+class Outcome:
+    """verdict, a one-line summary, claim-specific evidence (JSON-able); ``tracked`` values
+    {name: (value, tolerance)} are what the regression guard compares; ``arrays`` go to the
+    NPZ file; ``figures`` are callables drawing on a matplotlib Figure."""
+
+    verdict: str
+    summary: str
+    evidence: dict = field(default_factory=dict)
+    tracked: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict)
+    figures: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict={self.verdict!r}; allowed: {VERDICTS}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    label: str
+    statement: str
+    check: Callable
+    statistical: bool = True
+    reading: str = ""
+
+    def __call__(self, ctx, **overrides) -> Outcome:
+        return self.check(ctx, **overrides)
+
+
+REGISTRY: dict = {}
+
+
+def claim(id: str, label: str, statement: str, statistical: bool = True, reading: str = ""):
+    """Register a claim check under ``id`` ('<paper>:<claim>')."""
+    paper = id.split(":", 1)[0]
+
+    def wrap(fn):
+        if id in REGISTRY:
+            raise ValueError(f"claim {id} registered twice")
+        REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading)
+        fn.claim = REGISTRY[id]
+        return fn
+
+    return wrap
+
+
+def load_all():
+    """Import every claims module (each registers its claims)."""
+    from . import claims  # noqa: F401
+    return REGISTRY
+
+
+def claims_for(paper: str | None = None, ids=None) -> list:
+    load_all()
+    papers = sorted({c.paper for c in REGISTRY.values()})
+    if paper is not None and paper not in papers:
+        raise ValueError(f"--paper {paper!r} is unknown; known papers: {papers}")
+    out = [c for c in REGISTRY.values() if paper is None or c.paper == paper]
+    if ids:
+        known = {c.id for c in out}
+        for i in ids:
+            matches = [c for c in out if c.id == i or c.id.startswith(i + "[")]
+            if not matches:
+                raise ValueError(f"--claim {i!r} is unknown; known claims: {sorted(known)}")
+        out = [c for c in out if any(c.id == i or c.id.startswith(i + "[") for i in ids)]
+    return out
+
+
+def get_claim(id: str) -> Claim:
+    load_all()
+    if id not in REGISTRY:
+        raise KeyError(f"unknown claim {id!r}")
+    return REGISTRY[id]

@@ -1,0 +1,137 @@
+"""Reports: report.json (the spec's schema), report.npz, Markdown and HTML with figures,
+and the terminal verdict table. Files are written atomically."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from numerics.codegen.cache import atomic_write_bytes, atomic_write_text
+
+__all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
+           "render_figures", "verdict_table"]
+
+COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
+
+
+def to_jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return to_jsonable(x.tolist())
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, complex):
+        return {"re": to_jsonable(x.real), "im": to_jsonable(x.imag)}
+    if x is None or isinstance(x, (str, int)):
+        return x
+    return str(x)
+
+
+def write_json(path, obj):
+    atomic_write_text(Path(path), json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def write_npz(path, arrays: dict):
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    atomic_write_bytes(Path(path), buf.getvalue())
+
+
+def render_figures(figures: dict, folder: Path) -> dict:
+    """Draw each figure callable on a fresh matplotlib Figure; returns {name: relative path}."""
+    if not figures:
+        return {}
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, draw in figures.items():
+        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        fname = name.replace(":", "_").replace("/", "_").replace("[", "_").replace("]", "") + ".png"
+        atomic_write_bytes(folder / fname, buf.getvalue())
+        out[name] = f"{folder.name}/{fname}"
+    return out
+
+
+def _fmt_evidence(ev: dict, limit=1500) -> str:
+    text = json.dumps(to_jsonable({k: v for k, v in ev.items() if k != "points"}), indent=1)
+    return text if len(text) <= limit else text[:limit] + "\n…"
+
+
+def write_markdown(path, report: dict, figure_paths: dict):
+    lines = [f"# Claim verification report", "",
+             f"suite {report['suite_version']} · profile `{report['profile']}` · seed "
+             f"{report['seed']} · device {report['device']} · started {report['started']}", "",
+             "| claim | label | verdict | summary | s |", "|---|---|---|---|---|"]
+    for c in report["claims"]:
+        lines.append(f"| `{c['id']}` | {c['label']} | **{c['verdict']}** | "
+                     f"{c['summary'].replace('|', '/')} | {c['seconds']:.1f} |")
+    for c in report["claims"]:
+        lines += ["", f"## `{c['id']}` — {c['label']}: {c['verdict']}", "", f"> {c['statement']}",
+                  "", c["summary"], ""]
+        if c.get("reading"):
+            lines += [f"*Reading chosen:* {c['reading']}", ""]
+        for name, rel in figure_paths.items():
+            if name.startswith(c["id"]):
+                lines += [f"![{name}]({rel})", ""]
+        lines += ["<details><summary>evidence</summary>", "", "```json",
+                  _fmt_evidence(c["evidence"]), "```", "</details>"]
+    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+
+
+def write_html(path, report: dict, figure_paths: dict):
+    rows = "".join(
+        f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['label'])}</td>"
+        f"<td style='color:{COLOURS[c['verdict']]}'><b>{c['verdict']}</b></td>"
+        f"<td>{html.escape(c['summary'])}</td><td>{c['seconds']:.1f}</td></tr>"
+        for c in report["claims"])
+    sections = []
+    for c in report["claims"]:
+        figs = "".join(f"<img src='{html.escape(rel)}' style='max-width:640px'>"
+                       for name, rel in figure_paths.items() if name.startswith(c["id"]))
+        sections.append(
+            f"<h2 id='{html.escape(c['id'])}'>{html.escape(c['id'])} — {html.escape(c['label'])}: "
+            f"<span style='color:{COLOURS[c['verdict']]}'>{c['verdict']}</span></h2>"
+            f"<blockquote>{html.escape(c['statement'])}</blockquote><p>{html.escape(c['summary'])}</p>"
+            f"{figs}<details><summary>evidence</summary><pre>"
+            f"{html.escape(_fmt_evidence(c['evidence'], 4000))}</pre></details>")
+    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>Claim verification report"
+           f"</title><style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}"
+           f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style></head><body>"
+           f"<h1>Claim verification report</h1><p>profile {report['profile']} · seed "
+           f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
+           f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>summary</th><th>s</th></tr>"
+           f"{rows}</table>{''.join(sections)}</body></html>")
+    atomic_write_text(Path(path), doc)
+
+
+def verdict_table(report: dict, console=None):
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    table = Table(title=f"verdicts ({report['profile']} profile, seed {report['seed']})")
+    for col in ("claim", "label", "verdict", "summary", "s"):
+        table.add_column(col, overflow="fold")
+    for c in report["claims"]:
+        table.add_row(c["id"], c["label"], f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]",
+                      c["summary"], f"{c['seconds']:.1f}")
+    console.print(table)

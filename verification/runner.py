@@ -1,0 +1,117 @@
+"""Runs claims, gives each a verdict with evidence, writes the report."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import time
+import traceback
+from pathlib import Path
+
+from .context import Context
+from .registry import Outcome
+from .report import (render_figures, verdict_table, write_html, write_json, write_markdown,
+                     write_npz)
+from .stats import NaNInEvidence
+
+SUITE_VERSION = "0.1.0"
+
+__all__ = ["run_claim", "run", "environment", "SUITE_VERSION"]
+
+
+def environment() -> dict:
+    import mpmath, numpy, scipy, sympy
+    env = {"python": platform.python_version(), "sympy": sympy.__version__,
+           "numpy": numpy.__version__, "scipy": scipy.__version__, "mpmath": mpmath.__version__,
+           "platform": platform.platform()}
+    try:
+        import torch
+        env["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        env["torch"] = None
+    return env
+
+
+def run_claim(claim, ctx: Context, **overrides) -> tuple:
+    """(entry for report.json, Outcome). Exceptions become verdict 'error'."""
+    start = time.perf_counter()
+    try:
+        outcome = claim(ctx, **overrides)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
+    except NaNInEvidence as exc:
+        outcome = Outcome("error", f"no verdict: {exc}", {"error": str(exc)})
+    except Exception as exc:  # the check itself failed to run
+        outcome = Outcome("error", f"{type(exc).__name__}: {exc}",
+                          {"error": str(exc), "traceback": traceback.format_exc(limit=8)})
+    seconds = time.perf_counter() - start
+    evidence = dict(outcome.evidence)
+    if outcome.tracked:
+        evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
+    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
+             "statement": claim.statement, "verdict": outcome.verdict,
+             "summary": outcome.summary, "evidence": evidence, "seconds": seconds}
+    if claim.reading:
+        entry["reading"] = claim.reading
+    return entry, outcome
+
+
+def run(claims, profile="quick", seed=0, device="auto", out=None, show=True, figures=True,
+        console=None) -> dict:
+    from numerics.sgd.base import resolve_device
+
+    device = resolve_device(device)
+    n_stat = sum(1 for c in claims if c.statistical)
+    report = {"suite_version": SUITE_VERSION,
+              "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "profile": profile, "device": device, "seed": int(seed),
+              "environment": environment(), "claims": []}
+    arrays, all_figures = {}, {}
+    progress_ctx = _progress(show, console)
+    with progress_ctx as progress:
+        overall = progress.add_task("claims", total=len(claims)) if progress else None
+        for c in claims:
+            task = progress.add_task(c.id, total=1.0) if progress else None
+            tick = (lambda f, task=task: progress.update(task, completed=f)) if progress else None
+            ctx = Context(profile=profile, seed=seed, device=device, n_claims=n_stat,
+                          progress=tick)
+            entry, outcome = run_claim(c, ctx)
+            report["claims"].append(entry)
+            arrays.update({f"{c.id}/{k}": v for k, v in outcome.arrays.items()})
+            all_figures.update({f"{c.id}/{k}": v for k, v in outcome.figures.items()})
+            if progress:
+                progress.update(task, completed=1.0, visible=False)
+                progress.update(overall, advance=1)
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        fig_paths = {}
+        if figures:
+            try:
+                fig_paths = render_figures(all_figures, out / "figures")
+            except Exception as exc:  # figures are a convenience: never lose the report
+                report["figure_error"] = f"{type(exc).__name__}: {exc}"
+        write_json(out / "report.json", report)
+        if arrays:
+            write_npz(out / "report.npz", arrays)
+        write_markdown(out / "report.md", report, fig_paths)
+        write_html(out / "report.html", report, fig_paths)
+    if show:
+        verdict_table(report, console)
+    return report
+
+
+class _Null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+def _progress(show, console):
+    if not show:
+        return _Null()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)

@@ -1,0 +1,50 @@
+"""Statistical decisions shared by the claim checks.
+
+A Monte Carlo comparison passes when |theory − estimate| ≤ z·stderr + bias, with z
+Bonferroni-corrected and an explicit finite-size term ``bias``. No verdict from a NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NaNInEvidence", "z_compare", "finite", "trend_to_zero"]
+
+
+class NaNInEvidence(ValueError):
+    """Raised instead of computing a verdict from a non-finite number."""
+
+
+def finite(*arrays, what="value"):
+    for a in arrays:
+        if not np.all(np.isfinite(np.asarray(a, dtype=float))):
+            raise NaNInEvidence(f"non-finite {what} in the evidence; no verdict computed")
+
+
+def z_compare(theory, estimate, stderr, z, bias=0.0):
+    """Per-point pass flags and the normalised excess (|Δ| − bias)/stderr."""
+    theory, estimate, stderr = (np.asarray(x, float) for x in (theory, estimate, stderr))
+    bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
+    finite(theory, estimate, stderr, bias)
+    diff = np.abs(theory - estimate)
+    ok = diff <= z * stderr + bias
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(stderr > 0, (diff - bias) / stderr, np.where(diff > bias, np.inf, 0.0))
+    return ok, score
+
+
+def trend_to_zero(dims, values, stderrs, z, power=0.5):
+    """Weighted least-squares fit values ≈ a + b·d^(−power): the asymptotic statement
+    "values → 0 as d → ∞" predicts a = 0. Returns a, its standard error and b."""
+    dims, values, stderrs = (np.asarray(x, float) for x in (dims, values, stderrs))
+    finite(dims, values, stderrs)
+    X = np.stack([np.ones_like(dims), dims ** (-power)], 1)
+    w = 1.0 / np.maximum(stderrs, 1e-300) ** 2
+    A = X.T @ (X * w[:, None])
+    cov = np.linalg.inv(A)
+    coef = cov @ (X.T @ (w * values))
+    resid = values - X @ coef
+    dof = max(len(values) - 2, 1)
+    chi2 = float(np.sum(w * resid**2) / dof)
+    cov = cov * max(chi2, 1.0)  # inflate when the model under-fits
+    return {"a": float(coef[0]), "a_stderr": float(np.sqrt(cov[0, 0])), "b": float(coef[1]),
+            "b_stderr": float(np.sqrt(cov[1, 1])), "chi2_per_dof": chi2}
