@@ -63,35 +63,47 @@ def autograd_flow(model: Model, params, overlaps, d: int | None = None):
         return np.array([float(Gd[names.index(a), names.index(b)]) for (a, b) in model.overlaps])
 
 
-def projected_gd(model: Model, params, init: Mapping[str, float], step: float, n_steps: int,
+def projected_gd(model: Model, params, init, step: float, n_steps: int,
                  record_every: int = 100, d: int | None = None):
-    """Returns (steps, overlaps[record, K], risk[record])."""
+    """PGD from one initial overlap dict or a list of them (batched: one run per init).
+    Returns (steps, overlaps[record, run, K], risk[record, run])."""
     import torch
     if not step > 0:
         raise ValueError(f"step={step} must be > 0")
+    inits = [init] if isinstance(init, Mapping) else list(init)
     cm = compiled(model, "torch")
     p = model.check_params(params)
     d = d or int(p[model.dimension.name])
-    H, W = vectors_from_overlaps(model, init, d)
-    sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable])
+    pairs = [vectors_from_overlaps(model, i, d) for i in inits]
+    H = pairs[0][0]
+    W = torch.stack([w for _, w in pairs])                                  # runs, p, d
+    names = [v.name for v in model.trainable] + list(model.hidden)
+    idx = [(names.index(a), names.index(b)) for (a, b) in model.overlaps]
+    sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable])[None, :, None]
+
+    def overlaps(W):
+        V = torch.cat([W, H.expand(W.shape[0], -1, -1)], 1)
+        G = V @ V.transpose(1, 2)
+        return torch.stack([G[:, i, j] for i, j in idx], -1)
+
     ks, qs, rs = [], [], []
     for k in range(n_steps + 1):
         W.requires_grad_(True)
-        ov = overlaps_of(model, H, W)
+        ov = overlaps(W)
         R = cm.risk(p, ov, check=False)
         if k % record_every == 0 or k == n_steps:
             ks.append(k)
             qs.append(ov.detach().numpy().copy())
-            rs.append(float(R.detach()))
+            rs.append(R.detach().numpy().copy())
         if k == n_steps:
             break
-        (g,) = torch.autograd.grad(R, W)
+        (g,) = torch.autograd.grad(R.sum(), W)
         with torch.no_grad():
             W = W.detach()
             radial = (g * W).sum(-1, keepdim=True)
-            g = torch.where(sphere[:, None], g - radial * W, g)
+            g = torch.where(sphere, g - radial * W, g)
             W = W - step * g
-            W = torch.where(sphere[:, None], W / W.norm(dim=-1, keepdim=True), W)
+            W = torch.where(sphere, W / W.norm(dim=-1, keepdim=True), W)
     qs = np.array(qs)
     if not np.all(np.isfinite(qs)):
         raise FloatingPointError("projected_gd: overlaps became non-finite")
