@@ -144,6 +144,30 @@ def _linear_form(arg, variables):
 
 
 _T = sp.Dummy("t")
+_GAUSS = sp.Lambda(_T, sp.exp(-_T**2))
+
+
+def _negative_square(arg, variables):
+    """Write a quadratic arg as const − (a + bᵀg)² when its quadratic part has rank one."""
+    arg = sp.expand(arg)
+    poly = sp.Poly(arg, *variables)
+    if poly.total_degree() != 2:
+        return None
+    A = sp.hessian(arg, variables)
+    i = next((k for k in range(len(variables)) if A[k, k] != 0), None)
+    if i is None or not (-A[i, i]).is_positive:
+        return None
+    bi = sp.sqrt(-A[i, i] / 2)
+    b = [sp.simplify(A[j, i] / (-2 * bi)) for j in range(len(variables))]
+    if any(sp.simplify(A[j, k] + 2 * b[j] * b[k]) != 0
+           for j in range(len(variables)) for k in range(len(variables))):
+        return None
+    a = sp.simplify(-poly.coeff_monomial(variables[i]) / (2 * bi))
+    const = sp.simplify(poly.coeff_monomial(1) + a**2)
+    rest = sp.simplify(arg - (const - (a + sum(bj * v for bj, v in zip(b, variables)))**2))
+    if rest != 0:
+        return None
+    return const, _Linear(a, tuple(b))
 
 
 def _split_term(term, law):
@@ -171,9 +195,15 @@ def _split_term(term, law):
             continue
         if isinstance(fac, sp.exp):
             lin = _linear_form(fac.args[0], variables)
-            if lin is None:
+            if lin is not None:
+                factors.append((sp.Lambda(_T, sp.exp(_T)), lin))
+                continue
+            square = _negative_square(fac.args[0], variables)
+            if square is None:
                 return None
-            factors.append((sp.Lambda(_T, sp.exp(_T)), lin))
+            const, lin = square
+            coef *= sp.exp(const)
+            factors.append((_GAUSS, lin))
             continue
         return None
     return _Term(coef, mono, factors, law)
@@ -205,8 +235,8 @@ def _expect_term(t: _Term):
     law = t.law
     # absorb exponential factors first
     for k, (fn, lin) in enumerate(t.factors):
-        if _is(fn, sp.exp):
-            norm, new_law = _tilt_linear(law, lin)
+        if fn == _GAUSS or _is(fn, sp.exp):
+            norm, new_law = (_tilt_square if fn == _GAUSS else _tilt_linear)(law, lin)
             rest = t.factors[:k] + t.factors[k + 1:]
             return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
     if t.mono:

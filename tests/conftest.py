@@ -1,0 +1,14 @@
+"""Hypothesis profiles, chosen by HYPOTHESIS_PROFILE (default: 'ci' when CI is set, else
+'dev'). 'ci' is derandomised (deterministic) with few examples; 'thorough' explores more."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=8,
+                          suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("dev", deadline=None, max_examples=15,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", deadline=None, max_examples=200,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -1,0 +1,86 @@
+"""The symbolic Gaussian-expectation layer against quadrature and Monte Carlo."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, strategies as st
+
+from numerics import generate
+from numerics.expectation import ClosedForm, GaussHermite, MonteCarlo, QuasiMonteCarlo
+from theory import GaussianExpectation, GaussianLaw, expect
+
+g1, g2, g3 = sp.symbols("g1 g2 g3", real=True)
+
+
+def _law(mean, cov):
+    return GaussianLaw((g1, g2, g3), sp.Matrix(mean), sp.Matrix(cov))
+
+
+@st.composite
+def laws(draw):
+    A = np.array(draw(st.lists(st.floats(-1, 1), min_size=9, max_size=9))).reshape(3, 3)
+    C = A @ A.T + 0.1 * np.eye(3)
+    mu = draw(st.lists(st.floats(-1, 1), min_size=3, max_size=3))
+    return np.array(mu), C
+
+
+def _mc(f, mu, C, n=400_000, seed=0):
+    z = np.random.default_rng(seed).multivariate_normal(mu, C, size=n)
+    v = f(*z.T)
+    return v.mean(), v.std() / np.sqrt(n)
+
+
+INTEGRANDS = [g1**2 * g2, sp.erf(0.7 * g1 + 0.3 * g2), g2 * g3 * sp.erf(g1 - 0.5 * g3),
+              sp.erf(0.5 * g1 + 0.2) ** 2 * g2**2, g1 * sp.exp(0.3 * g2),
+              sp.erf(0.4 * g1) * sp.erf(0.6 * g2 - 0.1 * g3)]
+
+
+@pytest.mark.parametrize("integrand", INTEGRANDS, ids=range(len(INTEGRANDS)))
+@given(law=laws())
+def test_expect_matches_monte_carlo(integrand, law):
+    mu, C = law
+    sym = expect(integrand, _law([sp.Float(x) for x in mu], sp.Matrix(C).applyfunc(sp.Float)))
+    assert not sym.has(GaussianExpectation) or integrand.has(sp.erf)
+    f = generate([], [sym])
+    value = float(f()[0])
+    mean, se = _mc(sp.lambdify((g1, g2, g3), integrand, "scipy"), mu, C)
+    assert abs(value - mean) <= 5 * se + 1e-9
+
+
+def test_stein_identity_symbolically():
+    law = _law([0, 0, 0], sp.eye(3))
+    a = sp.Symbol("a", positive=True)
+    assert sp.simplify(expect(g1 * sp.erf(a * g1), law)
+                       - expect(sp.diff(sp.erf(a * g1), g1), law)) == 0
+
+
+def test_erf_square_is_owens_t_and_zero_mean_reduces_to_arcsin():
+    b = sp.Symbol("b", positive=True)
+    law = _law([0, 0, 0], sp.eye(3))
+    e = expect(sp.erf(b * g1) ** 2, law)
+    target = 2 / sp.pi * sp.asin(2 * b**2 / (1 + 2 * b**2))
+    for bv in (0.1, 0.7, 2.5):
+        assert float(e.subs(b, bv).evalf(30)) == pytest.approx(float(target.subs(b, bv)), rel=1e-20)
+
+
+def test_no_closed_form_gives_a_node_evaluated_by_every_engine():
+    law = _law([0.2, 0, 0], sp.Matrix([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1]]))
+    e = expect(sp.tanh(g1) * g2, law)
+    assert e.has(GaussianExpectation)
+    ref = _mc(lambda x, y, z: np.tanh(x) * y, np.array([0.2, 0, 0]),
+              np.array([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1]]), n=2_000_000)
+    for engine in (GaussHermite(40), QuasiMonteCarlo(12, 8), MonteCarlo(400_000, 1)):
+        value = float(generate([], [e], engine=engine)()[0])
+        assert abs(value - ref[0]) <= 5 * ref[1] + 2e-3, engine
+
+
+def test_closed_form_engine_rejects_what_has_no_closed_form():
+    z = sp.Symbol("z")
+    with pytest.raises(ValueError, match="no closed form"):
+        ClosedForm().expectation(sp.tanh(z), [z])
+
+
+def test_unsupported_integrand_raises_clearly():
+    law = _law([0, 0, 0], sp.eye(3))
+    with pytest.raises(NotImplementedError, match="linear forms"):
+        expect(sp.erf(g1 * g2), law)
