@@ -43,6 +43,10 @@ class GaussianLaw:
 
     def __post_init__(self):
         n = len(self.variables)
+        if n == 0:
+            object.__setattr__(self, "mean", sp.zeros(0, 1))
+            object.__setattr__(self, "cov", sp.zeros(0, 0))
+            return
         if self.mean.shape != (n, 1) or self.cov.shape != (n, n):
             raise ValueError(f"GaussianLaw: mean must be {n}x1 and cov {n}x{n}, got "
                              f"{self.mean.shape} and {self.cov.shape}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NaNInEvidence", "z_compare", "finite", "trend_to_zero"]
+__all__ = ["NaNInEvidence", "z_compare", "finite", "trend_to_zero", "extrapolate_to_zero"]
 
 
 class NaNInEvidence(ValueError):
@@ -48,3 +48,22 @@ def trend_to_zero(dims, values, stderrs, z, power=0.5):
     cov = cov * max(chi2, 1.0)  # inflate when the model under-fits
     return {"a": float(coef[0]), "a_stderr": float(np.sqrt(cov[0, 0])), "b": float(coef[1]),
             "b_stderr": float(np.sqrt(cov[1, 1])), "chi2_per_dof": chi2}
+
+
+def extrapolate_to_zero(x, Y, SE, degree=1):
+    """Column-wise weighted polynomial fit Y[i, m] ≈ a[m] + b[m]·x[i] (+ c[m]·x[i]² for
+    degree 2) with known standard errors SE: the value a at x = 0 (the d → ∞ limit when x is
+    the finite-size parameter) and its standard error. Needs degree + 1 distinct x."""
+    x, Y, SE = (np.asarray(v, float) for v in (x, Y, SE))
+    finite(x, Y, SE)
+    if len(np.unique(x)) < degree + 1:
+        raise ValueError(f"extrapolate_to_zero needs at least {degree + 1} distinct x")
+    X = np.stack([x**k for k in range(degree + 1)], 1)
+    a = np.empty(Y.shape[1])
+    se = np.empty(Y.shape[1])
+    for m in range(Y.shape[1]):
+        w = 1.0 / np.maximum(SE[:, m], 1e-12) ** 2
+        cov = np.linalg.inv(X.T @ (X * w[:, None]))
+        coef = cov @ (X.T @ (w * Y[:, m]))
+        a[m], se[m] = coef[0], np.sqrt(cov[0, 0])
+    return a, se

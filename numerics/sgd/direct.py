@@ -56,6 +56,7 @@ class DirectSGD:
         self.label_noise = ev(model.label_noise)
         self.sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable],
                                    device=self.device)
+        self.all_sphere = bool(self.sphere.all())
         self.W = self._init_weights()
 
     # ---------------------------------------------------------------------------------------
@@ -110,21 +111,29 @@ class DirectSGD:
         return yhat - y, dts, scale, mu
 
     def step(self):
+        """One SGD step; two contractions over the B·L·d Gaussians, the rest is O(S·p·d)."""
         torch, cfg = self.torch, self.cfg
         S, B, L, d = cfg.seeds, cfg.batch, self.L, self.d
         W = self.W
-        G = torch.randn(S, B, L, d, generator=self.gen, dtype=self.dtype, device=self.device)
+        G = torch.randn(S, B * L, d, generator=self.gen, dtype=self.dtype, device=self.device)
         J = torch.randint(L, (S, B), generator=self.gen, device=self.device)
         xi = torch.randn(S, B, generator=self.gen, dtype=self.dtype, device=self.device)
-        Praw = torch.einsum("sbld,spd->sblp", G, W)
-        r, dts, scale, mu = self._forward(Praw, G[..., :self.q], J, W)
+        Praw = torch.bmm(G, W.transpose(1, 2)).view(S, B, L, self.p)
+        Hraw = G[:, :, :self.q].view(S, B, L, self.q)
+        r, dts, scale, mu = self._forward(Praw, Hraw, J, W)
         r = r - self.label_noise * xi
         coef = (2.0 / B) * r[..., None, None] * torch.stack(dts, -1)           # S,B,L,p
-        grad = torch.einsum("sblp,sbld->spd", coef * scale[..., None], G)
+        grad = torch.bmm((coef * scale[..., None]).view(S, B * L, self.p).transpose(1, 2), G)
         grad[:, :, :self.q] += torch.einsum("sblp,sblq->spq", coef, mu)
-        radial = (grad * W).sum(-1, keepdim=True)
+        lr = cfg.lr
+        if self.all_sphere:   # w ← (w − lr·(g − (g·w)w)) / ‖·‖, in place
+            radial = torch.linalg.vecdot(grad, W).unsqueeze(-1)
+            W = W.mul(1 + lr * radial).sub_(grad, alpha=lr)
+            self.W = W.div_(torch.linalg.vector_norm(W, dim=-1, keepdim=True))
+            return
+        radial = torch.linalg.vecdot(grad, W).unsqueeze(-1)
         grad = torch.where(self.sphere[None, :, None], grad - radial * W, grad)
-        W = W - cfg.lr * grad
+        W = W - lr * grad
         norm = W.norm(dim=-1, keepdim=True)
         self.W = torch.where(self.sphere[None, :, None], W / norm, W)
 

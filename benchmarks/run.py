@@ -1,0 +1,139 @@
+"""Speed ratios, measured side by side in one run (machines are shared and noisy: only ratios
+of interleaved measurements mean anything). Writes benchmarks/results.json.
+
+    python benchmarks/run.py [--out benchmarks/results.json] [--repeats 5]
+
+(a) batched-seed SGD vs the same simulation as a Python loop over seeds (d=1000, L=4, batch 1,
+    32 seeds); (b) one batched SGD step vs drawing the same Gaussians alone (the floor);
+(c) generated code (CSE) vs plain lambdify without CSE vs SymPy evalf, risk + overlap flow of
+    Marion et al. on 10^4 points (evalf timed on a subset, per point).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+import platform
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import sympy as sp  # noqa: E402
+import torch  # noqa: E402
+
+from numerics import SGDConfig, compiled  # noqa: E402
+from numerics.sgd import DirectSGD  # noqa: E402
+from theory import derive  # noqa: E402
+from theory.models.marion2025 import MODEL  # noqa: E402
+
+PARAMS = dict(d=1000, L=4, lam=0.7, gamma=0.8, eps=0.3)
+INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
+
+
+def _time(fn, n):
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def interleaved(fns: dict, n: int, repeats: int) -> dict:
+    """Median seconds per call of each function, the functions alternating in every repeat."""
+    samples = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, f in fns.items():
+            samples[k].append(_time(f, n))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def bench_sgd(repeats, dtype):
+    seeds = 32
+    cfg = SGDConfig(params=PARAMS, lr=0.5 / 1000, steps=1, seeds=seeds, batch=1, init=INIT,
+                    device="cpu", dtype=dtype)
+    batched = DirectSGD(MODEL, cfg)
+    singles = [DirectSGD(MODEL, SGDConfig(**{**cfg.__dict__, "seeds": 1, "seed": s}))
+               for s in range(seeds)]
+    gen = torch.Generator().manual_seed(0)
+    dt = getattr(torch, dtype)
+
+    def floor():
+        torch.randn(seeds, 1, 4, 1000, generator=gen, dtype=dt)
+        torch.randint(4, (seeds, 1), generator=gen)
+        torch.randn(seeds, 1, generator=gen, dtype=dt)
+
+    def loop():
+        for s in singles:
+            s.step()
+
+    with torch.no_grad():
+        for f in (batched.step, loop, floor):
+            f()
+        t = interleaved({"batched_step": batched.step, "loop_over_seeds": loop,
+                         "sampling_floor": floor}, n=50, repeats=repeats)
+    return {"seconds": t, "batched_vs_loop": t["loop_over_seeds"] / t["batched_step"],
+            "step_over_floor": t["batched_step"] / t["sampling_floor"]}
+
+
+def bench_codegen(repeats):
+    der = derive(MODEL)
+    outputs = [der.risk, *der.flow.rhs]
+    args = der.args
+    rng = np.random.default_rng(0)
+    n = 10_000
+    q = rng.uniform(-0.3, 0.3, (n, 5))
+    pv = [20.0, 3.0, 0.7, 0.8, 0.3]
+    cm = compiled(MODEL)
+    from numerics import generate
+    gen = generate(args, outputs)
+    from scipy.special import owens_t
+    plain = sp.lambdify(args, outputs, modules=[{"OwensT": owens_t}, "scipy", "numpy"], cse=False)
+    cols = list(q.T)
+    gen(*pv, *cols), plain(*pv, *cols)
+    t = interleaved({"generated": lambda: gen(*pv, *cols),
+                     "lambdify_no_cse": lambda: plain(*pv, *cols)}, n=3, repeats=repeats)
+    # evalf: per point on a subset, scaled to the same 10^4 points
+    m = 10
+    start = time.perf_counter()
+    for i in range(m):
+        subs = dict(zip(args, pv + list(q[i])))
+        [sp.N(o.subs(subs), 15) for o in outputs]
+    t["evalf_extrapolated"] = (time.perf_counter() - start) / m * n
+    check = np.max(np.abs(np.array(gen(*pv, *cols)) - np.array(plain(*pv, *cols))))
+    return {"seconds_for_1e4_points": t, "points": n, "evalf_points_timed": m,
+            "generated_vs_lambdify": t["lambdify_no_cse"] / t["generated"],
+            "generated_vs_evalf": t["evalf_extrapolated"] / t["generated"],
+            "max_abs_difference_generated_vs_lambdify": float(check)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    torch.set_num_threads(os.cpu_count() or 1)
+    results = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                           "torch": torch.__version__, "threads": torch.get_num_threads()},
+               "sgd_float64": bench_sgd(args.repeats, "float64"),
+               "sgd_float32": bench_sgd(args.repeats, "float32"),
+               "codegen": bench_codegen(args.repeats)}
+    from numerics.codegen.cache import atomic_write_text
+    atomic_write_text(Path(args.out), json.dumps(results, indent=2) + "\n")
+    for k in ("sgd_float64", "sgd_float32"):
+        r = results[k]
+        print(f"{k}: batched vs loop over seeds {r['batched_vs_loop']:.1f}x; "
+              f"step / sampling floor {r['step_over_floor']:.2f}")
+    c = results["codegen"]
+    print(f"codegen: generated vs lambdify(no CSE) {c['generated_vs_lambdify']:.1f}x; "
+          f"vs evalf {c['generated_vs_evalf']:.0f}x")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Every Marion et al. claim check can fail: fed a deliberately wrong model or formula, it
+returns 'refuted'. (The paper's own models are judged by `python -m verification run`.)"""
+
+import pytest
+import sympy as sp
+
+from numerics import compiled
+from theory import GaussianToken, SingleLocation, derive, projection
+from theory.models import marion2025 as m
+from verification import Context, get_claim, run_claim
+from verification.mutations import flip_term_sign, mutants
+
+CTX = Context(profile="quick", seed=0, device="cpu")
+
+
+def verdict(claim_id, **overrides):
+    entry, _ = run_claim(get_claim(claim_id), CTX, **overrides)
+    return entry
+
+
+def test_thm1_refutes_a_mutated_risk_formula():
+    risk = derive(m.MODEL).risk
+    # the cross term between noise tokens, its sign flipped (a typical algebra slip)
+    idx = next(i for i, t in enumerate(sp.Add.make_args(sp.expand(risk, deep=False)))
+               if t.has(m.L) and t.has(m.rho) and not t.has(m.d))
+    wrong = flip_term_sign(risk, idx)
+    from numerics import generate
+    f = generate(derive(m.MODEL).args, [wrong])
+    cm = compiled(m.MODEL)
+    theory = lambda p, ov: float(f(*cm.param_values(p), *cm.q_vector(ov))[0])
+    entry = verdict("marion2025:thm1-risk", theory=theory)
+    assert entry["verdict"] == "refuted", entry["summary"]
+    assert len(entry["evidence"]["points"]) >= 8
+
+
+def test_thm1_confirms_the_derived_risk_and_records_the_spec_evidence():
+    entry = verdict("marion2025:thm1-risk")
+    assert entry["verdict"] == "confirmed", entry["summary"]
+    keys = {"d", "L", "lam", "gamma", "eps", "kappa", "nu", "theta", "eta", "rho", "theory",
+            "mc", "mc_stderr"}
+    pts = entry["evidence"]["points"]
+    assert len(pts) >= 8 and all(keys <= set(p) for p in pts)
+    assert {p["d"] for p in pts} >= {8, 16, 32} and any(abs(p["rho"]) > 0.05 for p in pts)
+
+
+def test_manifold_invariance_refuted_when_the_label_sees_k_star():
+    wrong = m.MODEL.perturbed(label=projection("v_star") + sp.Rational(1, 2) * projection("k_star"),
+                              name="marion-wrong-label")
+    assert verdict("marion2025:manifold-invariant", model=wrong)["verdict"] == "refuted"
+
+
+def test_saddle_refuted_when_the_risk_ignores_nu():
+    wrong = m.MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")
+    assert verdict("marion2025:saddle", model=wrong)["verdict"] == "refuted"
+
+
+def test_prop3_refutes_a_wrong_formula():
+    wrong = m.eps**2 + m.gamma**2 - m.gamma**4 / (m.gamma**2 + m.L)
+    entry = verdict("marion2025:prop3-linear", formula=wrong)
+    assert entry["verdict"] == "refuted"
+    assert entry["evidence"]["rows"][0]["difference"] != "0"
+
+
+def test_prop3_confirms_the_papers_formula():
+    assert verdict("marion2025:prop3-linear")["verdict"] == "confirmed"
+
+
+def test_cor2_refuted_without_a_signal_in_the_key_direction():
+    wrong = m.build(signal_mean=sp.S.Zero, name="marion-no-signal")
+    assert verdict("marion2025:cor2-bayes-limit", model=wrong)["verdict"] == "refuted"
+
+
+def test_thm5_refuted_when_pgd_converges_elsewhere():
+    wrong = m.MODEL.perturbed(label=-projection("v_star"), name="marion-flipped-label")
+    entry = verdict("marion2025:thm5-convergence", model=wrong)
+    assert entry["verdict"] == "refuted", entry["summary"]
+
+
+def test_sgd_tracking_refuted_against_a_wrong_ode():
+    """The ODE of a model whose signal-token std is 1.2·γ (a factor changed)."""
+    data = m.MODEL.data
+    wrong_flow = m.MODEL.perturbed(
+        data=SingleLocation(data.L, GaussianToken(data.signal.mean, sp.Rational(6, 5) * m.gamma),
+                            data.noise), name="marion-ode-gamma-wrong")
+    entry = verdict("marion2025:sgd-tracks-flow", flow_model=wrong_flow)
+    assert entry["verdict"] == "refuted", entry["summary"]
+
+
+def test_mutants_cover_every_term():
+    expr = m.eps**2 + m.gamma**2 - m.gamma**4 / (m.gamma**2 + m.L - 1)
+    ms = mutants(expr)
+    assert len(ms) == 2 * len(sp.Add.make_args(expr))
+    assert all(sp.simplify(mut - expr) != 0 for _, mut in ms)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", ["marion2025:thm5-convergence", "marion2025:sgd-tracks-flow",
+                                      "marion2025:manifold-invariant", "marion2025:saddle",
+                                      "marion2025:cor2-bayes-limit"])
+def test_paper_models_are_confirmed_on_the_full_profile(claim_id):
+    entry, _ = run_claim(get_claim(claim_id), Context(profile="full", device="cpu"))
+    assert entry["verdict"] == "confirmed", entry["summary"]

@@ -1,0 +1,118 @@
+"""Registry, runner, report files, regression guard, statistics and the CLI."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from theory import classify, find_stationary_points
+from verification import Context, Outcome, run_claim
+from verification.cli import app
+from verification.guard import compare
+from verification.registry import Claim, claims_for
+from verification.stats import NaNInEvidence, trend_to_zero, z_compare
+
+runner = CliRunner()
+
+
+def test_every_registered_claim_has_a_spec_id_and_label():
+    claims = claims_for("marion2025")
+    ids = {c.id for c in claims}
+    assert ids == {"marion2025:thm1-risk", "marion2025:manifold-invariant", "marion2025:saddle",
+                   "marion2025:prop3-linear", "marion2025:cor2-bayes-limit",
+                   "marion2025:thm5-convergence", "marion2025:sgd-tracks-flow"}
+
+
+def test_nan_evidence_gives_error_not_a_verdict():
+    def check(ctx):
+        z_compare([np.nan], [1.0], [0.1], 3.0)
+        return Outcome("confirmed", "never")
+    entry, _ = run_claim(Claim("x:nan", "x", "-", "s", check), Context())
+    assert entry["verdict"] == "error" and "non-finite" in entry["summary"]
+
+
+def test_crashing_check_is_error():
+    entry, _ = run_claim(Claim("x:boom", "x", "-", "s", lambda ctx: 1 / 0), Context())
+    assert entry["verdict"] == "error" and "ZeroDivisionError" in entry["summary"]
+
+
+def test_z_compare_and_bonferroni():
+    ok, score = z_compare([1.0, 1.0], [1.05, 1.5], [0.02, 0.02], 3.0)
+    assert ok.tolist() == [True, False] and score[1] == pytest.approx(25)
+    assert Context(n_claims=5).z(10) > Context(n_claims=1).z(10) > Context().z(1)
+
+
+def test_trend_to_zero_detects_a_plateau():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    vanishing = trend_to_zero(d, 2 / np.sqrt(d), np.full(5, 1e-3), 3)
+    plateau = trend_to_zero(d, 0.1 + 2 / np.sqrt(d), np.full(5, 1e-3), 3)
+    assert abs(vanishing["a"]) < 3 * vanishing["a_stderr"]
+    assert plateau["a"] > 3 * plateau["a_stderr"]
+
+
+def test_classify_and_find_stationary_points():
+    assert classify([-1, -2]) == "sink" and classify([1, 2]) == "source"
+    assert classify([-1, 2]) == "saddle" and classify([0.0, -1]) == "degenerate"
+    rhs = lambda x: np.array([x[0] - x[0] ** 3, -x[1]])
+    jac = lambda x: np.array([[1 - 3 * x[0] ** 2, 0], [0, -1]])
+    pts = find_stationary_points(rhs, jac, [(-2, 2), (-2, 2)])
+    kinds = {round(p.x[0]): p.kind for p in pts}
+    assert kinds == {-1: "sink", 0: "saddle", 1: "sink"}
+
+
+def test_guard_detects_verdict_change_and_drift():
+    base = {"claims": [{"id": "a", "verdict": "confirmed",
+                        "evidence": {"tracked": {"v": {"value": 1.0, "tol": 0.1}}}}]}
+    same = json.loads(json.dumps(base))
+    assert compare(base, same) == []
+    drift = json.loads(json.dumps(base))
+    drift["claims"][0]["evidence"]["tracked"]["v"]["value"] = 1.5
+    assert "drifted" in compare(base, drift)[0]
+    flipped = json.loads(json.dumps(base))
+    flipped["claims"][0]["verdict"] = "refuted"
+    assert "confirmed -> refuted" in compare(base, flipped)[0]
+
+
+def test_cli_help_list_and_bad_arguments():
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0 and "verdict" in res.output
+    res = runner.invoke(app, ["list", "--paper", "marion2025"])
+    assert res.exit_code == 0 and "marion2025:prop3-linear" in res.output
+    res = runner.invoke(app, ["list", "--paper", "nobody2030"])
+    assert res.exit_code == 2 and "unknown" in res.output
+    res = runner.invoke(app, ["run", "--claim", "marion2025:nope"])
+    assert res.exit_code == 2 and "known claims" in res.output
+    res = runner.invoke(app, ["run", "--profile", "huge"])
+    assert res.exit_code != 0
+
+
+def test_cli_run_writes_reports_and_guard_round_trip(tmp_path):
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["run", "--claim", "marion2025:prop3-linear", "--claim",
+                              "marion2025:cor2-bayes-limit", "--out", str(out), "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert set(report) >= {"suite_version", "started", "profile", "device", "seed",
+                           "environment", "claims"}
+    c = report["claims"][0]
+    assert set(c) >= {"id", "paper", "label", "statement", "verdict", "summary", "evidence",
+                      "seconds"}
+    assert (out / "report.md").exists() and (out / "report.html").exists()
+    assert list((out / "figures").glob("*.png"))
+    base = tmp_path / "baseline.json"
+    assert runner.invoke(app, ["guard", "save", str(out), str(base)]).exit_code == 0
+    assert runner.invoke(app, ["guard", "compare", str(base), str(out)]).exit_code == 0
+    broken = json.loads(base.read_text())
+    broken["claims"][0]["verdict"] = "refuted"
+    base.write_text(json.dumps(broken))
+    res = runner.invoke(app, ["guard", "compare", str(base), str(out)])
+    assert res.exit_code == 1 and "verdict refuted -> confirmed" in res.output
+
+
+def test_python_dash_m_entry_point():
+    res = subprocess.run([sys.executable, "-m", "verification", "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0 and "guard" in res.stdout
