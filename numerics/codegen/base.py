@@ -90,6 +90,7 @@ class CodeGenerator(abc.ABC):
     # ---------------------------------------------------------------------------------------
     def source(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr]) -> str:
         key = content_hash(GENERATOR_VERSION, self.name, self.library_versions(), sp.__version__,
+                           self.prelude(),
                            sp.srepr(tuple(args)), sp.srepr(tuple(sp.sympify(o) for o in outputs)))
         return cached_text(f"codegen-{self.name}", key, lambda: self._render(args, outputs))
 

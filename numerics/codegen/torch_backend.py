@@ -41,23 +41,18 @@ def _owens_t_small(h, a):
     return (a * (f * w).sum(-1, keepdim=True) / (2 * math.pi))[..., 0]
 
 
-def _ndtr(x):
-    return 0.5 * torch.erfc(-x / math.sqrt(2.0))
-
-
 def _owens_t(h, a):
-    """Owen's T; |a| > 1 through T(h,a) = ½Φ(h) + ½Φ(ah) − Φ(h)Φ(ah) − T(ah, 1/a) (h ≥ 0)."""
+    """Owen's T without |h| or |a| kinks (autograd stays exact at h = 0 and a = 0):
+    |a| <= 1 by quadrature; |a| > 1 through
+    T(h, a) = sign(a)/4 − erf(h/√2)·erf(ah/√2)/4 − T(ah, 1/a)."""
     h, a = torch.broadcast_tensors(torch.as_tensor(h), torch.as_tensor(a))
-    sign = torch.sign(a)
-    h = h.abs()
-    a = a.abs()
-    big = a > 1
-    a_safe = torch.where(big, 1 / a.clamp(min=1e-300), a)
-    h_safe = torch.where(big, a * h, h)
-    t = _owens_t_small(h_safe, a_safe)
-    ph, pah = _ndtr(h), _ndtr(a * h)
-    t = torch.where(big, 0.5 * ph + 0.5 * pah - ph * pah - t, t)
-    return sign * t
+    big = a.abs() > 1
+    a_in = torch.where(big, 1 / torch.where(big, a, torch.ones_like(a)), a)
+    h_in = torch.where(big, a * h, h)
+    t = _owens_t_small(h_in, a_in)
+    r2 = math.sqrt(2.0)
+    t_big = 0.25 * torch.sign(a) - 0.25 * torch.erf(h / r2) * torch.erf(a * h / r2) - t
+    return torch.where(big, t_big, t)
 
 
 def _contract(values, weights):
