@@ -116,3 +116,15 @@ def test_python_dash_m_entry_point():
     res = subprocess.run([sys.executable, "-m", "verification", "--help"], capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 0 and "guard" in res.stdout
+
+
+def test_cli_evaluate_answers_bad_input_with_the_parameter_and_range():
+    base = ["evaluate", "marion2025", "--param", "L=3", "--param", "lam=0.7", "--param",
+            "gamma=0.8", "--param", "eps=0.3"]
+    ov = ["--overlap", "nu=0.4", "--overlap", "theta=0", "--overlap", "eta=0", "--overlap", "rho=0"]
+    res = runner.invoke(app, base + ["--param", "d=-3", "--overlap", "kappa=0.5"] + ov)
+    assert res.exit_code == 2 and "d='-3' is out of range; allowed: integer in [1, inf]" in res.output
+    res = runner.invoke(app, base + ["--param", "d=20", "--overlap", "kappa=1.3"] + ov)
+    assert res.exit_code == 2 and "kappa='1.3' is out of range" in res.output
+    res = runner.invoke(app, base + ["--param", "d=20", "--overlap", "kappa=0.5"] + ov)
+    assert res.exit_code == 0 and "risk = " in res.output and "dkappa/dt" in res.output

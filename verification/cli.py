@@ -134,5 +134,40 @@ def derive(model: str = typer.Argument(..., help="model module in theory.models,
         typer.echo(f"d{q}/dt = {show(r)}\n")
 
 
+def _pairs(items, what):
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            _fail(f"--{what} {item!r} must look like name=value")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+@app.command()
+def evaluate(model: str = typer.Argument(..., help="model module in theory.models, e.g. marion2025"),
+             param: Optional[List[str]] = typer.Option(None, "--param", help="name=value (repeatable)"),
+             overlap: Optional[List[str]] = typer.Option(None, "--overlap", help="name=value (repeatable)")):
+    """Evaluate the derived risk and overlap flow at one point, e.g.
+    evaluate marion2025 --param d=20 --param L=3 --param lam=0.7 --param gamma=0.8
+    --param eps=0.3 --overlap kappa=0.5 --overlap nu=0.4 --overlap theta=0 --overlap eta=0
+    --overlap rho=0."""
+    import importlib
+    from numerics import compiled
+    try:
+        mod = importlib.import_module(f"theory.models.{model}")
+    except ModuleNotFoundError:
+        _fail(f"model {model!r} not found in theory/models/")
+    cm = compiled(mod.MODEL)
+    try:
+        params = cm.model.check_params(_pairs(param, "param"))
+        q = cm.q_vector(_pairs(overlap, "overlap"))
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"risk = {float(cm.risk(params, q)):.12g}")
+    for s, r in zip(cm.model.order_parameters, cm.rhs(params, q)):
+        typer.echo(f"d{s.name}/dt = {float(r):.12g}")
+
+
 def main():
     app()
