@@ -6,7 +6,8 @@ of interleaved measurements mean anything). Writes benchmarks/results.json.
 (a) batched-seed SGD vs the same simulation as a Python loop over seeds (d=1000, L=4, batch 1,
     32 seeds); (b) one batched SGD step vs drawing the same Gaussians alone (the floor);
 (c) generated code (CSE) vs plain lambdify without CSE vs SymPy evalf, risk + overlap flow of
-    Marion et al. on 10^4 points (evalf timed on a subset, per point).
+    Marion et al. on 10^4 points (evalf timed on a subset, per point);
+(d) Gram-matrix SGD at d = 10^3 vs d = 10^9, and against direct SGD at d = 4000.
 """
 
 from __future__ import annotations
@@ -79,6 +80,32 @@ def bench_sgd(repeats, dtype):
             "step_over_floor": t["batched_step"] / t["sampling_floor"]}
 
 
+def bench_gram(repeats):
+    """Gram-matrix SGD: cost per step at d = 10^3 vs 10^9 (32 seeds), and against direct SGD
+    at d = 4000 (same model, batch 1, float64) for 32 and 1024 seeds: the Gram step is bound
+    by per-operation overhead at few seeds, so its advantage grows with the seed count."""
+    from numerics.sgd import GramSGD
+
+    def cfg(d, seeds):
+        return SGDConfig(params={**PARAMS, "d": d}, lr=0.5 / d, steps=1, seeds=seeds, batch=1,
+                         init=INIT, device="cpu", dtype="float64")
+
+    out = {}
+    with torch.no_grad():
+        g3, g9 = GramSGD(MODEL, cfg(10**3, 32)), GramSGD(MODEL, cfg(10**9, 32))
+        g3.step(), g9.step()
+        t = interleaved({"gram_d1e3": g3.step, "gram_d1e9": g9.step}, n=50, repeats=repeats)
+        out["d_independence"] = {"seconds_per_step": t,
+                                 "cost_d1e9_over_d1e3": t["gram_d1e9"] / t["gram_d1e3"]}
+        for seeds, n in ((32, 20), (1024, 2)):
+            g, direct = GramSGD(MODEL, cfg(4000, seeds)), DirectSGD(MODEL, cfg(4000, seeds))
+            g.step(), direct.step()
+            t = interleaved({"gram": g.step, "direct": direct.step}, n=n, repeats=repeats)
+            out[f"d4000_seeds{seeds}"] = {"seconds_per_step": t,
+                                          "direct_over_gram": t["direct"] / t["gram"]}
+    return out
+
+
 def bench_codegen(repeats):
     der = derive(MODEL)
     outputs = [der.risk, *der.flow.rhs]
@@ -122,7 +149,8 @@ def main():
                            "torch": torch.__version__, "threads": torch.get_num_threads()},
                "sgd_float64": bench_sgd(args.repeats, "float64"),
                "sgd_float32": bench_sgd(args.repeats, "float32"),
-               "codegen": bench_codegen(args.repeats)}
+               "codegen": bench_codegen(args.repeats),
+               "gram": bench_gram(args.repeats)}
     from numerics.codegen.cache import atomic_write_text
     atomic_write_text(Path(args.out), json.dumps(results, indent=2) + "\n")
     for k in ("sgd_float64", "sgd_float32"):
@@ -132,6 +160,10 @@ def main():
     c = results["codegen"]
     print(f"codegen: generated vs lambdify(no CSE) {c['generated_vs_lambdify']:.1f}x; "
           f"vs evalf {c['generated_vs_evalf']:.0f}x")
+    g = results["gram"]
+    print(f"gram SGD: cost at d=1e9 / d=1e3 = {g['d_independence']['cost_d1e9_over_d1e3']:.2f}; "
+          f"direct / gram at d=4000: {g['d4000_seeds32']['direct_over_gram']:.1f}x (32 seeds), "
+          f"{g['d4000_seeds1024']['direct_over_gram']:.0f}x (1024 seeds)")
     print(f"written {args.out}")
 
 

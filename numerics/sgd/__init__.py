@@ -1,7 +1,12 @@
-"""Monte Carlo SGD simulators (torch; batched over seeds; GPU when present)."""
+"""Monte Carlo SGD simulators (torch; batched over seeds; GPU when present).
 
-from .base import SGDConfig, SGDResult, model_code, realise_overlaps, resolve_device
+``simulate_direct``: d-dimensional vectors and tokens; ``simulate_gram``: the same online SGD
+exactly in law through the Gram matrix, at a cost per step independent of d."""
+
+from .base import SGDConfig, SGDResult, TokenSumSimulator, model_code, realise_overlaps, resolve_device
 from .direct import DirectSGD, simulate_direct
+from .gram import GramSGD, simulate_gram, standard_gamma, wishart
 
-__all__ = ["SGDConfig", "SGDResult", "DirectSGD", "simulate_direct", "model_code",
-           "realise_overlaps", "resolve_device"]
+__all__ = ["SGDConfig", "SGDResult", "DirectSGD", "GramSGD", "simulate_direct", "simulate_gram",
+           "TokenSumSimulator", "model_code", "realise_overlaps", "resolve_device",
+           "standard_gamma", "wishart"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import time
 from typing import Mapping
 
 import numpy as np
@@ -11,7 +12,8 @@ import sympy as sp
 from theory.derived import model_key
 from theory.model import Model, projection
 
-__all__ = ["SGDConfig", "SGDResult", "resolve_device", "realise_overlaps", "ModelCode"]
+__all__ = ["SGDConfig", "SGDResult", "resolve_device", "realise_overlaps", "ModelCode",
+           "model_code", "TokenSumSimulator"]
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -115,3 +117,85 @@ def model_code(model: Model) -> ModelCode:
     if key not in _CODES:
         _CODES[key] = ModelCode(model)
     return _CODES[key]
+
+
+class TokenSumSimulator:
+    """What every online-SGD simulator of a single-location, token-sum model shares: the
+    validated parameters, the generated per-token code, the token laws, the random stream
+    (explicit seed), the prediction from projections and the recording loop. Subclasses keep
+    their own state and implement ``step``, ``overlaps`` and ``test_risk``."""
+
+    def __init__(self, model: Model, config: SGDConfig):
+        import torch
+        self.torch = torch
+        self.model, self.cfg = model, config
+        self.params = model.check_params(config.params)
+        self.d = int(self.params[model.dimension.name])
+        self.code = model_code(model)
+        self.p, self.q = len(self.code.trainable), len(self.code.hidden)
+        if self.d < self.p + self.q:
+            raise ValueError(f"dimension d={self.d} must be >= {self.p + self.q} "
+                             "(number of trainable plus hidden vectors)")
+        self.device = resolve_device(config.device)
+        self.dtype = getattr(torch, config.dtype)
+        subs = {s: self.params[s.name] for s in model.param_symbols}
+        ev = lambda e: float(sp.sympify(e).subs(subs))
+        self.L = int(ev(model.data.L))
+        self.pvals = [self.params[s.name] for s in model.param_symbols]
+        self.gen = torch.Generator(device=self.device)
+        self.gen.manual_seed(int(config.seed))
+        data = model.data
+        self.scale_signal, self.scale_noise = ev(data.signal.scale), ev(data.noise.scale)
+        idx = {h: i for i, h in enumerate(self.code.hidden)}
+        self.mu_signal = torch.zeros(self.q, dtype=self.dtype, device=self.device)
+        self.mu_noise = torch.zeros(self.q, dtype=self.dtype, device=self.device)
+        for a, c in data.signal.mean.items():
+            self.mu_signal[idx[a]] = ev(c)
+        for a, c in data.noise.mean.items():
+            self.mu_noise[idx[a]] = ev(c)
+        self.label_noise = ev(model.label_noise)
+        self.sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable],
+                                   device=self.device)
+        self.all_sphere = bool(self.sphere.all())
+
+    def _token_terms(self, J):
+        """Per-token scale and mean (coefficients on the hidden basis) from the location J."""
+        torch = self.torch
+        onehot = torch.nn.functional.one_hot(J, self.L).to(self.dtype)         # S,B,L
+        scale = self.scale_noise + onehot * (self.scale_signal - self.scale_noise)
+        mu = self.mu_noise + onehot[..., None] * (self.mu_signal - self.mu_noise)  # S,B,L,q
+        return onehot, scale, mu
+
+    def _predict(self, Pw, Ph, onehot):
+        """ŷ − s(x_J) and ∂t/∂(xᵀw) from the projections on trainable (Pw) and hidden (Ph)."""
+        outs = self.code.student(*self.pvals, *Pw.unbind(-1), *Ph.unbind(-1))
+        t, dts = outs[0], outs[1:]
+        PhJ = (Ph * onehot[..., None]).sum(-2)
+        y = self.code.label(*self.pvals, *PhJ.unbind(-1))[0]
+        return t.sum(-1) - y, dts
+
+    def run(self, progress=None) -> SGDResult:
+        cfg = self.cfg
+        ts, qs, risks = [], [], []
+
+        def record(k):
+            ts.append(k * cfg.lr)
+            qs.append(self.overlaps().cpu().numpy())
+            if cfg.n_test:
+                risks.append(self.test_risk(cfg.n_test).cpu().numpy())
+
+        record(0)
+        start = time.perf_counter()
+        with self.torch.no_grad():
+            for k in range(1, cfg.steps + 1):
+                self.step()
+                if k % cfg.record_every == 0 or k == cfg.steps:
+                    record(k)
+                    if not np.all(np.isfinite(qs[-1])):
+                        raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
+                    if progress is not None:
+                        progress(k, cfg.steps)
+        elapsed = time.perf_counter() - start
+        names = tuple(s.name for s in self.model.order_parameters)
+        return SGDResult(np.array(ts), np.array(qs), np.array(risks) if risks else None, names,
+                         cfg.steps / max(elapsed, 1e-12))

@@ -13,50 +13,17 @@ costs little more than drawing the B·L·d Gaussians per seed.
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-import sympy as sp
-
 from theory.model import Model
-from .base import SGDConfig, SGDResult, model_code, realise_overlaps, resolve_device
+from .base import SGDConfig, SGDResult, TokenSumSimulator, realise_overlaps
 
 __all__ = ["simulate_direct", "DirectSGD"]
 
 
-class DirectSGD:
+class DirectSGD(TokenSumSimulator):
+    """State: the trainable vectors W (S × p × d); hidden vectors are e_1..e_q."""
+
     def __init__(self, model: Model, config: SGDConfig):
-        import torch
-        self.torch = torch
-        self.model, self.cfg = model, config
-        self.params = model.check_params(config.params)
-        d = self.params[model.dimension.name]
-        self.d = int(d)
-        self.code = model_code(model)
-        self.p, self.q = len(self.code.trainable), len(self.code.hidden)
-        if self.d < self.p + self.q:
-            raise ValueError(f"dimension d={self.d} must be >= {self.p + self.q} "
-                             "(number of trainable plus hidden vectors)")
-        self.device = resolve_device(config.device)
-        self.dtype = getattr(torch, config.dtype)
-        self.L = int(float(model.data.L.subs({s: self.params[s.name] for s in model.param_symbols})))
-        self.pvals = [self.params[s.name] for s in model.param_symbols]
-        self.gen = torch.Generator(device=self.device)
-        self.gen.manual_seed(int(config.seed))
-        data = model.data
-        ev = lambda e: float(sp.sympify(e).subs({s: self.params[s.name] for s in model.param_symbols}))
-        self.scale_signal, self.scale_noise = ev(data.signal.scale), ev(data.noise.scale)
-        idx = {h: i for i, h in enumerate(self.code.hidden)}
-        self.mu_signal = torch.zeros(self.q, dtype=self.dtype, device=self.device)
-        self.mu_noise = torch.zeros(self.q, dtype=self.dtype, device=self.device)
-        for a, c in data.signal.mean.items():
-            self.mu_signal[idx[a]] = ev(c)
-        for a, c in data.noise.mean.items():
-            self.mu_noise[idx[a]] = ev(c)
-        self.label_noise = ev(model.label_noise)
-        self.sphere = torch.tensor([v.constraint == "sphere" for v in model.trainable],
-                                   device=self.device)
-        self.all_sphere = bool(self.sphere.all())
+        super().__init__(model, config)
         self.W = self._init_weights()
 
     # ---------------------------------------------------------------------------------------
@@ -89,26 +56,14 @@ class DirectSGD:
             out.append(gram_tw[:, i, j] if j < self.p else H[:, i, j - self.p])
         return self.torch.stack(out, -1)
 
-    def _token_terms(self, J):
-        """Per-token scale and mean (coefficients on the hidden basis) from the location J."""
-        torch = self.torch
-        onehot = torch.nn.functional.one_hot(J, self.L).to(self.dtype)         # S,B,L
-        scale = self.scale_noise + onehot * (self.scale_signal - self.scale_noise)
-        mu = self.mu_noise + onehot[..., None] * (self.mu_signal - self.mu_noise)  # S,B,L,q
-        return onehot, scale, mu
-
     def _forward(self, Praw, Hraw, J, W):
         """Projections → (ŷ − y, ∂t/∂p per trainable): Praw = gᵀw (S,B,L,p), Hraw = g[:q]."""
         onehot, scale, mu = self._token_terms(J)
         muW = mu @ W[:, :, :self.q].transpose(1, 2)[:, None]                    # S,B,L,p
         P = scale[..., None] * Praw + muW
         Ph = scale[..., None] * Hraw + mu
-        outs = self.code.student(*self.pvals, *P.unbind(-1), *Ph.unbind(-1))
-        t, dts = outs[0], outs[1:]
-        yhat = t.sum(-1)
-        PhJ = (Ph * onehot[..., None]).sum(-2)                                 # S,B,q
-        y = self.code.label(*self.pvals, *PhJ.unbind(-1))[0]
-        return yhat - y, dts, scale, mu
+        r, dts = self._predict(P, Ph, onehot)
+        return r, dts, scale, mu
 
     def step(self):
         """One SGD step; two contractions over the B·L·d Gaussians, the rest is O(S·p·d)."""
@@ -156,32 +111,6 @@ class DirectSGD:
         Hraw = torch.einsum("sblr,srq->sblq", Z, coordsH)
         res, *_ = self._forward(Praw, Hraw, J, self.W)
         return ((res - self.label_noise * xi) ** 2).mean(1)
-
-    def run(self, progress=None) -> SGDResult:
-        cfg = self.cfg
-        ts, qs, risks = [], [], []
-
-        def record(k):
-            ts.append(k * cfg.lr)
-            qs.append(self.overlaps().cpu().numpy())
-            if cfg.n_test:
-                risks.append(self.test_risk(cfg.n_test).cpu().numpy())
-
-        record(0)
-        start = time.perf_counter()
-        with self.torch.no_grad():
-            for k in range(1, cfg.steps + 1):
-                self.step()
-                if k % cfg.record_every == 0 or k == cfg.steps:
-                    record(k)
-                    if not np.all(np.isfinite(qs[-1])):
-                        raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
-                    if progress is not None:
-                        progress(k, cfg.steps)
-        elapsed = time.perf_counter() - start
-        names = tuple(s.name for s in self.model.order_parameters)
-        return SGDResult(np.array(ts), np.array(qs), np.array(risks) if risks else None, names,
-                         cfg.steps / max(elapsed, 1e-12))
 
 
 def simulate_direct(model: Model, config: SGDConfig, progress=None) -> SGDResult:
