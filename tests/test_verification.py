@@ -128,3 +128,9 @@ def test_cli_evaluate_answers_bad_input_with_the_parameter_and_range():
     assert res.exit_code == 2 and "kappa='1.3' is out of range" in res.output
     res = runner.invoke(app, base + ["--param", "d=20", "--overlap", "kappa=0.5"] + ov)
     assert res.exit_code == 0 and "risk = " in res.output and "dkappa/dt" in res.output
+
+
+def test_cli_derive_prints_the_reduced_equations():
+    res = runner.invoke(app, ["derive", "marion2025"])
+    assert res.exit_code == 0 and "R = " in res.output and "dkappa/dt" in res.output
+    assert runner.invoke(app, ["derive", "nomodel"]).exit_code == 2
