@@ -1,0 +1,70 @@
+"""Random-energy-model layer: the derived constants' identities, and extreme-value sampling
+against brute force over all e^{αd} levels."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, strategies as st
+from scipy.stats import norm
+
+from numerics.rem import brute_force_sample, extreme_value_sample
+from theory.rem import alpha, beta, rem_constants
+
+C = rem_constants()
+
+
+def test_derived_constants_are_the_known_ones():
+    bc = sp.sqrt(2 * alpha)
+    assert sp.simplify(C["beta_c"] - bc) == 0
+    for b in (sp.Rational(1, 3) * bc, 2 * bc):
+        below = b.subs(alpha, 1) <= bc.subs(alpha, 1)
+        psi = C["psi"].subs(beta, b)
+        expected = alpha / b + b / 2 if below else bc
+        assert sp.simplify(psi - expected) == 0
+
+
+@given(a=st.floats(0.01, 3), b=st.floats(0.01, 5))
+def test_identities(a, b):
+    psi = sp.lambdify((alpha, beta), C["psi"])
+    r = sp.lambdify((alpha, beta), C["r"])
+    assert psi(a, b) >= np.sqrt(2 * a) - 1e-12                   # ψ ≥ √(2α)
+    h = 1e-6 * max(b, 1)
+    dbpsi = ((b + h) * psi(a, b + h) - (b - h) * psi(a, b - h)) / (2 * h)
+    if abs(b - np.sqrt(2 * a)) > 2 * h:
+        assert r(a, b) == pytest.approx(dbpsi, rel=1e-6, abs=1e-8)  # r = ∂(βψ)/∂β
+
+
+@given(a=st.floats(0.01, 3))
+def test_continuity_of_psi_and_its_derivative_at_beta_c(a):
+    bc = np.sqrt(2 * a)
+    psi = sp.lambdify((alpha, beta), C["psi"])
+    r = sp.lambdify((alpha, beta), C["r"])
+    eps = 1e-9
+    assert psi(a, bc - eps) == pytest.approx(psi(a, bc + eps), abs=1e-7)
+    assert r(a, bc - eps) == pytest.approx(r(a, bc + eps), abs=1e-7)
+
+
+@pytest.mark.parametrize("a,b", [(0.5, 0.6), (0.4, 1.2), (0.5, 2.0)])
+def test_extreme_value_sampling_matches_brute_force(a, b):
+    d = 18
+    bf = brute_force_sample(a, b, d, 800, seed=3)
+    ev = extreme_value_sample(a, b, d, 8000, seed=4, top_k=1000)
+    z = norm.isf(1e-3 / 8)
+    for name in ("free_energy", "gibbs_mean"):
+        x, y = getattr(bf, name), getattr(ev, name)
+        se = np.sqrt(x.var() / len(x) + y.var() / len(y))
+        assert abs(x.mean() - y.mean()) <= z * se, name
+        assert abs(np.log(x.std() / y.std())) <= z * np.sqrt(1 / (2 * len(x)) + 1 / (2 * len(y))) * 1.5
+
+
+def test_extreme_value_sampling_reaches_exponentially_many_levels():
+    s = extreme_value_sample(0.5, 2.0, 2000, 50, seed=0)     # e^{1000} levels
+    psi = float(C["psi"].subs({alpha: 0.5, beta: 2.0}))
+    assert np.all(np.isfinite(s.free_energy)) and abs(s.free_energy.mean() - psi) < 0.01
+
+
+def test_bad_rem_input():
+    with pytest.raises(ValueError, match="alpha"):
+        extreme_value_sample(-1, 1, 10, 5, seed=0)
+    with pytest.raises(ValueError, match="max_levels"):
+        brute_force_sample(1.0, 1.0, 100, 1, seed=0)
