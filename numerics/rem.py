@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
-__all__ = ["REMSample", "extreme_value_sample", "brute_force_sample"]
+__all__ = ["REMSample", "extreme_value_sample", "brute_force_sample", "gibbs_average",
+           "brute_force_gibbs_average"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,16 @@ def _log_trunc_moments(beta, d, tau):
     return log_m1, mean_tilted, log_m2, log_ndtr(tau / sd)
 
 
-def extreme_value_sample(alpha, beta, d, n_samples, seed, top_k=2000) -> REMSample:
-    _check(alpha, beta, d, n_samples)
-    rng = np.random.default_rng(seed)
+@dataclass(frozen=True)
+class _Levels:
+    E_top: np.ndarray      # n × K, decreasing
+    log_bulk: np.ndarray   # log of the bulk Boltzmann sum (n)
+    logZ: np.ndarray       # n
+    tau: np.ndarray        # threshold E_(K)
+    mean_bulk: np.ndarray  # mean energy of the tilted truncated bulk law
+
+
+def _levels(alpha, beta, d, n_samples, rng, top_k):
     logN = alpha * d
     K = int(min(top_k, max(1, np.floor(np.exp(min(logN, 700)) / 2))))
     gam = np.cumsum(rng.standard_exponential((n_samples, K)), axis=1)
@@ -82,9 +90,61 @@ def extreme_value_sample(alpha, beta, d, n_samples, seed, top_k=2000) -> REMSamp
     rel_sd = np.exp(0.5 * (log_rest + log_var_term) - log_mean)
     bulk_factor = np.maximum(1 + rel_sd * rng.standard_normal(n_samples), 1e-12)
     log_bulk = log_mean + np.log(bulk_factor)
-    logw_top = beta * E_top
-    logZ = np.logaddexp(logsumexp(logw_top, axis=1), log_bulk)
-    w_top = np.exp(logw_top - logZ[:, None])
-    w_bulk = np.exp(log_bulk - logZ)
-    gibbs = (np.sum(w_top * E_top, axis=1) + w_bulk * mean_t) / d
-    return REMSample(logZ / (beta * d), gibbs)
+    logZ = np.logaddexp(logsumexp(beta * E_top, axis=1), log_bulk)
+    return _Levels(E_top, log_bulk, logZ, tau, mean_t)
+
+
+def extreme_value_sample(alpha, beta, d, n_samples, seed, top_k=2000) -> REMSample:
+    _check(alpha, beta, d, n_samples)
+    lv = _levels(alpha, beta, d, n_samples, np.random.default_rng(seed), top_k)
+    w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
+    w_bulk = np.exp(lv.log_bulk - lv.logZ)
+    gibbs = (np.sum(w_top * lv.E_top, axis=1) + w_bulk * lv.mean_bulk) / d
+    return REMSample(lv.logZ / (beta * d), gibbs)
+
+
+_GL_U, _GL_WU = np.polynomial.legendre.leggauss(48)
+_GH_Z, _GH_WZ = np.polynomial.hermite_e.hermegauss(24)
+_GH_WZ = _GH_WZ / np.sqrt(2 * np.pi)
+
+
+def gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k=2000) -> np.ndarray:
+    """Σ_ℓ q_ℓ·F(x_ℓᵀv/√d) over N = e^{αd} dummy tokens with Gibbs weights q ∝ e^{β√d·x_ℓᵀu}
+    and ρ = uᵀv: x_ℓᵀv/√d = ρ·E_ℓ/d + √(1−ρ²)·z_ℓ/√d with z_ℓ ~ N(0, 1) independent.
+    Top levels exactly; the bulk by quadrature over its tilted truncated law
+    (E ~ N(βd, d) | E < τ, through its quantile function) and z (Gauss–Hermite)."""
+    _check(alpha, beta, d, n_samples)
+    if not -1 <= rho <= 1:
+        raise ValueError(f"rho={rho!r} must be in [-1, 1]")
+    rng = np.random.default_rng(seed)
+    lv = _levels(alpha, beta, d, n_samples, rng, top_k)
+    s = np.sqrt(1 - rho**2) / np.sqrt(d)
+    z = rng.standard_normal(lv.E_top.shape)
+    top = F(rho * lv.E_top / d + s * z)
+    w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
+    # bulk: u in (0,1) ↦ E = βd + √d·Φ⁻¹(u·Φ(a)), a = (τ − βd)/√d
+    a = (lv.tau - beta * d) / np.sqrt(d)
+    u = (_GL_U + 1) / 2
+    logPhi_a = log_ndtr(a)
+    E_b = beta * d + np.sqrt(d) * ndtri_exp(np.log(u)[None, :] + logPhi_a[:, None])   # n × U
+    vals = F(rho * E_b[:, :, None] / d + s * _GH_Z[None, None, :])                    # n × U × Z
+    bulk_avg = np.einsum("nuz,u,z->n", vals, _GL_WU / 2, _GH_WZ)
+    w_bulk = np.exp(lv.log_bulk - lv.logZ)
+    return np.sum(w_top * top, axis=1) + w_bulk * bulk_avg
+
+
+def brute_force_gibbs_average(F, alpha, beta, d, rho, n_samples, seed, max_levels=5_000_000):
+    """Reference for ``gibbs_average`` drawing all e^{αd} levels (small αd only)."""
+    _check(alpha, beta, d, n_samples)
+    N = int(round(np.exp(alpha * d)))
+    if N > max_levels:
+        raise ValueError(f"e^(alpha*d) = {N} levels exceed max_levels={max_levels}")
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_samples)
+    for i in range(n_samples):
+        E = rng.standard_normal(N) * np.sqrt(d)
+        z = rng.standard_normal(N)
+        logw = beta * E
+        q = np.exp(logw - logsumexp(logw))
+        out[i] = q @ F(rho * E / d + np.sqrt(1 - rho**2) * z / np.sqrt(d))
+    return out

@@ -1,6 +1,7 @@
 """Registry, runner, report files, regression guard, statistics and the CLI."""
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -19,6 +20,11 @@ runner = CliRunner()
 
 
 def test_every_registered_claim_has_a_spec_id_and_label():
+    spec = (Path(__file__).resolve().parents[2] / "shared" / "spec")
+    for c in claims_for():
+        assert c.label and c.statement
+        if spec.exists():   # ids are the ones the paper's spec lists
+            assert f"`{c.id.split('[')[0]}`" in (spec / f"{c.paper}.md").read_text(), c.id
     claims = claims_for("marion2025")
     ids = {c.id for c in claims}
     assert ids == {"marion2025:thm1-risk", "marion2025:manifold-invariant", "marion2025:saddle",
