@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
 __all__ = ["REMSample", "extreme_value_sample", "brute_force_sample", "gibbs_average",
-           "brute_force_gibbs_average"]
+           "brute_force_gibbs_average", "softmax_risk_mc", "brute_force_softmax_risk"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,74 @@ _GH_Z, _GH_WZ = np.polynomial.hermite_e.hermegauss(24)
 _GH_WZ = _GH_WZ / np.sqrt(2 * np.pi)
 
 
+def _gibbs_from_levels(lv, F, beta, d, rho, rng):
+    s = np.sqrt(1 - rho**2) / np.sqrt(d)
+    z = rng.standard_normal(lv.E_top.shape)
+    top = F(rho * lv.E_top / d + s * z)
+    w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
+    a = (lv.tau - beta * d) / np.sqrt(d)
+    u = (_GL_U + 1) / 2
+    E_b = beta * d + np.sqrt(d) * ndtri_exp(np.log(u)[None, :] + log_ndtr(a)[:, None])  # n × U
+    vals = F(rho * E_b[:, :, None] / d + s * _GH_Z[None, None, :])                        # n × U × Z
+    bulk_avg = np.einsum("nuz,u,z->n", vals, _GL_WU / 2, _GH_WZ)
+    w_bulk = np.exp(lv.log_bulk - lv.logZ)
+    return np.sum(w_top * top, axis=1) + w_bulk * bulk_avg
+
+
+def softmax_risk_mc(link, alpha, beta, gamma, d, overlaps, n_samples, seed, top_k=2000):
+    """Monte Carlo of Dohmatob's risk E(f − σ(x_*ᵀv*))² (ε² removed) at L − 1 = e^{αd}
+    dummy tokens: the secret token's projections on (u, v, v*) are sampled exactly
+    (mean c√d·(µ, ζ, 0), covariance γ²·Gram), the dummies through extreme-value sampling of
+    their energies √d·x_ℓᵀu with x_ℓᵀv = ρ·x_ℓᵀu + √(1−ρ²)·z_ℓ. Returns (mean, stderr).
+    The bulk's Gibbs average enters through its conditional mean (its fluctuation is
+    bounded by the largest bulk weight, negligible next to the top levels)."""
+    _check(alpha, beta, d, n_samples)
+    if not 0 < gamma < 1:
+        raise ValueError(f"gamma={gamma!r} must be in (0, 1)")
+    mu, nu, zeta, eta, rho = (overlaps[k] for k in ("mu", "nu", "zeta", "eta", "rho"))
+    G = np.array([[1, rho, eta], [rho, 1, nu], [eta, nu, 1.0]])
+    if np.linalg.eigvalsh(G).min() < -1e-10:
+        raise ValueError(f"overlaps {overlaps} are not realisable (Gram of u, v, v* not PSD)")
+    rng = np.random.default_rng(seed)
+    c = np.sqrt(1 - gamma**2)
+    lam, U = np.linalg.eigh(G)
+    A = U * np.sqrt(np.clip(lam, 0, None))
+    sec = c * np.sqrt(d) * np.array([mu, zeta, 0.0]) + gamma * rng.standard_normal((n_samples, 3)) @ A.T
+    lv = _levels(alpha, beta, d, n_samples, rng, top_k)
+    sigma_scaled = lambda t: link(np.sqrt(d) * t)          # F(x_ℓᵀv/√d) = σ(x_ℓᵀv)
+    avg = _gibbs_from_levels(lv, sigma_scaled, beta, d, rho, rng)
+    log_secret = beta * np.sqrt(d) * sec[:, 0]
+    p = np.exp(log_secret - np.logaddexp(log_secret, lv.logZ))
+    f = p * link(sec[:, 1]) + (1 - p) * avg
+    e = (f - link(sec[:, 2])) ** 2
+    return float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_samples))
+
+
+def brute_force_softmax_risk(link, alpha, beta, gamma, d, overlaps, n_samples, seed,
+                             max_levels=2_000_000):
+    """Reference for ``softmax_risk_mc``: every dummy token's projections drawn (small αd)."""
+    _check(alpha, beta, d, n_samples)
+    N = int(round(np.exp(alpha * d)))
+    if N > max_levels:
+        raise ValueError(f"e^(alpha*d) = {N} levels exceed max_levels={max_levels}")
+    mu, nu, zeta, eta, rho = (overlaps[k] for k in ("mu", "nu", "zeta", "eta", "rho"))
+    G = np.array([[1, rho, eta], [rho, 1, nu], [eta, nu, 1.0]])
+    lam, U = np.linalg.eigh(G)
+    A = U * np.sqrt(np.clip(lam, 0, None))
+    rng = np.random.default_rng(seed)
+    c = np.sqrt(1 - gamma**2)
+    out = np.empty(n_samples)
+    for i in range(n_samples):
+        sec = c * np.sqrt(d) * np.array([mu, zeta, 0.0]) + gamma * A @ rng.standard_normal(3)
+        xu = rng.standard_normal(N)
+        xv = rho * xu + np.sqrt(1 - rho**2) * rng.standard_normal(N)
+        logits = beta * np.sqrt(d) * np.concatenate([[sec[0]], xu])
+        q = np.exp(logits - logsumexp(logits))
+        f = q[0] * link(sec[1]) + q[1:] @ link(xv)
+        out[i] = (f - link(sec[2])) ** 2
+    return float(out.mean()), float(out.std(ddof=1) / np.sqrt(n_samples))
+
+
 def gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k=2000) -> np.ndarray:
     """Σ_ℓ q_ℓ·F(x_ℓᵀv/√d) over N = e^{αd} dummy tokens with Gibbs weights q ∝ e^{β√d·x_ℓᵀu}
     and ρ = uᵀv: x_ℓᵀv/√d = ρ·E_ℓ/d + √(1−ρ²)·z_ℓ/√d with z_ℓ ~ N(0, 1) independent.
@@ -118,19 +186,7 @@ def gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k=2000) -> np.nda
         raise ValueError(f"rho={rho!r} must be in [-1, 1]")
     rng = np.random.default_rng(seed)
     lv = _levels(alpha, beta, d, n_samples, rng, top_k)
-    s = np.sqrt(1 - rho**2) / np.sqrt(d)
-    z = rng.standard_normal(lv.E_top.shape)
-    top = F(rho * lv.E_top / d + s * z)
-    w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
-    # bulk: u in (0,1) ↦ E = βd + √d·Φ⁻¹(u·Φ(a)), a = (τ − βd)/√d
-    a = (lv.tau - beta * d) / np.sqrt(d)
-    u = (_GL_U + 1) / 2
-    logPhi_a = log_ndtr(a)
-    E_b = beta * d + np.sqrt(d) * ndtri_exp(np.log(u)[None, :] + logPhi_a[:, None])   # n × U
-    vals = F(rho * E_b[:, :, None] / d + s * _GH_Z[None, None, :])                    # n × U × Z
-    bulk_avg = np.einsum("nuz,u,z->n", vals, _GL_WU / 2, _GH_WZ)
-    w_bulk = np.exp(lv.log_bulk - lv.logZ)
-    return np.sum(w_top * top, axis=1) + w_bulk * bulk_avg
+    return _gibbs_from_levels(lv, F, beta, d, rho, rng)
 
 
 def brute_force_gibbs_average(F, alpha, beta, d, rho, n_samples, seed, max_levels=5_000_000):

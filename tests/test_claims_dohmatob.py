@@ -24,3 +24,25 @@ def test_gibbs_average_refutes_a_wrong_limit():
     entry = verdict("dohmatob2025:prop12-gibbs-average",
                     limit=lambda F, rho, r: F(rho * 1.05 * r))
     assert entry["verdict"] == "refuted"
+
+
+def test_prop1_check_confirms_a_correct_formula_and_refutes_the_papers_on_M():
+    """The paper's R̄ misses the dummy tokens' Gibbs noise (1 − p)²(1 − ρ²)·E Σq², which the
+    REM gives as 1 − β_c/β in the frozen phase: with that term the check confirms; without
+    it, it refutes at the on-M points where the attention is off."""
+    from theory.models import dohmatob2025 as dm
+    corrected = dm.paper_risk("linear") + (1 - dm.paper_localisation()) ** 2 * (1 - dm.rho**2) \
+        * sp.Max(0, 1 - dm.PAPER_BETA_C / dm.beta)
+    assert verdict("dohmatob2025:prop1-risk[link=linear]", formula=corrected)["verdict"] == "confirmed"
+    entry = verdict("dohmatob2025:prop1-risk[link=linear]")
+    assert entry["verdict"] == "refuted" and "frozen" in entry["summary"]
+    keys = {"link", "d", "alpha", "beta", "gamma", "mu", "nu", "zeta", "eta", "rho", "theory",
+            "mc", "mc_stderr"}
+    assert all(keys <= set(p) for p in entry["evidence"]["points"])
+
+
+def test_cor1_refutes_a_wrong_closed_form():
+    from theory.models import dohmatob2025 as dm
+    assert verdict("dohmatob2025:cor1-linear")["verdict"] == "confirmed"
+    wrong = dm.paper_cor1_linear() + dm.gamma**2 * dm.nu
+    assert verdict("dohmatob2025:cor1-linear", formula=wrong)["verdict"] == "refuted"

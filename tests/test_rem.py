@@ -68,3 +68,13 @@ def test_bad_rem_input():
         extreme_value_sample(-1, 1, 10, 5, seed=0)
     with pytest.raises(ValueError, match="max_levels"):
         brute_force_sample(1.0, 1.0, 100, 1, seed=0)
+
+
+@pytest.mark.parametrize("link", [lambda t: t, lambda t: t**2], ids=["linear", "quadratic"])
+@pytest.mark.parametrize("a,b", [(0.5, 0.6), (0.5, 2.0)])
+def test_softmax_risk_extreme_value_matches_brute_force(link, a, b):
+    from numerics.rem import brute_force_softmax_risk, softmax_risk_mc
+    ov = dict(mu=0.8, nu=0.5, zeta=0.2, eta=0.1, rho=0.3)
+    x = brute_force_softmax_risk(link, a, b, 0.6, 16, ov, 1500, seed=1)
+    y = softmax_risk_mc(link, a, b, 0.6, 16, ov, 20000, seed=2, top_k=1000)
+    assert abs(x[0] - y[0]) <= norm.isf(1e-3 / 8) * np.hypot(x[1], y[1])

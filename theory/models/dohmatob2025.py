@@ -9,8 +9,49 @@ import sympy as sp
 
 from ..rem import alpha, beta
 
-__all__ = ["alpha", "beta", "PAPER_BETA_C", "PAPER_PSI", "PAPER_R"]
+__all__ = ["alpha", "beta", "d", "gamma", "mu", "nu", "zeta", "eta", "rho", "PAPER_BETA_C",
+           "PAPER_PSI", "PAPER_R", "LINKS", "paper_localisation", "paper_risk", "paper_cor1_linear"]
 
 PAPER_BETA_C = sp.sqrt(2 * alpha)
 PAPER_PSI = sp.Piecewise((alpha / beta + beta / 2, beta <= PAPER_BETA_C), (PAPER_BETA_C, True))
 PAPER_R = sp.Min(beta, PAPER_BETA_C)
+
+
+# --- Prop. 1 as the paper states it ------------------------------------------------------
+from ..gaussian import GaussianLaw, expect  # noqa: E402
+
+d = sp.Symbol("d", positive=True)
+gamma = sp.Symbol("gamma", positive=True)
+mu, nu, zeta, eta, rho = sp.symbols("mu nu zeta eta rho", real=True)
+_g1, _g2, _t = sp.symbols("g1 g2 t", real=True)
+
+LINKS = {"linear": sp.Lambda(_t, _t), "quadratic": sp.Lambda(_t, _t**2)}
+
+
+def paper_localisation(psi=PAPER_PSI):
+    """p(µ) = 1/(1 + exp(−(cµ − ψ)βd)), c = √(1 − γ²)."""
+    c = sp.sqrt(1 - gamma**2)
+    return 1 / (1 + sp.exp(-(c * mu - psi) * beta * d))
+
+
+def paper_risk(link, psi=PAPER_PSI, r=PAPER_R) -> sp.Expr:
+    """R̄(µ, ν, ζ, ρ) = p²·H1(1, ζ, ρ) − 2p·H2(ν, ζ, ρ) + H1(1, 0, ρ) (Prop. 1), with
+    σ_{γ,ζ,ρ}(t) = σ(γt + cζ√d) − σ(ρ·r·√d) and H1, H2 Gaussian expectations over (G1, G2)
+    of correlation ν, integrated by the engine's Gaussian layer."""
+    sigma = LINKS[link] if isinstance(link, str) else link
+    c = sp.sqrt(1 - gamma**2)
+    s = lambda t, z: sigma(gamma * t + c * z * sp.sqrt(d)) - sigma(rho * r * sp.sqrt(d))
+
+    def H(corr, z1, z2):
+        law = GaussianLaw((_g1, _g2), sp.zeros(2, 1), sp.Matrix([[1, corr], [corr, 1]]))
+        return expect(s(_g1, z1) * s(_g2, z2), law)
+
+    p = paper_localisation(psi)
+    return p**2 * H(1, zeta, zeta) - 2 * p * H(nu, zeta, 0) + H(1, 0, 0)
+
+
+def paper_cor1_linear(psi=PAPER_PSI, r=PAPER_R) -> sp.Expr:
+    """Cor. 1: R̄ = (p·c·ζ + (1 − p)·ρ·r)²·d + γ²(p² − 2pν + 1) for σ(t) = t."""
+    c = sp.sqrt(1 - gamma**2)
+    p = paper_localisation(psi)
+    return (p * c * zeta + (1 - p) * rho * r) ** 2 * d + gamma**2 * (p**2 - 2 * p * nu + 1)
