@@ -66,7 +66,8 @@ def autograd_flow(model: Model, params, overlaps, d: int | None = None):
 def projected_gd(model: Model, params, init, step: float, n_steps: int,
                  record_every: int = 100, d: int | None = None):
     """PGD from one initial overlap dict or a list of them (batched: one run per init).
-    Returns (steps, overlaps[record, run, K], risk[record, run])."""
+    Returns (steps, overlaps[record, run, K], risk[record, run], max_increase[run]), the last
+    being the largest one-step increase of the risk (> 0: the step is too large for descent)."""
     import torch
     if not step > 0:
         raise ValueError(f"step={step} must be > 0")
@@ -87,10 +88,15 @@ def projected_gd(model: Model, params, init, step: float, n_steps: int,
         return torch.stack([G[:, i, j] for i, j in idx], -1)
 
     ks, qs, rs = [], [], []
+    prev, max_inc = None, np.full(len(inits), -np.inf)
     for k in range(n_steps + 1):
         W.requires_grad_(True)
         ov = overlaps(W)
         R = cm.risk(p, ov, check=False)
+        now = R.detach().numpy()
+        if prev is not None:
+            max_inc = np.maximum(max_inc, now - prev)
+        prev = now.copy()
         if k % record_every == 0 or k == n_steps:
             ks.append(k)
             qs.append(ov.detach().numpy().copy())
@@ -107,4 +113,4 @@ def projected_gd(model: Model, params, init, step: float, n_steps: int,
     qs = np.array(qs)
     if not np.all(np.isfinite(qs)):
         raise FloatingPointError("projected_gd: overlaps became non-finite")
-    return np.array(ks), qs, np.array(rs)
+    return np.array(ks), qs, np.array(rs), max_inc
