@@ -49,6 +49,16 @@ def _extrapolate(dims, Y, SE, basis=("log(d)/d", "1/d"), alternative=("1/d", "1/
     return a, np.sqrt(se**2 + systematic**2)
 
 
+def _judge(checks, target, z):
+    """Mark each extrapolated limit against the paper's value: |Δ| ≤ z·se + numerical floor.
+    Returns the failing checks."""
+    for c in checks:
+        delta = abs(c["extrapolated"] - c[target])
+        c["z_score"] = delta / max(c["stderr"], 1e-300)
+        c["ok"] = bool(delta <= z * c["stderr"] + NUMERICAL_FLOOR)
+    return [c for c in checks if not c["ok"]]
+
+
 @claim(f"{PAPER}:rem-constants", "Eqs. 14–18",
        "ψ(β, α) = α/β + β/2 for β ≤ β_c = √(2α) and √(2α) above; (βd)⁻¹ log Z → ψ and the "
        "Gibbs mean of x_ℓᵀu/√d → r = min(β, √(2α)), in both phases.",
@@ -86,10 +96,7 @@ def rem_constants_claim(ctx, psi=PAPER_PSI, r=PAPER_R):
                      "gibbs_mean_se": ses[:, 1]})
         ctx.tick((i + 1) / len(PHASES))
     z = ctx.z(len(checks))
-    for c in checks:
-        c["z_score"] = abs(c["extrapolated"] - c["paper"]) / max(c["stderr"], 1e-300)
-        c["ok"] = abs(c["extrapolated"] - c["paper"]) <= z * c["stderr"] + NUMERICAL_FLOOR
-    bad = [c for c in checks if not c["ok"]]
+    bad = _judge(checks, "paper", z)
     evidence = {"checks": checks, "rows": rows, "z": z, "numerical_floor": NUMERICAL_FLOOR,
                 "n_samples": n, "paper_psi": str(psi), "paper_r": str(r),
                 "engine_psi": str(derived["psi"]), "engine_r": str(derived["r"])}
@@ -163,10 +170,7 @@ def prop12_gibbs_average(ctx, limit=_paper_prop12):
             rows.append({"alpha": a_, "beta": b_, "rho": rho_, "d": dims, "means": means})
             ctx.tick((i * len(rhos) + j + 1) / total)
     z = ctx.z(len(checks))
-    for c in checks:
-        c["z_score"] = abs(c["extrapolated"] - c["paper_limit"]) / max(c["stderr"], 1e-300)
-        c["ok"] = abs(c["extrapolated"] - c["paper_limit"]) <= z * c["stderr"] + NUMERICAL_FLOOR
-    bad = [c for c in checks if not c["ok"]]
+    bad = _judge(checks, "paper_limit", z)
     evidence = {"checks": checks, "rows": rows, "z": z, "n_samples": n,
                 "numerical_floor": NUMERICAL_FLOOR}
     if bad:
