@@ -46,3 +46,12 @@ def test_cor1_refutes_a_wrong_closed_form():
     assert verdict("dohmatob2025:cor1-linear")["verdict"] == "confirmed"
     wrong = dm.paper_cor1_linear() + dm.gamma**2 * dm.nu
     assert verdict("dohmatob2025:cor1-linear", formula=wrong)["verdict"] == "refuted"
+
+
+def test_prop2_refutes_a_wrong_oracle_formula_and_records_both_sides():
+    from theory.models import dohmatob2025 as dm
+    wrong = (1 - dm.paper_localisation().subs(dm.mu, 1)) * dm.dual_kernel("linear", 1)
+    entry = verdict("dohmatob2025:prop2-oracle[link=linear]", oracle_formula=wrong)
+    assert entry["verdict"] == "refuted" and "R̄ at the oracle" in entry["summary"]
+    sides = {(c["side"], c["phase"]): c["ok"] for c in entry["evidence"]["checks"]}
+    assert sides[("learnable", "frozen")] and sides[("learnable", "high-temperature")]

@@ -10,7 +10,8 @@ import sympy as sp
 from ..rem import alpha, beta
 
 __all__ = ["alpha", "beta", "d", "gamma", "mu", "nu", "zeta", "eta", "rho", "PAPER_BETA_C",
-           "PAPER_PSI", "PAPER_R", "LINKS", "paper_localisation", "paper_risk", "paper_cor1_linear"]
+           "PAPER_PSI", "PAPER_R", "LINKS", "paper_localisation", "paper_risk", "paper_cor1_linear",
+           "dual_kernel", "paper_oracle_risk"]
 
 PAPER_BETA_C = sp.sqrt(2 * alpha)
 PAPER_PSI = sp.Piecewise((alpha / beta + beta / 2, beta <= PAPER_BETA_C), (PAPER_BETA_C, True))
@@ -55,3 +56,15 @@ def paper_cor1_linear(psi=PAPER_PSI, r=PAPER_R) -> sp.Expr:
     c = sp.sqrt(1 - gamma**2)
     p = paper_localisation(psi)
     return (p * c * zeta + (1 - p) * rho * r) ** 2 * d + gamma**2 * (p**2 - 2 * p * nu + 1)
+
+
+def dual_kernel(link, corr) -> sp.Expr:
+    """σ̄_γ(ν) = E[σ(γG1)·σ(γG2)], (G1, G2) standard with correlation ν (engine-integrated)."""
+    sigma = LINKS[link] if isinstance(link, str) else link
+    law = GaussianLaw((_g1, _g2), sp.zeros(2, 1), sp.Matrix([[1, corr], [corr, 1]]))
+    return expect(sigma(gamma * _g1) * sigma(gamma * _g2), law)
+
+
+def paper_oracle_risk(link, psi=PAPER_PSI) -> sp.Expr:
+    """Prop. 2: R(u*, v*) ≃ (1 − p(1))²·σ̄_γ(1)."""
+    return (1 - paper_localisation(psi).subs(mu, 1)) ** 2 * dual_kernel(link, 1)
