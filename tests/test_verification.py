@@ -140,3 +140,15 @@ def test_cli_derive_prints_the_reduced_equations():
     res = runner.invoke(app, ["derive", "marion2025"])
     assert res.exit_code == 0 and "R = " in res.output and "dkappa/dt" in res.output
     assert runner.invoke(app, ["derive", "nomodel"]).exit_code == 2
+
+
+def test_terminal_table_shows_sub_claim_ids_verbatim():
+    from io import StringIO
+    from rich.console import Console
+    from verification.report import verdict_table
+    buf = StringIO()
+    report = {"profile": "quick", "seed": 0, "claims": [
+        {"id": "p:c[link=linear]", "label": "Prop. 1", "verdict": "refuted",
+         "summary": "x [bold]y", "seconds": 1.0}]}
+    verdict_table(report, Console(file=buf, width=200))
+    assert "p:c[link=linear]" in buf.getvalue() and "[bold]" in buf.getvalue()

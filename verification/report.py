@@ -125,6 +125,7 @@ def write_html(path, report: dict, figure_paths: dict):
 
 def verdict_table(report: dict, console=None):
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -132,6 +133,7 @@ def verdict_table(report: dict, console=None):
     for col in ("claim", "label", "verdict", "summary", "s"):
         table.add_column(col, overflow="fold")
     for c in report["claims"]:
-        table.add_row(c["id"], c["label"], f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]",
-                      c["summary"], f"{c['seconds']:.1f}")
+        table.add_row(escape(c["id"]), escape(c["label"]),
+                      f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]", escape(c["summary"]),
+                      f"{c['seconds']:.1f}")
     console.print(table)
