@@ -55,3 +55,12 @@ def test_prop2_refutes_a_wrong_oracle_formula_and_records_both_sides():
     assert entry["verdict"] == "refuted" and "R̄ at the oracle" in entry["summary"]
     sides = {(c["side"], c["phase"]): c["ok"] for c in entry["evidence"]["checks"]}
     assert sides[("learnable", "frozen")] and sides[("learnable", "high-temperature")]
+
+
+def test_invariance_and_2d_flow_refuted_for_a_risk_coupling_zeta_to_mu():
+    from theory.models import dohmatob2025 as dm
+    assert verdict("dohmatob2025:prop5-invariance[link=linear]")["verdict"] == "confirmed"
+    assert verdict("dohmatob2025:prop6-2d-flow[link=quadratic]")["verdict"] == "confirmed"
+    wrong = dm.paper_risk("linear") + dm.zeta * dm.mu
+    assert verdict("dohmatob2025:prop5-invariance[link=linear]", risk=wrong)["verdict"] == "refuted"
+    assert verdict("dohmatob2025:prop6-2d-flow[link=linear]", risk=wrong)["verdict"] == "refuted"

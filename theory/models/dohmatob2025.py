@@ -68,3 +68,22 @@ def dual_kernel(link, corr) -> sp.Expr:
 def paper_oracle_risk(link, psi=PAPER_PSI) -> sp.Expr:
     """Prop. 2: R(u*, v*) ≃ (1 − p(1))²·σ̄_γ(1)."""
     return (1 - paper_localisation(psi).subs(mu, 1)) ** 2 * dual_kernel(link, 1)
+
+
+# --- dynamics: the Gram structure of (u, v; u*, v*) on which the engine derives the flow ----
+from ..model import Model, Vector  # noqa: E402
+
+OVERLAP_STRUCTURE = Model(
+    name="dohmatob2025-overlaps", hidden=("u_star", "v_star"),
+    trainable=(Vector("u", "sphere"), Vector("v", "sphere")),
+    overlaps={("u", "u_star"): mu, ("v", "v_star"): nu, ("v", "u_star"): zeta,
+              ("u", "v_star"): eta, ("u", "v"): rho},
+    params=(), data=None, student=sp.S.Zero, label=sp.S.Zero,
+    citation="Dohmatob 2025: projected gradient flow of (u, v) on the spheres")
+MANIFOLD = {zeta: 0, eta: 0, rho: 0}      # M = {u ⊥ v*, v ⊥ u*, u ⊥ v}
+
+
+def paper_flow(link, risk=None):
+    """The overlap flow of projected gradient flow on R̄, derived by the Gram-matrix chain rule."""
+    from ..dynamics import overlap_flow
+    return overlap_flow(OVERLAP_STRUCTURE, paper_risk(link) if risk is None else risk)

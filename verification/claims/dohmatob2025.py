@@ -385,3 +385,59 @@ for _link in ("linear", "quadratic"):
             return _prop2_check(ctx, link, oracle_formula)
         return check
     _make2(_link)
+
+
+# -------------------------------------------------------------------------------------------
+def _invariance_check(ctx, link, risk=None):
+    flow = dm.paper_flow(link, risk)
+    off = {str(q): sp.simplify(r.subs(dm.MANIFOLD)) for q, r in flow.as_dict().items()
+           if q in dm.MANIFOLD}
+    evidence = {"link": link, "flow_off_M_on_M": {k: str(v) for k, v in off.items()}}
+    bad = {k: v for k, v in off.items() if v != 0}
+    if not bad:
+        return Outcome("confirmed", f"{link}: dζ/dt, dη/dt, dρ/dt vanish identically on M "
+                       "(symbolic)", evidence)
+    # a concrete point where the flow leaves M
+    vals = {dm.alpha: 0.1, dm.beta: 1.0, dm.gamma: 0.6, dm.d: 100, dm.mu: 0.5, dm.nu: 0.3}
+    k, v = next(iter(bad.items()))
+    evidence["counterexample"] = {**{str(s): x for s, x in vals.items()},
+                                  f"d{k}/dt": float(v.subs(vals))}
+    return Outcome("refuted", f"{link}: d{k}/dt ≠ 0 on M, e.g. {float(v.subs(vals)):.4g} at "
+                   "α=0.1, β=1, γ=0.6, d=100, µ=0.5, ν=0.3", evidence)
+
+
+def _two_d_check(ctx, link, risk=None):
+    flow = dm.paper_flow(link, risk)
+    if any(sp.simplify(r.subs(dm.MANIFOLD)) != 0 for q, r in flow.as_dict().items()
+           if q in dm.MANIFOLD):
+        return Outcome("refuted", f"{link}: M is not invariant, so no closed 2-D flow on it",
+                       {"link": link})
+    flow2 = flow.restrict(dm.MANIFOLD)
+    extra = sorted(str(s) for r in flow2.rhs for s in r.free_symbols
+                   if s in (dm.zeta, dm.eta, dm.rho))
+    evidence = {"link": link, "state": [str(s) for s in flow2.state],
+                "rhs": [str(r) for r in flow2.rhs],
+                "rhs_latex": [sp.latex(r) for r in flow2.rhs]}
+    if extra:
+        return Outcome("refuted", f"{link}: the restricted flow still depends on {extra}", evidence)
+    return Outcome("confirmed", f"{link}: on M the derived flow closes on (µ, ν): "
+                   f"dµ/dt, dν/dt depend on µ, ν and the parameters only", evidence)
+
+
+for _link in ("linear", "quadratic"):
+    def _make3(link):
+        @claim(f"{PAPER}:prop5-invariance[link={link}]", "Prop. 5",
+               f"The dynamics leave M = {{η = ζ = ρ = 0}} invariant; here σ = {link}.",
+               statistical=False,
+               reading="dynamics = projected gradient flow on the paper's R̄ (Prop. 1), derived "
+                       "by the engine's Gram-matrix chain rule.")
+        def inv(ctx, risk=None):
+            return _invariance_check(ctx, link, risk)
+
+        @claim(f"{PAPER}:prop6-2d-flow[link={link}]", "Prop. 6",
+               f"On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
+               f"overlap flow; here σ = {link}.", statistical=False)
+        def two_d(ctx, risk=None):
+            return _two_d_check(ctx, link, risk)
+        return inv, two_d
+    _make3(_link)
