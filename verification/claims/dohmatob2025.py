@@ -4,6 +4,8 @@ the Gibbs averages (Props. 12–13); the remaining claims of the spec are not ye
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
@@ -14,6 +16,7 @@ from ..registry import Outcome, claim
 from ..stats import finite
 
 PAPER = "dohmatob2025"
+LINK_NAMES = ("linear", "quadratic")
 PHASES = [(0.5, 0.5), (0.2, 0.3), (0.5, 2.0), (0.2, 1.5)]   # two below β_c, two above
 NUMERICAL_FLOOR = 1e-9   # float64 resolution of the log-space sampler and quadrature
 
@@ -47,6 +50,13 @@ def _extrapolate(dims, Y, SE, basis=("log(d)/d", "1/d"), alternative=("1/d", "1/
                     _fit_intercepts(dims, Y, SE, basis=alternative)[0]]
     systematic = np.max(np.abs(np.array(alternatives) - a), axis=0)
     return a, np.sqrt(se**2 + systematic**2)
+
+
+def _per_link(name, label, statement, check, statistical=True, reading=""):
+    """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **overrides)``."""
+    for link in LINK_NAMES:
+        claim(f"{PAPER}:{name}[link={link}]", label, statement.format(link=link),
+              statistical=statistical, reading=reading)(functools.partial(check, link=link))
 
 
 def _judge(checks, target, z):
@@ -269,18 +279,13 @@ def _draw_prop1(points, link):
     return draw
 
 
-for _link in ("linear", "quadratic"):
-    def _make(link):
-        @claim(f"{PAPER}:prop1-risk[link={link}]", "Prop. 1",
-               f"For every link satisfying Condition 1 and all unit u, v, R(u, v) ≃ "
-               f"R̄(µ, ν, ζ, ρ) = p²H1(1, ζ, ρ) − 2pH2(ν, ζ, ρ) + H1(1, 0, ρ); here σ = {link}.",
-               reading="'≃' read as R/R̄ → 1 as d → ∞ (the rebuttal's notation); ε² removed; "
-                       "α = 0.1 with β = 0.3 (high temperature) and β = 1 (frozen), γ = 0.6; "
-                       "points on M (ζ = η = ρ = 0) and off it, with p(µ) ≈ 0 and ≈ 1.")
-        def check(ctx, formula=None):
-            return _prop1_check(ctx, link, formula)
-        return check
-    _make(_link)
+_per_link("prop1-risk", "Prop. 1",
+          "For every link satisfying Condition 1 and all unit u, v, R(u, v) ≃ "
+          "R̄(µ, ν, ζ, ρ) = p²H1(1, ζ, ρ) − 2pH2(ν, ζ, ρ) + H1(1, 0, ρ); here σ = {link}.",
+          _prop1_check,
+          reading="'≃' read as R/R̄ → 1 as d → ∞ (the rebuttal's notation); ε² removed; "
+                  "α = 0.1 with β = 0.3 (high temperature) and β = 1 (frozen), γ = 0.6; "
+                  "points on M (ζ = η = ρ = 0) and off it, with p(µ) ≈ 0 and ≈ 1.")
 
 
 @claim(f"{PAPER}:cor1-linear", "Cor. 1",
@@ -372,19 +377,14 @@ def _draw_prop2(checks, link):
     return draw
 
 
-for _link in ("linear", "quadratic"):
-    def _make2(link):
-        @claim(f"{PAPER}:prop2-oracle[link={link}]", "Prop. 2",
-               "The oracle (u*, v*) minimises R; R(u*, v*) ≃ (1 − p(1))²·σ̄_γ(1); if c ≥ (1+δ)ψ "
-               "then R(u*, v*) → 0, and if c ≤ (1−δ)ψ then R(u*, v*) → σ̄_γ(1) > 0 (a sharp "
-               f"learnability transition at c = ψ); here σ = {link}.",
-               reading="γ = 0.6 (c = 0.8); c > ψ at α = 0.1 (β = 0.3, 1), c < ψ at α = 0.5 "
-                       "(β = 0.5, 2): each side in both REM phases. Global minimality is not "
-                       "checked (recorded in the evidence).")
-        def check(ctx, oracle_formula=None):
-            return _prop2_check(ctx, link, oracle_formula)
-        return check
-    _make2(_link)
+_per_link("prop2-oracle", "Prop. 2",
+          "The oracle (u*, v*) minimises R; R(u*, v*) ≃ (1 − p(1))²·σ̄_γ(1); if c ≥ (1+δ)ψ "
+          "then R(u*, v*) → 0, and if c ≤ (1−δ)ψ then R(u*, v*) → σ̄_γ(1) > 0 (a sharp "
+          "learnability transition at c = ψ); here σ = {link}.",
+          _prop2_check,
+          reading="γ = 0.6 (c = 0.8); c > ψ at α = 0.1 (β = 0.3, 1), c < ψ at α = 0.5 "
+                  "(β = 0.5, 2): each side in both REM phases. Global minimality is not "
+                  "checked (recorded in the evidence).")
 
 
 # -------------------------------------------------------------------------------------------
@@ -424,20 +424,11 @@ def _two_d_check(ctx, link, risk=None):
                    f"dµ/dt, dν/dt depend on µ, ν and the parameters only", evidence)
 
 
-for _link in ("linear", "quadratic"):
-    def _make3(link):
-        @claim(f"{PAPER}:prop5-invariance[link={link}]", "Prop. 5",
-               f"The dynamics leave M = {{η = ζ = ρ = 0}} invariant; here σ = {link}.",
-               statistical=False,
-               reading="dynamics = projected gradient flow on the paper's R̄ (Prop. 1), derived "
-                       "by the engine's Gram-matrix chain rule.")
-        def inv(ctx, risk=None):
-            return _invariance_check(ctx, link, risk)
-
-        @claim(f"{PAPER}:prop6-2d-flow[link={link}]", "Prop. 6",
-               f"On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
-               f"overlap flow; here σ = {link}.", statistical=False)
-        def two_d(ctx, risk=None):
-            return _two_d_check(ctx, link, risk)
-        return inv, two_d
-    _make3(_link)
+_per_link("prop5-invariance", "Prop. 5",
+          "The dynamics leave M = {{η = ζ = ρ = 0}} invariant; here σ = {link}.",
+          _invariance_check, statistical=False,
+          reading="dynamics = projected gradient flow on the paper's R̄ (Prop. 1), derived by "
+                  "the engine's Gram-matrix chain rule.")
+_per_link("prop6-2d-flow", "Prop. 6",
+          "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
+          "overlap flow; here σ = {link}.", _two_d_check, statistical=False)
