@@ -64,3 +64,10 @@ def test_invariance_and_2d_flow_refuted_for_a_risk_coupling_zeta_to_mu():
     wrong = dm.paper_risk("linear") + dm.zeta * dm.mu
     assert verdict("dohmatob2025:prop5-invariance[link=linear]", risk=wrong)["verdict"] == "refuted"
     assert verdict("dohmatob2025:prop6-2d-flow[link=linear]", risk=wrong)["verdict"] == "refuted"
+
+
+def test_gradient_span_refuted_when_the_risk_has_a_linear_rho_term():
+    from theory.models import dohmatob2025 as dm
+    assert verdict("dohmatob2025:prop3-gradient-span[link=linear]")["verdict"] == "confirmed"
+    wrong = dm.paper_risk("linear") + dm.rho * dm.mu
+    assert verdict("dohmatob2025:prop3-gradient-span[link=linear]", risk=wrong)["verdict"] == "refuted"

@@ -432,3 +432,30 @@ _per_link("prop5-invariance", "Prop. 5",
 _per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
           "overlap flow; here σ = {link}.", _two_d_check, statistical=False)
+
+
+def _gradient_span_check(ctx, link, risk=None):
+    """∇_u R = Σ_w ∂R/∂(uᵀw)·w over w ∈ {v, u*, v*} (Gram chain rule): it lies in span{u*, v*}
+    iff the coefficient of v, ∂R/∂ρ, vanishes; likewise for ∇_v R (coefficient of u). Checked
+    symbolically at r = 0, ρ = 0, with r kept as a free symbol in R̄."""
+    from theory.dynamics import vector_gradients
+    r_sym = sp.Symbol("r", nonnegative=True)
+    R = dm.paper_risk(link, r=r_sym) if risk is None else risk
+    grads = vector_gradients(dm.OVERLAP_STRUCTURE, R)
+    at = {r_sym: 0, dm.rho: 0}
+    coeffs = {"grad_u along v": sp.simplify(grads["u"]["v"].subs(at)),
+              "grad_v along u": sp.simplify(grads["v"]["u"].subs(at))}
+    evidence = {"link": link, "coefficients_at_r0_rho0": {k: str(v) for k, v in coeffs.items()}}
+    bad = {k: v for k, v in coeffs.items() if v != 0}
+    if bad:
+        k, v = next(iter(bad.items()))
+        return Outcome("refuted", f"{link}: {k} = {v} ≠ 0 at r = ρ = 0", evidence)
+    return Outcome("confirmed", f"{link}: at r = ρ = 0 both gradients have no component along "
+                   "the other student vector: they lie in span{u*, v*}", evidence)
+
+
+_per_link("prop3-gradient-span", "Prop. 3",
+          "With r = 0 and ρ = 0, ∇_u R and ∇_v R lie in span{{u*, v*}}; here σ = {link}.",
+          _gradient_span_check, statistical=False,
+          reading="R = the paper's R̄ with r kept symbolic; gradients by the Gram-matrix chain "
+                  "rule (their components along u* and v* are unconstrained).")
