@@ -7,7 +7,8 @@ of interleaved measurements mean anything). Writes benchmarks/results.json.
     32 seeds); (b) one batched SGD step vs drawing the same Gaussians alone (the floor);
 (c) generated code (CSE) vs plain lambdify without CSE vs SymPy evalf, risk + overlap flow of
     Marion et al. on 10^4 points (evalf timed on a subset, per point);
-(d) Gram-matrix SGD at d = 10^3 vs d = 10^9, and against direct SGD at d = 4000.
+(d) Gram-matrix SGD at d = 10^3 vs d = 10^9, and against direct SGD at d = 4000;
+(e) Dohmatob's risk Monte Carlo at e^{αd} tokens, d = 200: extreme-value sampling vs R^d.
 """
 
 from __future__ import annotations
@@ -106,6 +107,21 @@ def bench_gram(repeats):
     return out
 
 
+def bench_rem(repeats):
+    """Dohmatob risk Monte Carlo at L − 1 = e^{αd} tokens, d = 200 (α = 0.04: 2981 dummies),
+    per sample: extreme-value sampling of the projections vs whole tokens in R^d."""
+    from numerics.rem import direct_softmax_risk, softmax_risk_mc
+    ov = dict(mu=0.8, nu=0.5, zeta=0.2, eta=0.1, rho=0.3)
+    link = lambda t: t
+    n_ev, n_direct = 2000, 40
+    t = interleaved({
+        "extreme_value": lambda: softmax_risk_mc(link, 0.04, 1.0, 0.6, 200, ov, n_ev, 0, top_k=300),
+        "direct_d_dim": lambda: direct_softmax_risk(link, 0.04, 1.0, 0.6, 200, ov, n_direct, 0)},
+        n=1, repeats=repeats)
+    per = {"extreme_value": t["extreme_value"] / n_ev, "direct_d_dim": t["direct_d_dim"] / n_direct}
+    return {"seconds_per_sample": per, "direct_over_extreme_value": per["direct_d_dim"] / per["extreme_value"]}
+
+
 def bench_codegen(repeats):
     der = derive(MODEL)
     outputs = [der.risk, *der.flow.rhs]
@@ -150,7 +166,8 @@ def main():
                "sgd_float64": bench_sgd(args.repeats, "float64"),
                "sgd_float32": bench_sgd(args.repeats, "float32"),
                "codegen": bench_codegen(args.repeats),
-               "gram": bench_gram(args.repeats)}
+               "gram": bench_gram(args.repeats),
+               "rem_risk": bench_rem(args.repeats)}
     from numerics.codegen.cache import atomic_write_text
     atomic_write_text(Path(args.out), json.dumps(results, indent=2) + "\n")
     for k in ("sgd_float64", "sgd_float32"):
@@ -164,6 +181,8 @@ def main():
     print(f"gram SGD: cost at d=1e9 / d=1e3 = {g['d_independence']['cost_d1e9_over_d1e3']:.2f}; "
           f"direct / gram at d=4000: {g['d4000_seeds32']['direct_over_gram']:.1f}x (32 seeds), "
           f"{g['d4000_seeds1024']['direct_over_gram']:.0f}x (1024 seeds)")
+    print(f"Dohmatob risk MC at d=200, e^(αd) tokens: direct / extreme-value per sample "
+          f"{results['rem_risk']['direct_over_extreme_value']:.0f}x")
     print(f"written {args.out}")
 
 

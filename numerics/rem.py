@@ -16,7 +16,8 @@ import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
 __all__ = ["REMSample", "extreme_value_sample", "brute_force_sample", "gibbs_average",
-           "brute_force_gibbs_average", "softmax_risk_mc", "brute_force_softmax_risk"]
+           "brute_force_gibbs_average", "softmax_risk_mc", "brute_force_softmax_risk",
+           "direct_softmax_risk"]
 
 
 @dataclass(frozen=True)
@@ -204,3 +205,31 @@ def brute_force_gibbs_average(F, alpha, beta, d, rho, n_samples, seed, max_level
         q = np.exp(logw - logsumexp(logw))
         out[i] = q @ F(rho * E / d + np.sqrt(1 - rho**2) * z / np.sqrt(d))
     return out
+
+
+def direct_softmax_risk(link, alpha, beta, gamma, d, overlaps, n_samples, seed, max_tokens=20_000):
+    """Reference in R^d: unit vectors (u, v, u*, v*) realising the overlaps, 1 + e^{αd} whole
+    tokens per sample (secret x* ~ N(c√d·u*, γ²I), dummies N(0, I)), softmax(β√d·xᵀu)."""
+    import torch
+    _check(alpha, beta, d, n_samples)
+    N = int(round(np.exp(alpha * d)))
+    if N > max_tokens:
+        raise ValueError(f"e^(alpha*d) = {N} tokens exceed max_tokens={max_tokens}")
+    mu, nu, zeta, eta, rho = (overlaps[k] for k in ("mu", "nu", "zeta", "eta", "rho"))
+    G = np.array([[1, 0, mu, zeta], [0, 1, eta, nu], [mu, eta, 1, rho], [zeta, nu, rho, 1.0]])
+    lam, U = np.linalg.eigh(G)
+    if lam.min() < -1e-10:
+        raise ValueError(f"overlaps {overlaps} are not realisable")
+    V = np.zeros((4, d))
+    V[:, :4] = (U * np.sqrt(np.clip(lam, 0, None))) @ U.T    # rows: u*, v*, u, v (Gram G)
+    us, vs, u, v = (torch.as_tensor(r) for r in V)
+    gen = torch.Generator().manual_seed(int(seed))
+    c = np.sqrt(1 - gamma**2)
+    out = np.empty(n_samples)
+    for i in range(n_samples):
+        X = torch.randn(N + 1, d, generator=gen, dtype=torch.float64)
+        X[0] = c * np.sqrt(d) * us + gamma * X[0]
+        q = torch.softmax(beta * np.sqrt(d) * (X @ u), 0)
+        f = q @ link(X @ v)
+        out[i] = float((f - link(X[0] @ vs)) ** 2)
+    return float(out.mean()), float(out.std(ddof=1) / np.sqrt(n_samples))

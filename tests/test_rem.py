@@ -78,3 +78,14 @@ def test_softmax_risk_extreme_value_matches_brute_force(link, a, b):
     x = brute_force_softmax_risk(link, a, b, 0.6, 16, ov, 1500, seed=1)
     y = softmax_risk_mc(link, a, b, 0.6, 16, ov, 20000, seed=2, top_k=1000)
     assert abs(x[0] - y[0]) <= norm.isf(1e-3 / 8) * np.hypot(x[1], y[1])
+
+
+@pytest.mark.parametrize("link", [lambda t: t, lambda t: t**2], ids=["linear", "quadratic"])
+def test_softmax_risk_matches_direct_d_dimensional_simulation(link):
+    """The projection + extreme-value reduction against whole tokens in R^d (d = 20, 404 tokens)."""
+    from numerics.rem import direct_softmax_risk, softmax_risk_mc
+    ov = dict(mu=0.8, nu=0.5, zeta=0.2, eta=0.1, rho=0.3)
+    for a, b in ((0.3, 0.5), (0.3, 1.5)):
+        x = direct_softmax_risk(link, a, b, 0.6, 20, ov, 1500, seed=1)
+        y = softmax_risk_mc(link, a, b, 0.6, 20, ov, 20000, seed=2, top_k=150)
+        assert abs(x[0] - y[0]) <= norm.isf(1e-3 / 8) * np.hypot(x[1], y[1])
