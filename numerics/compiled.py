@@ -12,7 +12,8 @@ from typing import Mapping
 
 import numpy as np
 
-from theory import derive, model_key
+from theory import derive
+from theory.derived import memo_by_model
 from theory.model import Model
 from .codegen import generate
 
@@ -95,11 +96,9 @@ class CompiledModel:
         return np.array([checked[s.name] for s in self.model.order_parameters])
 
 
-_CACHE: dict = {}
+_compiled = memo_by_model(CompiledModel)
 
 
 def compiled(model: Model, backend: str = "numpy", engine=None) -> CompiledModel:
-    key = (model_key(model), backend, repr(engine))
-    if key not in _CACHE:
-        _CACHE[key] = CompiledModel(model, backend, engine)
-    return _CACHE[key]
+    """The (cached) compiled functions of ``model`` for ``backend``."""
+    return _compiled(model, backend, engine)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from functools import cached_property
 
 import sympy as sp
@@ -10,7 +11,7 @@ from .dynamics import OverlapFlow, overlap_flow
 from .model import Model
 from .risk import population_risk
 
-__all__ = ["Derived", "derive", "model_key"]
+__all__ = ["Derived", "derive", "model_key", "memo_by_model"]
 
 
 def _canon(obj) -> str:
@@ -70,11 +71,22 @@ class Derived:
                 "flow": {sp.latex(q): sp.latex(r) for q, r in zip(self.flow.state, self.flow.rhs)}}
 
 
-_CACHE: dict = {}
+def memo_by_model(build):
+    """Cache ``build(model, *rest)`` by the model's canonical text and the other arguments'
+    reprs: equal models share their derivations, generated code and simulators' code."""
+    cache: dict = {}
+
+    @functools.wraps(build)
+    def get(model, *rest):
+        key = (model_key(model),) + tuple(repr(r) for r in rest)
+        if key not in cache:
+            cache[key] = build(model, *rest)
+        return cache[key]
+
+    return get
 
 
+@memo_by_model
 def derive(model: Model) -> Derived:
-    key = model_key(model)
-    if key not in _CACHE:
-        _CACHE[key] = Derived(model)
-    return _CACHE[key]
+    """The (cached) derivations of ``model``."""
+    return Derived(model)

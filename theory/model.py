@@ -12,7 +12,6 @@ orthonormal; trainable vectors on the sphere have unit norm.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-import itertools
 import math
 from typing import Mapping
 
@@ -194,12 +193,3 @@ class Model:
     def perturbed(self, **changes) -> "Model":
         """A copy with some fields replaced: used to feed claim checks deliberately wrong models."""
         return replace(self, **changes)
-
-    def symbols_by_name(self) -> dict:
-        out = {p.name: p.symbol for p in self.params}
-        out.update({s.name: s for s in self.order_parameters})
-        return out
-
-
-def pairs(names):
-    return list(itertools.combinations(names, 2))

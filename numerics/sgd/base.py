@@ -9,7 +9,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-from theory.derived import model_key
+from theory.derived import memo_by_model
 from theory.model import Model, projection
 
 __all__ = ["SGDConfig", "SGDResult", "resolve_device", "realise_overlaps", "ModelCode",
@@ -109,14 +109,10 @@ class ModelCode:
         self.label = generate(list(params) + ph, [model.label], backend="torch")
 
 
-_CODES: dict = {}
-
-
+@memo_by_model
 def model_code(model: Model) -> ModelCode:
-    key = model_key(model)
-    if key not in _CODES:
-        _CODES[key] = ModelCode(model)
-    return _CODES[key]
+    """The (cached) generated per-token code of ``model``."""
+    return ModelCode(model)
 
 
 class TokenSumSimulator:
