@@ -57,3 +57,41 @@ def owens_t_mpmath(h, a):
     a = mpmath.mpf(a)
     f = lambda x: mpmath.exp(-h * h * (1 + x * x) / 2) / (1 + x * x)
     return mpmath.quad(f, [0, a]) / (2 * mpmath.pi)
+
+
+class Relu(sp.Function):
+    """ReLU(x) = max(x, 0), a function of one variable with derivative Heaviside(x).
+
+    Kept as its own function (rather than ``Max(0, x)``) so that the Gaussian layer can
+    recognise it as φ(u) of a linear form and apply its closed forms; at the kink SymPy's
+    convention Heaviside(0) = 1/2 gives the midpoint of the subdifferential."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_nonnegative:
+            return x
+        if x.is_nonpositive:
+            return sp.S.Zero
+        if x.is_Number:
+            return sp.Max(x, 0)
+        return None
+
+    def fdiff(self, argindex=1):
+        if argindex != 1:
+            raise sp.ArgumentIndexError(self, argindex)
+        return sp.Heaviside(self.args[0])
+
+    def _eval_rewrite_as_Max(self, x, **kwargs):
+        return sp.Max(x, 0)
+
+    def _eval_evalf(self, prec):
+        x = self.args[0].evalf(prec)
+        return sp.Max(x, 0) if x.is_Number else None
+
+    def _eval_is_real(self):
+        return self.args[0].is_real or None
+
+    def _eval_is_nonnegative(self):
+        return self.args[0].is_real or None

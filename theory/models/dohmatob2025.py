@@ -20,13 +20,15 @@ PAPER_R = sp.Min(beta, PAPER_BETA_C)
 
 # --- Prop. 1 as the paper states it ------------------------------------------------------
 from ..gaussian import GaussianLaw, expect  # noqa: E402
+from ..special import Relu  # noqa: E402
 
 d = sp.Symbol("d", positive=True)
 gamma = sp.Symbol("gamma", positive=True)
 mu, nu, zeta, eta, rho = sp.symbols("mu nu zeta eta rho", real=True)
 _g1, _g2, _t = sp.symbols("g1 g2 t", real=True)
 
-LINKS = {"linear": sp.Lambda(_t, _t), "quadratic": sp.Lambda(_t, _t**2)}
+LINKS = {"linear": sp.Lambda(_t, _t), "quadratic": sp.Lambda(_t, _t**2),
+         "relu": sp.Lambda(_t, Relu(_t))}
 
 
 def paper_localisation(psi=PAPER_PSI):
