@@ -71,3 +71,57 @@ def test_gradient_span_refuted_when_the_risk_has_a_linear_rho_term():
     assert verdict("dohmatob2025:prop3-gradient-span[link=linear]")["verdict"] == "confirmed"
     wrong = dm.paper_risk("linear") + dm.rho * dm.mu
     assert verdict("dohmatob2025:prop3-gradient-span[link=linear]", risk=wrong)["verdict"] == "refuted"
+
+
+def test_prop7_refutes_a_flow_with_an_extra_interior_stationary_point():
+    from theory.models import dohmatob2025 as dm
+    assert verdict("dohmatob2025:prop7-stationary-set[link=linear]")["verdict"] == "confirmed"
+    wrong = dm.paper_risk("linear") + dm.nu**2 / 10
+    entry = verdict("dohmatob2025:prop7-stationary-set[link=linear]", risk=wrong)
+    assert entry["verdict"] == "refuted"
+
+
+def test_prop9_refutes_when_the_oracle_is_a_source():
+    from theory.models import dohmatob2025 as dm
+    assert verdict("dohmatob2025:prop9-oracle-sink[link=quadratic]")["verdict"] == "confirmed"
+    entry = verdict("dohmatob2025:prop9-oracle-sink[link=quadratic]", risk=-dm.paper_risk("quadratic"))
+    assert entry["verdict"] == "refuted" and "source" in entry["summary"]
+
+
+def test_prop10_linear_confirmed_and_a_wrong_class_refuted():
+    entry = verdict("dohmatob2025:prop10-classification[link=linear]")
+    assert entry["verdict"] == "confirmed"
+    wrong = ([((1, 1), "sink"), ((1, -1), "saddle"), ((-1, 1), "saddle"), ((-1, -1), "saddle")], True)
+    entry = verdict("dohmatob2025:prop10-classification[link=linear]", claimed=wrong)
+    assert entry["verdict"] == "refuted" and "claimed saddle: found source" in entry["summary"]
+
+
+def test_prop10_quadratic_interior_saddle_sits_at_psi_over_c():
+    """Finding pinned: the interior saddle on ν = 0 is where p(µ) = 1/3, i.e. at
+    µ = (ψ − log 2/(βd))/c → ψ/c, not at ψ; and (−1, 0) is a source at finite d."""
+    import numpy as np
+    entry = verdict("dohmatob2025:prop10-classification[link=quadratic]")
+    assert entry["verdict"] == "refuted"
+    for row in entry["evidence"]["stationary_by_d"]:
+        interior = [f for f in row["found"] if -1 < f["mu"] < 1]
+        if row["psi"] < row["c"]:
+            assert len(interior) == 1 and interior[0]["class"] == "saddle"
+            expected = (row["psi"] - np.log(2) / (row["beta"] * row["d"])) / row["c"]
+            assert abs(interior[0]["mu"] - expected) < 1e-9
+        else:
+            assert not interior
+        assert next(f for f in row["found"] if (f["mu"], f["nu"]) == (-1, 0))["class"] == "source"
+
+
+def test_prop4_finds_realisable_stationary_points_off_M():
+    entry = verdict("dohmatob2025:prop4-linear-stationary")
+    assert entry["verdict"] == "refuted"
+    ev = entry["evidence"]
+    assert ev["off_M"] and not ev["sinks_other_than_oracle"] and set(ev["oracle_classes"]) == {"sink"}
+    assert all(p["residual_40_digits"] < 1e-25 for p in ev["off_M"])
+
+
+def test_relu_invariance_refuted_by_the_odd_part_of_relu():
+    """For σ = ReLU, ∂R̄/∂ζ ≠ 0 on M (σ is neither odd nor even), so M is not invariant."""
+    entry = verdict("dohmatob2025:prop5-invariance[link=relu]")
+    assert entry["verdict"] == "refuted" and "dzeta/dt" in entry["summary"]

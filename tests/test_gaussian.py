@@ -84,3 +84,45 @@ def test_unsupported_integrand_raises_clearly():
     law = _law([0, 0, 0], sp.eye(3))
     with pytest.raises(NotImplementedError, match="linear forms"):
         expect(sp.erf(g1 * g2), law)
+
+
+# --- ReLU closed forms and conditioned quadrature ------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=6, deadline=None)
+@given(m1=st.floats(-1, 1), m2=st.floats(-1, 1), s1=st.floats(0.3, 1.5), s2=st.floats(0.3, 1.5),
+       c=st.floats(-0.9, 0.9), zero_mean=st.booleans())
+def test_relu_expectations_match_monte_carlo(m1, m2, s1, s2, c, zero_mean):
+    import numpy as np
+    from theory.gaussian import evaluate
+    from theory.special import Relu
+    if zero_mean:
+        m1 = m2 = 0.0
+    g1, g2 = sp.symbols("g1 g2", real=True)
+    cov = np.array([[s1**2, c * s1 * s2], [c * s1 * s2, s2**2]])
+    law = GaussianLaw((g1, g2), sp.Matrix([m1, m2]), sp.Matrix(cov))
+    rng = np.random.default_rng(0)
+    X = rng.multivariate_normal([m1, m2], cov, size=200_000)
+    r = np.maximum(X, 0)
+    cases = [(Relu(g1), r[:, 0]), (Relu(g1) ** 2, r[:, 0] ** 2), (sp.Heaviside(g2), 1.0 * (X[:, 1] > 0)),
+             (Relu(g1) * Relu(g2), r[:, 0] * r[:, 1]), (sp.Heaviside(g1) * Relu(g2), (X[:, 0] > 0) * r[:, 1]),
+             (sp.Heaviside(g1) * sp.Heaviside(g2), 1.0 * (X[:, 0] > 0) * (X[:, 1] > 0))]
+    for expr, sample in cases:
+        value = evaluate(expect(expr, law), {})
+        se = sample.std() / np.sqrt(sample.size)
+        assert abs(value - sample.mean()) < 5 * se + 1e-9, (expr, value, sample.mean(), se)
+
+
+def test_relu_pair_with_means_is_a_node_whose_quadrature_matches_mpmath():
+    from theory.gaussian import GaussianExpectation, evaluate
+    from theory.special import Relu
+    g1, g2 = sp.symbols("g1 g2", real=True)
+    law = GaussianLaw((g1, g2), sp.Matrix([0.3, -0.5]), sp.Matrix([[1.3, 0.4], [0.4, 0.7]]))
+    value = expect(Relu(g1) * Relu(g2), law)
+    assert value.has(GaussianExpectation)
+    assert abs(evaluate(value, {}) - float(value.evalf(20))) < 1e-9
+    # substituting zero means turns the node back into the arc-cosine closed form
+    a = sp.Symbol("a", real=True)
+    law_a = GaussianLaw((g1, g2), sp.Matrix([a, a]), sp.Matrix([[1, 0.5], [0.5, 1]]))
+    assert not expect(Relu(g1) * Relu(g2), law_a).subs(a, 0).has(GaussianExpectation)

@@ -446,7 +446,7 @@ def evaluate(expr, values: dict) -> float:
         else:
             val = integrate.nquad(dens, [[-np.inf, np.inf]] * len(zs))[0]
         nodes[node] = val
-    out = expr.xreplace(nodes)
+    out = sp.sympify(expr.xreplace({k: sp.Float(v) for k, v in nodes.items()}))
     value = complex(out.evalf())
     if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)):
         raise ValueError(f"evaluate: complex value {value} for {expr}")
