@@ -125,3 +125,28 @@ def test_relu_invariance_refuted_by_the_odd_part_of_relu():
     """For σ = ReLU, ∂R̄/∂ζ ≠ 0 on M (σ is neither odd nor even), so M is not invariant."""
     entry = verdict("dohmatob2025:prop5-invariance[link=relu]")
     assert entry["verdict"] == "refuted" and "dzeta/dt" in entry["summary"]
+
+
+def test_global_convergence_refuted_when_the_flow_ascends():
+    from theory.models import dohmatob2025 as dm
+    from verification import Context
+    ctx = Context(profile="quick", seed=1)
+    entry = run_claim(get_claim("dohmatob2025:global-convergence-linear"), ctx,
+                      risk=-dm.paper_risk("linear"), horizon=1e6)[0]
+    assert entry["verdict"] in ("refuted", "inconclusive")
+    assert all(r.get("outcome") != "oracle" for r in entry["evidence"]["runs"])
+
+
+def test_descent_lemma_check_detects_increase_at_too_large_a_step():
+    entry = verdict("dohmatob2025:descent-lemma", step_factors=(2000.0,))
+    assert entry["verdict"] == "refuted" and "increased" in entry["summary"]
+
+
+def test_fig2_reproduction_records_the_trajectory_and_refutes_agreement():
+    entry = verdict("dohmatob2025:fig2-agreement")
+    assert entry["verdict"] == "refuted"
+    keys = {"step", "mu", "nu", "zeta", "eta", "rho", "test_risk", "test_se", "theory"}
+    assert all(keys <= set(p) for p in entry["evidence"]["points"])
+    # the initial gap is large: R̄ ignores the dummy tokens' Gibbs noise
+    first = entry["evidence"]["points"][0]
+    assert first["test_risk"] > 1.5 * first["theory"]

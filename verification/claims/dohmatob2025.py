@@ -840,3 +840,320 @@ claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
               "they are roots at 40 digits and realisable (Gram PSD); d = 10, 20 (full: 40), "
               "(α, β, γ) = (0.1, 1, 0.6). Larger d makes the rates exponentially small and "
               "float64 root finding unreliable.")(_prop4_check)
+
+
+# -------------------------------------------------------------------------------------------
+FIG2 = {"d": 100, "L": 20, "beta": 1.0, "gamma": 1 / np.sqrt(2), "eps": 0.1, "step": 0.01,
+        "n_train": 1000, "n_test": 10_000}
+
+
+def _fig2_check(ctx, formula=None, link="linear"):
+    """One PGD run on the empirical risk at the paper's Fig. 2 settings; at every record the
+    test risk (10⁴ fresh samples, standard error) against Prop. 1's R̄ at the current overlaps
+    with α = log(L − 1)/d. Agreement: |R_test − R̄| ≤ z·se + R̄/√d, the last term an explicit
+    finite-size allowance (R̄ is a d → ∞ limit; 10% at d = 100)."""
+    from numerics.softmax_attention import pgd_empirical
+    import torch
+    torch_link = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
+    n_steps = ctx.pick(1000, 3000)
+    rec = pgd_empirical(FIG2["d"], FIG2["L"], FIG2["beta"], FIG2["gamma"], FIG2["eps"], torch_link,
+                        FIG2["n_train"], FIG2["n_test"], FIG2["step"], n_steps, ctx.pick(50, 100),
+                        seed=ctx.claim_seed("fig2"))
+    R = dm.paper_risk(link) if formula is None else formula
+    Rf = _numeric(R)
+    a_ = float(np.log(FIG2["L"] - 1) / FIG2["d"])
+    theory = np.array([float(Rf(a_, FIG2["beta"], FIG2["gamma"], FIG2["d"], *q)) for q in rec["overlaps"]])
+    finite(theory, rec["test_risk"], rec["test_se"])
+    z = ctx.z(len(theory))
+    allowance = theory / np.sqrt(FIG2["d"])
+    gap = np.abs(rec["test_risk"] - theory)
+    ok = gap <= z * rec["test_se"] + allowance
+    points = [{"step": int(k), **dict(zip(("mu", "nu", "zeta", "eta", "rho"), map(float, q))),
+               "test_risk": float(t), "test_se": float(s), "theory": float(th), "ok": bool(o)}
+              for k, q, t, s, th, o in zip(rec["step"], rec["overlaps"], rec["test_risk"],
+                                           rec["test_se"], theory, ok)]
+    evidence = {**{k: float(v) for k, v in FIG2.items()}, "alpha": a_, "link": link, "z": z,
+                "allowance": "R̄/√d", "points": points,
+                "final_train_risk": float(rec["train_risk"][-1])}
+    arrays = {"steps": rec["step"], "overlaps": rec["overlaps"], "test_risk": rec["test_risk"],
+              "test_se": rec["test_se"], "theory": theory}
+    figs = {"fig2_reproduction": _draw_fig2(rec, theory)}
+    if not ok.all():
+        i = int(np.argmax(gap / (z * rec["test_se"] + allowance)))
+        p = points[i]
+        return Outcome("refuted", f"{int((~ok).sum())}/{len(ok)} records disagree; worst at step "
+                       f"{p['step']}: test risk {p['test_risk']:.4g} ± {p['test_se']:.2g} vs R̄ "
+                       f"{p['theory']:.4g} at (µ, ν, ζ, η, ρ) = ({p['mu']:.3f}, {p['nu']:.3f}, "
+                       f"{p['zeta']:.3f}, {p['eta']:.3f}, {p['rho']:.3f})", evidence,
+                       arrays=arrays, figures=figs)
+    return Outcome("confirmed", f"test risk agrees with R̄ at all {len(ok)} records along PGD "
+                   f"(z = {z:.2f}, allowance R̄/√d)", evidence, arrays=arrays, figures=figs)
+
+
+def _draw_fig2(rec, theory):
+    def draw(fig):
+        ax = fig.add_subplot()
+        ax.errorbar(rec["step"], rec["test_risk"], yerr=2 * rec["test_se"], fmt="o", ms=3,
+                    label="test risk (10⁴ samples, ±2 se)")
+        ax.plot(rec["step"], theory, "k-", label="Prop. 1 R̄ at the current overlaps")
+        ax.plot(rec["step"], rec["train_risk"] - FIG2["eps"] ** 2, ":", label="train risk − ε²")
+        ax.set_yscale("log")
+        ax.set_xlabel("PGD step (s = 0.01)")
+        ax.set_ylabel("risk")
+        ax.set_title("Dohmatob Fig. 2 reproduction: d=100, L=20, β=1, γ=1/√2, n=1000", fontsize=9)
+        ax.legend(fontsize=7)
+    return draw
+
+
+claim(f"{PAPER}:fig2-agreement", "Fig. 2",
+      "With d = 100, L = 20, β = 1, γ = 1/√2, ε = 0.1, PGD with s = 0.01 on the empirical risk "
+      "of n = 1000 samples, the test risk (10⁴ samples) along the whole trajectory agrees with "
+      "Prop. 1 evaluated at the current overlaps.",
+      reading="linear link (the paper's Fig. 2 setting as we read it); random initialisation; "
+              "α = log(L − 1)/d; test risk against noise-free labels (= risk − ε²); "
+              "agreement within z·se plus an explicit finite-size allowance R̄/√d; 1000 steps "
+              "(full: 3000).")(_fig2_check)
+
+
+# -------------------------------------------------------------------------------------------
+def _overlaps_from_vectors(u, v):
+    """(µ, ν, ζ, η, ρ) of unit u, v given in the orthonormal frame (u*, v*, e3, e4)."""
+    u, v = u / np.linalg.norm(u), v / np.linalg.norm(v)
+    return {dm.mu: u[0], dm.nu: v[1], dm.zeta: v[0], dm.eta: u[1], dm.rho: float(u @ v)}
+
+
+def _vector_flow(risk, vals):
+    """Projected gradient flow of R̄ for (u, v) written in the frame (u*, v*, e3, e4): state
+    y = (u, v) ∈ R⁸, u̇ = −P⊥_u ∇_u R̄ with ∇_u R̄ = Σ_w ∂R̄/∂(uᵀw)·w (Gram chain rule).
+    Integrating vectors rather than overlaps keeps every state realisable (Gram PSD)."""
+    from theory.dynamics import vector_gradients
+    grads = vector_gradients(dm.OVERLAP_STRUCTURE, risk)
+    syms = (dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)
+    coef = {w: {o: sp.lambdify(syms, sp.sympify(c).subs(vals), "numpy") for o, c in g.items()}
+            for w, g in grads.items()}
+    E = {"u_star": np.eye(4)[0], "v_star": np.eye(4)[1]}
+
+    def rhs(y):
+        u, v = y[:4], y[4:]
+        q = (u[0], v[1], v[0], u[1], float(u @ v))
+        vec = {"u": u, "v": v, **E}
+        out = []
+        for w, x in (("u", u), ("v", v)):
+            g = sum(float(c(*q)) * vec[o] for o, c in coef[w].items())
+            out.append(-(g - (x @ g) * x))
+        return np.concatenate(out)
+    return rhs
+
+
+class _Budget(Exception):
+    pass
+
+
+def _integrate_with_budget(rhs, y0, t_eval, budget=100_000):
+    """LSODA, then BDF and Radau if a solver exceeds ``budget`` right-hand-side evaluations
+    (LSODA occasionally stalls on the exponentially slow edges)."""
+    from numerics.ode import integrate_adaptive
+    tried = []
+    for method in ("LSODA", "BDF", "Radau"):
+        count = [0]
+
+        def counted(y):
+            count[0] += 1
+            if count[0] > budget:
+                raise _Budget(method)
+            return rhs(y)
+        tried.append(method)
+        try:
+            with np.errstate(all="ignore"):
+                return integrate_adaptive(counted, y0, t_eval, method=method, rtol=1e-9, atol=1e-14), method
+        except (_Budget, RuntimeError):
+            continue
+    return None, tried
+
+
+def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
+    """Projected gradient flow (the s → 0 limit of PGD) on the linear-link R̄, integrated with
+    LSODA (stiff switching; vector coordinates keep tiny departures from an edge such as
+    u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations (u, v uniform on the sphere of
+    span{u*, v*, e3, e4}) and from small perturbations of the other stationary points on M
+    (the saddles (−1, ±1) and the source (1, −1))."""
+    from numerics.ode import integrate_adaptive
+    R = dm.paper_risk("linear") if risk is None else risk
+    setting = STATIONARY_SETTINGS[0] if setting is None else setting
+    dims = ctx.pick([10, 20], [10, 20, 40])
+    n_random = ctx.pick(6, 24)
+    rng = ctx.rng("global-convergence")
+    t_eval = np.r_[0, np.logspace(-2, np.log10(horizon), 33)]
+    runs = []
+    for i, dv in enumerate(dims):
+        rhs = _vector_flow(R, _setting_values(setting, dv))
+        starts = [("random", rng.standard_normal(4), rng.standard_normal(4)) for _ in range(n_random)]
+        for su, sv in ((-1, 1), (-1, -1), (1, -1)):
+            starts.append((f"near ({su}, {sv}, 0, 0, 0)",
+                           np.array([su, 0, 0, 0.0]) + rng.standard_normal(4) * 1e-3,
+                           np.array([0, sv, 0, 0.0]) + rng.standard_normal(4) * 1e-3))
+        for kind, u, v in starts:
+            y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
+            tr, solver = _integrate_with_budget(rhs, y0, t_eval)
+            if tr is None:
+                runs.append({"d": dv, "start": kind, "outcome": "solver failed",
+                             "solvers_tried": solver})
+                continue
+            u1, v1 = tr.final[:4], tr.final[4:]
+            final = {"mu": u1[0], "nu": v1[1], "zeta": v1[0], "eta": u1[1], "rho": float(u1 @ v1)}
+            q0 = {"mu": y0[0], "nu": y0[5], "zeta": y0[4], "eta": y0[1], "rho": float(y0[:4] @ y0[4:])}
+            dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
+            speed = float(np.max(np.abs(rhs(tr.final))))
+            runs.append({"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
+                         "final": {k: float(x) for k, x in final.items()},
+                         "norms": [float(np.linalg.norm(u1)), float(np.linalg.norm(v1))],
+                         "distance_to_oracle": dist, "final_speed": speed, "nfev": int(tr.nfev),
+                         "solver": solver,
+                         "outcome": "oracle" if dist < 1e-6 else "stationary elsewhere"
+                         if speed < 1e-12 else "not converged"})
+        ctx.tick((i + 1) / len(dims))
+    evidence = {**_setting_text(setting), "runs": runs, "horizon": horizon}
+    elsewhere = [r for r in runs if r["outcome"] == "stationary elsewhere"]
+    pending = [r for r in runs if r["outcome"] == "not converged"]
+    failed = [r for r in runs if r["outcome"] == "solver failed"]
+    if elsewhere:
+        w = elsewhere[0]
+        return Outcome("refuted", f"{len(elsewhere)}/{len(runs)} runs end at another stationary "
+                       f"point, e.g. from {w['start']} at d={w['d']}: final "
+                       f"{ {k: round(v, 4) for k, v in w['final'].items()} }", evidence)
+    if failed:
+        return Outcome("inconclusive", f"{len(failed)}/{len(runs)} runs could not be integrated "
+                       f"(solvers {failed[0]['solvers_tried']} exceeded their budget); the other "
+                       f"{len(runs) - len(failed)} converge to (1, 1, 0, 0, 0)", evidence)
+    if pending:
+        w = pending[0]
+        return Outcome("inconclusive", f"{len(pending)}/{len(runs)} runs still moving at "
+                       f"t = {horizon:g}, e.g. from {w['start']} at d={w['d']}: "
+                       f"{ {k: round(v, 4) for k, v in w['final'].items()} }", evidence)
+    return Outcome("confirmed", f"all {len(runs)} runs (random starts and perturbed saddles/"
+                   f"source, d = {dims}) converge to (1, 1, 0, 0, 0)", evidence)
+
+
+claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
+      "For σ(t) = t, PGD converges to (u*, v*) from any initialisation.", statistical=False,
+      reading="PGD read in its s → 0 limit (projected gradient flow) on the paper's R̄, i.e. the "
+              "engine's overlap flow, integrated to t = 10¹⁴ (the rates are e^{−O(d)}); "
+              "'any initialisation' tested by random starts and perturbed unstable stationary "
+              "points; d = 10, 20 (full: 40); (α, β, γ) = (0.1, 1, 0.6).")(_global_convergence_check)
+
+
+# -------------------------------------------------------------------------------------------
+def _frame_risk(risk, vals):
+    """R̄ as a function of u, v ∈ R⁴ in the frame (u*, v*, e3, e4), with its gradient and
+    Euclidean Hessian (SymPy-derived, lambdified); PGD started in this span stays in it, so
+    PGD here is PGD in R^d."""
+    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
+    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
+           dm.rho: sum(a * b for a, b in zip(U, V))}
+    R = sp.sympify(risk).subs(vals).subs(sub)
+    X = list(U) + list(V)
+    grad = [sp.diff(R, x) for x in X]
+    hess = sp.hessian(R, X)
+    return (sp.lambdify(X, R, "numpy"), sp.lambdify(X, grad, "numpy"), sp.lambdify(X, hess, "numpy"))
+
+
+def _projected(gradient, Y):
+    g = np.array(gradient(*Y.T), float).T
+    u, v = Y[:, :4], Y[:, 4:]
+    a = g[:, :4] - (g[:, :4] * u).sum(1, keepdims=True) * u
+    b = g[:, 4:] - (g[:, 4:] * v).sum(1, keepdims=True) * v
+    return np.concatenate([a, b], 1)
+
+
+def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01):
+    """The rebuttal's descent lemma for σ(t) = t (C², σ′ = 1, σ″ = 0): PGD from (u₀, v₀) ∈ M
+    with 0 < s < min(1/(2L_δ), 1/M_δ), L_δ = 4L/(1 − δ)², decreases R at every step and
+    converges to a stationary point. L (smoothness of R on S²) and M_δ (gradient bound) are
+    estimated from below by their maxima over sampled points (random and along M), so the
+    steps used are s = factor × the estimated bound; runs that have not reached a stationary
+    point after the step budget are reported as not converged."""
+    R = dm.paper_risk("linear") if risk is None else risk
+    setting = STATIONARY_SETTINGS[0]
+    dims = ctx.pick([10], [10, 20])
+    n_steps = ctx.pick(20_000, 100_000)
+    rng = ctx.rng("descent-lemma")
+    rows, bad_increase, not_converged = [], [], []
+    for dv in dims:
+        vals = _setting_values(setting, dv)
+        fR, fg, fH = _frame_risk(R, vals)
+        pts = rng.standard_normal((3000, 8))
+        grid = np.linspace(-1, 1, 401)
+        onM = np.zeros((len(grid), 8))
+        onM[:, 0], onM[:, 2] = grid, np.sqrt(1 - grid**2)
+        onM[:, 5], onM[:, 7] = 0.3, np.sqrt(1 - 0.09)
+        pts = np.concatenate([pts, onM])
+        pts[:, :4] /= np.linalg.norm(pts[:, :4], axis=1, keepdims=True)
+        pts[:, 4:] /= np.linalg.norm(pts[:, 4:], axis=1, keepdims=True)
+        with np.errstate(all="ignore"):
+            L_hat = max(float(np.abs(np.linalg.eigvalsh(np.array(fH(*p), float))).max()) for p in pts)
+            M_hat = float(np.linalg.norm(_projected(fg, pts), axis=1).max())
+        L_delta = 4 * L_hat / (1 - delta) ** 2
+        s_bound = min(1 / (2 * L_delta), 1 / M_hat)
+        found, _, _ = _engine_stationary(_flow_on_M("linear"), setting, dv) if risk is None else ([], None, None)
+        mu0, nu0 = rng.uniform(-0.95, 0.95, 6), rng.uniform(-0.95, 0.95, 6)
+        for factor in step_factors:
+            s = factor * s_bound
+            Y = np.zeros((6, 8))
+            Y[:, 0], Y[:, 2], Y[:, 5], Y[:, 7] = mu0, np.sqrt(1 - mu0**2), nu0, np.sqrt(1 - nu0**2)
+            r_prev = np.array(fR(*Y.T), float)
+            worst_increase = np.zeros(6)
+            bound_ok = np.ones(6, bool)
+            g = _projected(fg, Y)
+            for k in range(n_steps):
+                Z = Y - s * g
+                Z[:, :4] /= np.linalg.norm(Z[:, :4], axis=1, keepdims=True)
+                Z[:, 4:] /= np.linalg.norm(Z[:, 4:], axis=1, keepdims=True)
+                r_new = np.array(fR(*Z.T), float)
+                worst_increase = np.maximum(worst_increase, (r_new - r_prev) / np.maximum(np.abs(r_prev), 1e-300))
+                bound_ok &= r_new <= r_prev - s * L_delta / 4 * (g**2).sum(1) + 1e-15 * np.abs(r_prev)
+                Y, r_prev = Z, r_new
+                g = _projected(fg, Y)
+            finite(Y, r_prev)
+            gnorm = np.linalg.norm(g, axis=1)
+            for j in range(6):
+                mu_, nu_ = Y[j, 0], Y[j, 5]
+                near = min((abs(f["mu"] - mu_) + abs(f["nu"] - nu_) for f in found), default=np.nan)
+                row = {"d": dv, "step": s, "step_factor": factor, "L_hat": L_hat, "M_hat": M_hat,
+                       "L_delta": L_delta, "delta": delta, "mu0": float(mu0[j]), "nu0": float(nu0[j]),
+                       "final_mu": float(mu_), "final_nu": float(nu_), "final_risk": float(r_prev[j]),
+                       "final_grad_norm": float(gnorm[j]), "distance_to_stationary": float(near),
+                       "largest_relative_increase": float(worst_increase[j]),
+                       "rebuttal_bound_held_every_step": bool(bound_ok[j])}
+                rows.append(row)
+                if worst_increase[j] > 1e-12:
+                    bad_increase.append(row)
+                if not (gnorm[j] < 1e-6 and near < 1e-3):
+                    not_converged.append(row)
+        ctx.tick(len(rows) / (6 * len(step_factors) * len(dims)))
+    evidence = {**_setting_text(setting), "runs": rows, "n_steps": n_steps,
+                "note": "R_{k+1} ≤ R_k − (sL_δ/4)‖g_k‖² (the rebuttal's display) is recorded per run, "
+                        "not judged: the spec's statement is descent plus convergence."}
+    if bad_increase:
+        w = bad_increase[0]
+        return Outcome("refuted", f"the risk increased (relative {w['largest_relative_increase']:.2e}) "
+                       f"along PGD with s = {w['step']:.3g} ({w['step_factor']:g} × the estimated step bound "
+                       f"min(1/(2L_δ), 1/M_δ)) from (µ₀, ν₀) = "
+                       f"({w['mu0']:.3f}, {w['nu0']:.3f}) at d={w['d']}", evidence)
+    if not_converged:
+        w = not_converged[0]
+        return Outcome("inconclusive", f"descent held at every step of every run; "
+                       f"{len(not_converged)}/{len(rows)} runs not at a stationary point after "
+                       f"{n_steps} steps (e.g. (µ, ν) = ({w['final_mu']:.4f}, {w['final_nu']:.4f}), "
+                       f"‖g‖ = {w['final_grad_norm']:.1e})", evidence)
+    return Outcome("confirmed", f"R decreased at every step of all {len(rows)} runs (steps "
+                   f"{step_factors} × min(1/(2L_δ), 1/M_δ)) and each reached a stationary point",
+                   evidence)
+
+
+claim(f"{PAPER}:descent-lemma", "rebuttal",
+      "With a C² link with bounded σ′, σ″ and step 0 < s < min(1/(2L_δ), 1/M_δ), PGD decreases R "
+      "at every step, and its iterates converge to a stationary point.", statistical=False,
+      reading="σ(t) = t (C², σ′ = 1, σ″ = 0); R = the paper's R̄; (u₀, v₀) on M as in the "
+              "rebuttal's claim; L and M_δ estimated as maxima over 3000 random points and a grid "
+              "on M (lower bounds of the true constants), steps 0.5× and 0.05× the resulting bound, "
+              "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵).")(_descent_lemma_check)
