@@ -361,16 +361,60 @@ def _prop2_check(ctx, link, oracle_formula=None):
                 "prop1_at_oracle_minus_formula": str(identity), "checks": checks, "z": z,
                 "not_checked": "global minimality of the oracle"}
     figs = {"oracle_risk_vs_d": _draw_prop2(checks, link)}
+    arrays = {}
+    if link == "linear":
+        grid = _phase_grid(ctx, link, sbar_fn=lambda g: float(dm.dual_kernel(link, 1).subs(dm.gamma, g)))
+        arrays = {f"phase_{k}": v for k, v in grid.items()}
+        evidence["phase_diagram"] = {"beta": grid["beta"].tolist(), "d": int(grid["d"]),
+                                     "n_samples": int(grid["n"])}
+        figs["phase_diagram"] = _draw_phase(grid)
     if identity != 0:
         return Outcome("refuted", f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
-                       f"(difference {identity})", evidence, figures=figs)
+                       f"(difference {identity})", evidence, arrays=arrays, figures=figs)
     if bad:
         w = max(bad, key=lambda c: c["z_score"])
         return Outcome("refuted", f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
                        f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}), paper: "
-                       f"{w['paper_limit']:.4f}", evidence, figures=figs)
+                       f"{w['paper_limit']:.4f}", evidence, arrays=arrays, figures=figs)
     return Outcome("confirmed", f"{link}: R(u*, v*) → 0 where c > ψ and → σ̄_γ(1) = {sbar:.4g} "
-                   f"where c < ψ, both phases", evidence, figures=figs)
+                   f"where c < ψ, both phases", evidence, arrays=arrays, figures=figs)
+
+
+def _phase_grid(ctx, link, sbar_fn, beta_=1.0):
+    """Monte Carlo R(u*, v*)/σ̄_γ(1) over a (α, γ) grid at one d (the phase diagram's dots)."""
+    dv, n = ctx.pick(200, 800), ctx.pick(1000, 4000)
+    alphas = np.linspace(0.02, 0.7, ctx.pick(12, 24))
+    gammas = np.linspace(0.1, 0.95, ctx.pick(12, 24))
+    ratio = np.zeros((len(alphas), len(gammas)))
+    se = np.zeros_like(ratio)
+    for i, a_ in enumerate(alphas):
+        for j, g_ in enumerate(gammas):
+            m, s_ = softmax_risk_mc(NP_LINKS[link], a_, beta_, g_, dv, ORACLE, n,
+                                    seed=ctx.claim_seed(f"phase:{i}:{j}"), top_k=300)
+            finite(m, s_)
+            ratio[i, j], se[i, j] = m / sbar_fn(g_), s_ / sbar_fn(g_)
+    return {"alpha": alphas, "gamma": gammas, "ratio": ratio, "ratio_se": se,
+            "beta": np.array([beta_]), "d": np.array(dv), "n": np.array(n)}
+
+
+def _draw_phase(grid):
+    def draw(fig):
+        ax = fig.add_subplot()
+        A, G = np.meshgrid(grid["alpha"], grid["gamma"], indexing="ij")
+        sc = ax.scatter(A.ravel(), G.ravel(), c=grid["ratio"].ravel(), cmap="viridis", s=25,
+                        vmin=0, vmax=2)
+        b = float(grid["beta"][0])
+        a = np.linspace(1e-3, grid["alpha"].max(), 300)
+        psi = np.array([float(PAPER_PSI.subs({alpha: x, beta: b})) for x in a])
+        ok = psi < 1
+        ax.plot(a[ok], np.sqrt(1 - psi[ok] ** 2), "r-", label="paper: c = √(1−γ²) = ψ(β, α)")
+        ax.set_xlabel("α  (L − 1 = e^{αd})")
+        ax.set_ylabel("γ")
+        ax.set_title(f"Dohmatob phase diagram, β = {b:g}, d = {int(grid['d'])}: colour = "
+                     "MC R(u*, v*)/σ̄_γ(1) (paper: 0 below the line, 1 above)", fontsize=8)
+        ax.legend(fontsize=7, loc="lower left")
+        fig.colorbar(sc, ax=ax, extend="max", label="clipped at 2")
+    return draw
 
 
 def _draw_prop2(checks, link):
