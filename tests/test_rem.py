@@ -89,3 +89,39 @@ def test_softmax_risk_matches_direct_d_dimensional_simulation(link):
         x = direct_softmax_risk(link, a, b, 0.6, 20, ov, 1500, seed=1)
         y = softmax_risk_mc(link, a, b, 0.6, 20, ov, 20000, seed=2, top_k=150)
         assert abs(x[0] - y[0]) <= norm.isf(1e-3 / 8) * np.hypot(x[1], y[1])
+
+
+# --- the torch port ------------------------------------------------------------------------
+def test_torch_ndtri_exp_matches_scipy_deep_in_the_tail():
+    import torch
+    from scipy.special import ndtri_exp as reference
+    from numerics.rem_torch import ndtri_exp
+    y = -np.logspace(-12, 5, 300)
+    got = ndtri_exp(torch.tensor(y)).numpy()
+    assert np.max(np.abs(got - reference(y)) / np.maximum(1, np.abs(reference(y)))) < 1e-10
+
+
+@pytest.mark.parametrize("link", ["linear", "relu"])
+@pytest.mark.parametrize("a,b", [(0.1, 0.3), (0.1, 1.0)])
+def test_torch_softmax_risk_agrees_with_numpy_reference(link, a, b):
+    import torch
+    from numerics.rem import softmax_risk_mc
+    from numerics.rem_torch import softmax_risk_mc_torch
+    f_np = {"linear": lambda t: t, "relu": lambda t: np.maximum(t, 0)}[link]
+    f_t = {"linear": lambda t: t, "relu": torch.relu}[link]
+    ov = dict(mu=0.3, nu=0.5, zeta=0.1, eta=-0.1, rho=0.3)
+    m1, s1 = softmax_risk_mc(f_np, a, b, 0.6, 300, ov, 3000, seed=3, top_k=200)
+    m2, s2 = softmax_risk_mc_torch(f_t, a, b, 0.6, 300, ov, 3000, seed=4, top_k=200, device="cpu")
+    assert abs(m1 - m2) < 4.5 * np.hypot(s1, s2)
+
+
+@pytest.mark.gpu
+def test_torch_softmax_risk_on_cuda_agrees_with_cpu():
+    import torch
+    from numerics.rem_torch import softmax_risk_mc_torch
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    ov = dict(mu=0.3, nu=0.5, zeta=0.1, eta=-0.1, rho=0.3)
+    m1, s1 = softmax_risk_mc_torch(lambda t: t, 0.1, 1.0, 0.6, 300, ov, 20000, seed=1, device="cpu")
+    m2, s2 = softmax_risk_mc_torch(lambda t: t, 0.1, 1.0, 0.6, 300, ov, 20000, seed=2, device="cuda")
+    assert abs(m1 - m2) < 4.5 * np.hypot(s1, s2)
