@@ -1,0 +1,179 @@
+"""Sagitova, Duranthon, Zdeborová (2026), "Specialization of softmax attention heads: insights
+from the high-dimensional single-location model" (arXiv 2603.03993). Spec:
+shared/spec/sagitova2026.md — the suite's reading of the paper, parameterised (activation,
+prior, H, F, L) so that the paper's exact conventions can be swapped in.
+
+Data: spikes k*_f (f ≤ F), latent θ ~ P_θ, location ε uniform on [L]; the projections
+χ*_ℓf = k*_fᵀx_ℓ ~ N(θ_f·[ℓ = ε], 1), the value z_ℓ = v*ᵀx_ℓ ~ N(0, 1), y = z_ε + Δξ.
+Heads: logits s_hℓ = k_hᵀx_ℓ + b_h, weights A_h = activation(s_h), ŷ = (1/H)Σ_h Σ_ℓ A_hℓ z_ℓ.
+Order parameters: m = (k_hᵀk*_f) (H×F), r = Q − mmᵀ (H×H), biases b, sink logits v.
+
+This file holds the priors (with the Bayes evidence E_θ exp(θᵀχ − ‖θ‖²/2) each needs, Prop.
+IV.1) and the activations; ``numerics.sagitova`` evaluates losses from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import logsumexp
+
+__all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "ACTIVATIONS", "Attention",
+           "bsoftmax_bayes_parameters"]
+
+
+def _as_2d(x, name):
+    x = np.atleast_2d(np.asarray(x, float))
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must be finite")
+    return x
+
+
+@dataclass(frozen=True)
+class DiscretePrior:
+    """θ = points[s] with probability probs[s] (points: S × F)."""
+
+    points: np.ndarray
+    probs: np.ndarray
+
+    def __post_init__(self):
+        pts = _as_2d(self.points, "points")
+        p = np.asarray(self.probs, float)
+        if p.shape != (pts.shape[0],) or np.any(p <= 0) or abs(p.sum() - 1) > 1e-12:
+            raise ValueError(f"probs must be {pts.shape[0]} positive numbers summing to 1, got {p}")
+        object.__setattr__(self, "points", pts)
+        object.__setattr__(self, "probs", p)
+
+    @property
+    def F(self):
+        return self.points.shape[1]
+
+    def sample(self, n, rng):
+        return self.points[rng.choice(len(self.probs), size=n, p=self.probs)]
+
+    def mean(self):
+        return self.probs @ self.points
+
+    def cov(self):
+        c = self.points - self.mean()
+        return (c * self.probs[:, None]).T @ c
+
+    def log_evidence(self, chi):
+        """log E_θ exp(θᵀχ − ‖θ‖²/2) for χ (..., F)."""
+        a = chi @ self.points.T - 0.5 * (self.points**2).sum(1) + np.log(self.probs)
+        return logsumexp(a, axis=-1)
+
+
+@dataclass(frozen=True)
+class GaussianPrior:
+    """θ ~ N(mean, cov) (cov may be singular): E exp(θᵀχ − ‖θ‖²/2) in closed form,
+    θ = µ + Ag, AAᵀ = cov: det(I + AᵀA)^{-1/2} exp(½aᵀ(I + AᵀA)⁻¹a + µᵀχ − ½‖µ‖²),
+    a = Aᵀ(χ − µ)."""
+
+    mean_: np.ndarray
+    cov_: np.ndarray
+
+    def __post_init__(self):
+        mu = np.asarray(self.mean_, float).ravel()
+        C = _as_2d(self.cov_, "cov")
+        if C.shape != (mu.size, mu.size) or np.linalg.eigvalsh((C + C.T) / 2).min() < -1e-12:
+            raise ValueError("cov must be a symmetric PSD F × F matrix matching the mean")
+        object.__setattr__(self, "mean_", mu)
+        object.__setattr__(self, "cov_", (C + C.T) / 2)
+
+    @property
+    def F(self):
+        return self.mean_.size
+
+    def _root(self):
+        lam, U = np.linalg.eigh(self.cov_)
+        return U * np.sqrt(np.clip(lam, 0, None))
+
+    def sample(self, n, rng):
+        return self.mean_ + rng.standard_normal((n, self.F)) @ self._root().T
+
+    def mean(self):
+        return self.mean_
+
+    def cov(self):
+        return self.cov_
+
+    def log_evidence(self, chi):
+        A = self._root()
+        M = np.eye(self.F) + A.T @ A
+        a = (chi - self.mean_) @ A
+        quad = np.einsum("...i,ij,...j->...", a, np.linalg.inv(M), a)
+        return (-0.5 * np.linalg.slogdet(M)[1] + 0.5 * quad + chi @ self.mean_
+                - 0.5 * self.mean_ @ self.mean_)
+
+
+def flipping_spike(nu1, nu2):
+    """F = 2: θ = (√ν₁, ±√ν₂) with equal probability."""
+    if not (nu1 >= 0 and nu2 >= 0):
+        raise ValueError(f"nu1={nu1}, nu2={nu2} must be ≥ 0")
+    return DiscretePrior([[np.sqrt(nu1), np.sqrt(nu2)], [np.sqrt(nu1), -np.sqrt(nu2)]], [0.5, 0.5])
+
+
+# --- activations: logits s (..., H, L) [+ sink logits v (H,)] → weights A (..., H, L) -------
+def _softmax(s, v=None):
+    return np.exp(s - logsumexp(s, axis=-1, keepdims=True))
+
+
+def _softmax_v(s, v):
+    v = np.broadcast_to(np.asarray(v, float), s.shape[-2:-1])[..., None]
+    full = np.concatenate([np.broadcast_to(v, s.shape[:-1] + (1,)), s], axis=-1)
+    return np.exp(s - logsumexp(full, axis=-1, keepdims=True))
+
+
+def _softmax_1(s, v=None):
+    return _softmax_v(s, np.zeros(s.shape[-2]))
+
+
+def _bsoftmax(s, v=None):
+    H = s.shape[-2]
+    return H * np.exp(s - logsumexp(s, axis=(-2, -1), keepdims=True))
+
+
+ACTIVATIONS = {"softmax": _softmax, "softmax-1": _softmax_1, "softmax-v": _softmax_v,
+               "b-softmax": _bsoftmax}
+
+
+@dataclass(frozen=True)
+class Attention:
+    """H heads in the reduced description: m (H×F), r (H×H, PSD), biases b (H), sinks v (H)."""
+
+    m: np.ndarray
+    r: np.ndarray
+    b: np.ndarray = None
+    v: np.ndarray = None
+    activation: str = "softmax"
+
+    def __post_init__(self):
+        m = _as_2d(self.m, "m")
+        H = m.shape[0]
+        r = _as_2d(self.r, "r")
+        if r.shape != (H, H) or np.linalg.eigvalsh((r + r.T) / 2).min() < -1e-10:
+            raise ValueError(f"r must be a symmetric PSD {H} × {H} matrix")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation={self.activation!r}; allowed: {sorted(ACTIVATIONS)}")
+        b = np.zeros(H) if self.b is None else np.asarray(self.b, float).ravel()
+        v = np.zeros(H) if self.v is None else np.asarray(self.v, float).ravel()
+        if b.shape != (H,) or v.shape != (H,):
+            raise ValueError(f"b and v must have {H} entries")
+        for k, x in (("m", m), ("r", (r + r.T) / 2), ("b", b), ("v", v)):
+            object.__setattr__(self, k, x)
+
+    @property
+    def H(self):
+        return self.m.shape[0]
+
+    def weights(self, s):
+        return ACTIVATIONS[self.activation](s + self.b[:, None], self.v)
+
+
+def bsoftmax_bayes_parameters(prior: DiscretePrior) -> Attention:
+    """Prop. IV.2: one head per support point, k_h = Σ_f θ_hf k*_f (m_h = θ_h, r = 0),
+    b_h = −‖θ_h‖²/2 + log P_θ(θ_h)."""
+    th = prior.points
+    return Attention(m=th, r=np.zeros((len(th), len(th))),
+                     b=-0.5 * (th**2).sum(1) + np.log(prior.probs), activation="b-softmax")
