@@ -983,34 +983,32 @@ def _overlaps_from_vectors(u, v):
 
 def _vector_flow(risk, vals):
     """Projected gradient flow of R̄ for (u, v) written in the frame (u*, v*, e3, e4): state
-    y = (u, v) ∈ R⁸, u̇ = −P⊥_u ∇_u R̄ with ∇_u R̄ = Σ_w ∂R̄/∂(uᵀw)·w (Gram chain rule).
-    Integrating vectors rather than overlaps keeps every state realisable (Gram PSD)."""
-    from theory.dynamics import vector_gradients
-    grads = vector_gradients(dm.OVERLAP_STRUCTURE, risk)
-    syms = (dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)
-    coef = {w: {o: sp.lambdify(syms, sp.sympify(c).subs(vals), "numpy") for o, c in g.items()}
-            for w, g in grads.items()}
-    E = {"u_star": np.eye(4)[0], "v_star": np.eye(4)[1]}
-
-    def rhs(y):
-        u, v = y[:4], y[4:]
-        q = (u[0], v[1], v[0], u[1], float(u @ v))
-        vec = {"u": u, "v": v, **E}
-        out = []
-        for w, x in (("u", u), ("v", v)):
-            g = sum(float(c(*q)) * vec[o] for o, c in coef[w].items())
-            out.append(-(g - (x @ g) * x))
-        return np.concatenate(out)
-    return rhs
+    y = (u, v) ∈ R⁸, u̇ = −(I − uuᵀ)∇_u R̄, v̇ likewise, with R̄ expressed through the frame
+    coordinates (µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv). Returns (rhs, jac), both
+    SymPy-derived. Integrating vectors rather than overlaps keeps every state realisable and
+    resolves tiny departures from an edge such as u = −u*, which overlap coordinates lose."""
+    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
+    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
+           dm.rho: sum(a * b for a, b in zip(U, V))}
+    R = sp.sympify(risk).subs(vals).subs(sub)
+    X = list(U) + list(V)
+    out = []
+    for W in (U, V):
+        g = [sp.diff(R, w) for w in W]
+        radial = sum(w * gi for w, gi in zip(W, g))
+        out += [-(gi - radial * w) for w, gi in zip(W, g)]
+    J = sp.Matrix(out).jacobian(X)
+    f, jf = sp.lambdify([X], out, "numpy"), sp.lambdify([X], J, "numpy")
+    return (lambda y: np.asarray(f(y), float)), (lambda y: np.asarray(jf(y), float))
 
 
 class _Budget(Exception):
     pass
 
 
-def _integrate_with_budget(rhs, y0, t_eval, budget=100_000):
-    """LSODA, then BDF and Radau if a solver exceeds ``budget`` right-hand-side evaluations
-    (LSODA occasionally stalls on the exponentially slow edges)."""
+def _integrate_with_budget(rhs, y0, t_eval, jac=None, budget=100_000):
+    """LSODA, then BDF and Radau (all with the symbolic Jacobian) if a solver exceeds
+    ``budget`` right-hand-side evaluations (LSODA occasionally stalls on the slow edges)."""
     from numerics.ode import integrate_adaptive
     tried = []
     for method in ("LSODA", "BDF", "Radau"):
@@ -1024,7 +1022,8 @@ def _integrate_with_budget(rhs, y0, t_eval, budget=100_000):
         tried.append(method)
         try:
             with np.errstate(all="ignore"):
-                return integrate_adaptive(counted, y0, t_eval, method=method, rtol=1e-9, atol=1e-14), method
+                return integrate_adaptive(counted, y0, t_eval, jac=jac, method=method, rtol=1e-9,
+                                          atol=1e-14), method
         except (_Budget, RuntimeError):
             continue
     return None, tried
@@ -1045,7 +1044,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     t_eval = np.r_[0, np.logspace(-2, np.log10(horizon), 33)]
     runs = []
     for i, dv in enumerate(dims):
-        rhs = _vector_flow(R, _setting_values(setting, dv))
+        rhs, jac = _vector_flow(R, _setting_values(setting, dv))
         starts = [("random", rng.standard_normal(4), rng.standard_normal(4)) for _ in range(n_random)]
         for su, sv in ((-1, 1), (-1, -1), (1, -1)):
             starts.append((f"near ({su}, {sv}, 0, 0, 0)",
@@ -1053,7 +1052,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
                            np.array([0, sv, 0, 0.0]) + rng.standard_normal(4) * 1e-3))
         for kind, u, v in starts:
             y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
-            tr, solver = _integrate_with_budget(rhs, y0, t_eval)
+            tr, solver = _integrate_with_budget(rhs, y0, t_eval, jac)
             if tr is None:
                 runs.append({"d": dv, "start": kind, "outcome": "solver failed",
                              "solvers_tried": solver})
