@@ -975,10 +975,12 @@ claim(f"{PAPER}:fig2-agreement", "Fig. 2",
 
 
 # -------------------------------------------------------------------------------------------
-def _overlaps_from_vectors(u, v):
-    """(µ, ν, ζ, η, ρ) of unit u, v given in the orthonormal frame (u*, v*, e3, e4)."""
-    u, v = u / np.linalg.norm(u), v / np.linalg.norm(v)
-    return {dm.mu: u[0], dm.nu: v[1], dm.zeta: v[0], dm.eta: u[1], dm.rho: float(u @ v)}
+def _in_frame(risk, vals):
+    """R̄ with (µ, ν, ζ, η, ρ) written through u, v ∈ R⁴ in the frame (u*, v*, e3, e4)."""
+    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
+    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
+           dm.rho: sum(a * b for a, b in zip(U, V))}
+    return sp.sympify(risk).subs(vals).subs(sub), U, V
 
 
 def _vector_flow(risk, vals):
@@ -987,10 +989,7 @@ def _vector_flow(risk, vals):
     coordinates (µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv). Returns (rhs, jac), both
     SymPy-derived. Integrating vectors rather than overlaps keeps every state realisable and
     resolves tiny departures from an edge such as u = −u*, which overlap coordinates lose."""
-    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
-    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
-           dm.rho: sum(a * b for a, b in zip(U, V))}
-    R = sp.sympify(risk).subs(vals).subs(sub)
+    R, U, V = _in_frame(risk, vals)
     X = list(U) + list(V)
     out = []
     for W in (U, V):
@@ -1105,10 +1104,7 @@ def _frame_risk(risk, vals):
     """R̄ as a function of u, v ∈ R⁴ in the frame (u*, v*, e3, e4), with its gradient and
     Euclidean Hessian (SymPy-derived, lambdified); PGD started in this span stays in it, so
     PGD here is PGD in R^d."""
-    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
-    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
-           dm.rho: sum(a * b for a, b in zip(U, V))}
-    R = sp.sympify(risk).subs(vals).subs(sub)
+    R, U, V = _in_frame(risk, vals)
     X = list(U) + list(V)
     grad = [sp.diff(R, x) for x in X]
     hess = sp.hessian(R, X)
