@@ -96,3 +96,18 @@ def test_prop_iii1_refutes_a_reduced_loss_that_forgets_the_residual_covariance()
     def wrong(att, *a, **k):
         return reduced_loss(Attention(att.m, 0 * att.r, b=att.b, activation=att.activation), *a, **k)
     assert verdict("sagitova2026:prop-iii1-reduced-loss", reduced=wrong)["verdict"] == "refuted"
+
+
+def test_saddle_hessian_head_difference_block_is_minus_c_times_the_second_moment():
+    import sympy as sp
+    from theory.models.sagitova2026 import head_difference_block, saddle_hessian
+    Hm, ms, mu, S = saddle_hessian(3, 2, 2)
+    assert sp.simplify(head_difference_block(Hm, 2, 2) + sp.Rational(2, 27) * S) == sp.zeros(2, 2)
+
+
+def test_lemma_iii1_refutes_a_wrong_symbolic_hessian():
+    from verification.claims.sagitova2026 import _saddle_block
+    B, mu, S = _saddle_block(4, 2, 2)
+    assert verdict("sagitova2026:lemma-iii1-saddle-hessian")["verdict"] == "confirmed"
+    entry = verdict("sagitova2026:lemma-iii1-saddle-hessian", block=(1.5 * B, mu, S))
+    assert entry["verdict"] == "refuted" and "disagrees" in entry["summary"]

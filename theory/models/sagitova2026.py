@@ -177,3 +177,66 @@ def bsoftmax_bayes_parameters(prior: DiscretePrior) -> Attention:
     th = prior.points
     return Attention(m=th, r=np.zeros((len(th), len(th))),
                      b=-0.5 * (th**2).sum(1) + np.log(prior.probs), activation="b-softmax")
+
+
+# --- the unspecialized saddle, symbolically (Lemma III.1; spec "Hints") --------------------
+def _sympy_activation(name, s_rows, sinks=None):
+    import sympy as sp
+    if name == "softmax":
+        return [[sp.exp(x) / sum(sp.exp(y) for y in row) for x in row] for row in s_rows]
+    if name == "softmax-1":
+        return [[sp.exp(x) / (1 + sum(sp.exp(y) for y in row)) for x in row] for row in s_rows]
+    if name == "b-softmax":
+        Z = sum(sp.exp(y) for row in s_rows for y in row)
+        return [[len(s_rows) * sp.exp(x) / Z for x in row] for row in s_rows]
+    raise ValueError(f"activation={name!r}; allowed: softmax, softmax-1, b-softmax")
+
+
+def saddle_hessian(L: int, H: int, F: int, activation: str = "softmax"):
+    """Hessian of the reduced loss in the keys' overlaps m (H×F, row-major) at m = 0, r = 0,
+    b = 0 (all logits zero, uniform attention): the integrand Σ_ℓ([ℓ = 1] − w_ℓ)² is
+    differentiated twice in m at m = 0 — a quadratic form in the spike projections χ* — and its
+    Gaussian expectation taken with χ*_1 = θ + g₁, χ*_ℓ = g_ℓ (g standard), then E over θ
+    through the symbols mu_f = Eθ_f and S_ff′ = Eθ_fθ_f′. Exact in L, H and the moments of θ.
+    Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S)."""
+    import sympy as sp
+    from ..gaussian import GaussianLaw, expect
+    for name, v in (("L", L), ("H", H), ("F", F)):
+        if not (isinstance(v, int) and v >= 1) or (name == "L" and v < 2):
+            raise ValueError(f"{name}={v!r} must be an integer ≥ {2 if name == 'L' else 1}")
+    m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
+    chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))
+    theta = sp.symbols(f"theta_1:{F + 1}", real=True)
+    mu = sp.symbols(f"mu_1:{F + 1}", real=True)
+    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
+    s = [[sum(m[h, f] * chi[l, f] for f in range(F)) for l in range(L)] for h in range(H)]
+    A = _sympy_activation(activation, s)
+    w = [sum(A[h][l] for h in range(H)) / H for l in range(L)]
+    integrand = sum(((1 if l == 0 else 0) - w[l]) ** 2 for l in range(L))
+    ms = list(m)
+    zero = {v: 0 for v in ms}
+    law = GaussianLaw(tuple(chi), sp.Matrix([theta[f] if l == 0 else 0 for l in range(L)
+                                             for f in range(F)]), sp.eye(L * F))
+    first = {}
+    for f in range(F):
+        first[theta[f]] = mu[f]
+    Hm = sp.zeros(len(ms))
+    for i, a in enumerate(ms):
+        for j in range(i, len(ms)):
+            q = sp.expand(sp.diff(integrand, a, ms[j]).subs(zero))
+            e = sp.expand(expect(q, law))                      # quadratic in θ
+            e = e.subs({theta[f] * theta[g]: S[f, g] for f in range(F) for g in range(F)})
+            e = e.subs({theta[f] ** 2: S[f, f] for f in range(F)}).subs(first)
+            Hm[i, j] = Hm[j, i] = sp.simplify(e)
+    return Hm, ms, mu, S
+
+
+def head_difference_block(Hm, H: int, F: int, heads=(0, 1)):
+    """The Hessian restricted to the directions m_{h1} − m_{h2} (one per feature), unit norm."""
+    import sympy as sp
+    h1, h2 = heads
+    P = sp.zeros(H * F, F)
+    for f in range(F):
+        P[h1 * F + f, f] = 1 / sp.sqrt(2)
+        P[h2 * F + f, f] = -1 / sp.sqrt(2)
+    return sp.simplify(P.T * Hm * P)
