@@ -795,13 +795,14 @@ def _draw_flow_on_M(link, flow2, rows):
                        edgecolor="k", label=s["class"])
         h, l = ax.get_legend_handles_labels()
         uniq = dict(zip(l, h))
-        ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="lower left")
+        ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
         st = _setting_text(setting)
         ax.axvline(st["psi"] / st["c"], ls=":", color="k", lw=0.8)
         ax.set_xlabel("µ = uᵀu*")
         ax.set_ylabel("ν = vᵀv*")
-        ax.set_title(f"Dohmatob: derived flow on M, {link} link (signs of µ̇, ν̇), α={st['alpha']}, "
-                     f"β={st['beta']}, γ={st['gamma']}, d={dv}; dotted: µ = ψ/c", fontsize=8)
+        ax.set_title(f"Dohmatob: derived flow on M, {link} link (signs of µ̇, ν̇)\n"
+                     f"α={st['alpha']}, β={st['beta']}, γ={st['gamma']}, d={dv}; dotted: µ = ψ/c",
+                     fontsize=8)
     return draw
 
 
