@@ -591,27 +591,38 @@ def _near(p, q, tol=1e-9):
     return abs(p[0] - q[0]) <= tol and abs(p[1] - q[1]) <= tol
 
 
+def _equation_roots(expr, var):
+    """Zeros of expr(var) on [−1, 1]: the numerator is factored first (as the engine does for
+    its flow), so that cancellations such as p(µ) − 1 = −e^{−x}/(1 + e^{−x}) are exact and
+    not lost below the working precision at large d."""
+    from theory.stationary import _factors, _roots_1d
+    factors, _ = _factors(expr)
+    roots = []
+    for f in factors:
+        if f.is_positive or f.is_negative or var not in f.free_symbols:
+            continue
+        roots += [float(r) for r in _roots_1d(f, var, -1, 1, 50, 2000)]
+    return sorted(set(roots))
+
+
 def _paper_e_sets(link, setting, dv):
     """Prop. 7's sets from the paper's p(µ) and σ̄_γ: E1 = {(±1, ±1)}; E2 = {(±1, ν):
     σ̄′(ν) = 0}; E3 = {(µ, ±1): p(µ)σ̄(1) = σ̄(±1)}; E4 = interior points with p(µ)σ̄(1) =
     σ̄(ν) and σ̄′(ν) = 0 — each equation solved with the same exact root finder."""
-    from theory.stationary import _roots_1d
     vals = _setting_values(setting, dv)
     sbar = dm.dual_kernel(link, dm.nu).subs(vals)
     dsbar = sp.diff(sbar, dm.nu)
     p = dm.paper_localisation().subs(vals)
     s1 = sbar.subs(dm.nu, 1)
     sets = {"E1": [(s, t) for s in (-1.0, 1.0) for t in (-1.0, 1.0)], "E2": [], "E3": [], "E4": []}
-    nu_roots = [float(r) for r in _roots_1d(dsbar, dm.nu, -1, 1, 50, 2000)]
+    nu_roots = _equation_roots(dsbar, dm.nu)
     sets["E2"] = [(s, t) for s in (-1.0, 1.0) for t in nu_roots]
     for t in (-1, 1):
-        eq = p * s1 - sbar.subs(dm.nu, t)
-        if eq.free_symbols:
-            sets["E3"] += [(float(m), float(t)) for m in _roots_1d(eq, dm.mu, -1, 1, 50, 2000)]
+        sets["E3"] += [(m, float(t)) for m in _equation_roots(p * s1 - sbar.subs(dm.nu, t), dm.mu)]
     for t in nu_roots:
         if -1 < t < 1:
             eq = p * s1 - sbar.subs(dm.nu, sp.nsimplify(t, rational=True, tolerance=1e-30))
-            sets["E4"] += [(float(m), t) for m in _roots_1d(eq, dm.mu, -1, 1, 50, 2000) if -1 < m < 1]
+            sets["E4"] += [(m, t) for m in _equation_roots(eq, dm.mu) if -1 < m < 1]
     return sets
 
 
