@@ -52,14 +52,15 @@ def brute_force_sample(alpha, beta, d, n_samples, seed, max_levels=5_000_000) ->
     return REMSample(f, m)
 
 
-def _log_trunc_moments(beta, d, tau):
-    """log E[e^{βE}; E<τ], E[E·e^{βE}; E<τ]/E[e^{βE}; E<τ], log E[e^{2βE}; E<τ], log P(E<τ)."""
+def _log_trunc_moments(beta, d, tau, log_ndtr=log_ndtr, exp=np.exp):
+    """log E[e^{βE}; E<τ], E[E·e^{βE}; E<τ]/E[e^{βE}; E<τ], log E[e^{2βE}; E<τ], log P(E<τ).
+    ``log_ndtr``/``exp`` are the array library's (SciPy/NumPy here, torch in ``rem_torch``)."""
     sd = np.sqrt(d)
     a1 = (tau - beta * d) / sd
     log_m1 = beta**2 * d / 2 + log_ndtr(a1)
     # mean of E under the tilted truncated law N(βd, d) | E < τ: βd − √d·φ(a)/Φ(a)
     log_phi = -a1**2 / 2 - 0.5 * np.log(2 * np.pi)
-    mean_tilted = beta * d - sd * np.exp(log_phi - log_ndtr(a1))
+    mean_tilted = beta * d - sd * exp(log_phi - log_ndtr(a1))
     a2 = (tau - 2 * beta * d) / sd
     log_m2 = 2 * beta**2 * d + log_ndtr(a2)
     return log_m1, mean_tilted, log_m2, log_ndtr(tau / sd)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .rem import _check
+from .rem import _check, _log_trunc_moments
 from .sgd.base import resolve_device
 
 __all__ = ["ndtri_exp", "softmax_risk_mc_torch"]
@@ -67,9 +67,7 @@ def softmax_risk_mc_torch(link, alpha, beta, gamma, d, overlaps, n_samples, seed
     tau = E_top[:, -1]
     # bulk: N − K levels below τ, conditional mean and CLT fluctuation of their Boltzmann sum
     a1 = (tau - beta * d) / sd
-    log_m1 = beta**2 * d / 2 + log_ndtr(a1)
-    log_m2 = 2 * beta**2 * d + log_ndtr((tau - 2 * beta * d) / sd)
-    log_p = log_ndtr(tau / sd)
+    log_m1, _, log_m2, log_p = _log_trunc_moments(beta, d, tau, log_ndtr=log_ndtr, exp=torch.exp)
     log_rest = math.log(math.expm1(logN) - K) if logN < 30 else logN + math.log1p(-K * math.exp(-logN))
     log_mean = log_rest + log_m1 - log_p
     ratio = torch.clamp(2 * (log_m1 - log_p) - (log_m2 - log_p), max=-1e-300)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mpmath
 import numpy as np
 import sympy as sp
 from scipy import optimize
@@ -77,7 +78,6 @@ def find_stationary_points(rhs, jac, box, n_starts=64, seed=0, tol=1e-10, merge=
 # Jacobian is evaluated exactly (limits at removable singularities), so an eigenvalue is
 # called zero only when it is zero symbolically.
 
-import mpmath  # noqa: E402
 
 
 @dataclass(frozen=True)
