@@ -51,6 +51,23 @@ class DiscretePrior:
     def sample(self, n, rng):
         return self.points[rng.choice(len(self.probs), size=n, p=self.probs)]
 
+    n_uniform = 1
+
+    def quantile(self, u):
+        """θ from uniforms u (n, 1) by the inverse CDF over the support points."""
+        idx = np.searchsorted(np.cumsum(self.probs), np.asarray(u)[:, 0], side="right")
+        return self.points[np.minimum(idx, len(self.probs) - 1)]
+
+    def reflect(self, theta):
+        """2Eθ − θ when the prior is symmetric about its mean (antithetic draws), else None."""
+        mu = self.mean()
+        mirrored = 2 * mu - self.points
+        match = [np.flatnonzero(np.all(np.abs(self.points - p) < 1e-12, axis=1)) for p in mirrored]
+        if any(len(i) != 1 for i in match) or not np.allclose(
+                self.probs[[i[0] for i in match]], self.probs, atol=1e-12):
+            return None
+        return 2 * mu - theta
+
     def mean(self):
         return self.probs @ self.points
 
@@ -91,6 +108,19 @@ class GaussianPrior:
 
     def sample(self, n, rng):
         return self.mean_ + rng.standard_normal((n, self.F)) @ self._root().T
+
+    @property
+    def n_uniform(self):
+        return self.F
+
+    def quantile(self, u):
+        """θ = µ + A·Φ⁻¹(u) for uniforms u (n, F)."""
+        from scipy.special import ndtri
+        return self.mean_ + ndtri(np.clip(u, 1e-16, 1 - 1e-16)) @ self._root().T
+
+    def reflect(self, theta):
+        """2µ − θ (a Gaussian is symmetric about its mean): antithetic draws."""
+        return 2 * self.mean_ - theta
 
     def mean(self):
         return self.mean_

@@ -1,0 +1,281 @@
+"""Reduced loss and gradient flow of multi-head attention on (m, r, b, v), by quasi-Monte Carlo
+with common random numbers, from the expressions SymPy derives in ``theory.multihead``.
+
+With the signal at token 0, χ_ℓ = θ·[ℓ = 0] + ζ_ℓ (ζ standard, L × F), residual logits
+ω_ℓ = R g_ℓ (g standard, L × H, RRᵀ = r) and s_hℓ = m_h·χ_ℓ + ω_hℓ + b_h, the loss is
+Δ² + E φ(s, v) (spec, Prop. III.1). Gradient flow of the keys, dk_h/dτ = −∇_{k_h} E(y − ŷ)²,
+closes on the order parameters (chain rule on the Gram matrix of keys and spikes):
+
+    dm_hf/dτ = −E Σ_ℓ ∂φ/∂s_hℓ · χ_ℓf                       (pathwise: = −∂E φ/∂m_hf at fixed r)
+    dr/dτ    = −(M r + r M) + κ·E N,   M_hk = E Σ_ℓ ∂²φ/∂s_hℓ∂s_kℓ
+    db_h/dτ  = −E Σ_ℓ ∂φ/∂s_hℓ,        dv_h/dτ = −E ∂φ/∂v_h   (trained sinks only)
+
+The r-equation is dQ − dm mᵀ − m dmᵀ with the Stein identity E[∂φ/∂s_hℓ ω_kℓ] = (r E[∂²φ])_hk;
+κ = γD/N_b is the optional finite-step SGD-noise correction with N the noise integrand of
+``theory.multihead`` (spec, "SGD"). Draws are scrambled Sobol' points with antithetic mirrors
+(ζ, g, θ − Eθ) → −(ζ, g, θ − Eθ) (θ mirrored only for priors symmetric about their mean), so at
+m = 0 the estimated drift is exact and the saddle's unstable directions are not swamped by Monte
+Carlo bias. The same draws serve every evaluation: the right-hand side is deterministic, and
+dm is exactly minus the m-gradient of the estimated loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.special import ndtri
+from scipy.stats import qmc
+
+from theory.multihead import MultiHeadModel
+
+__all__ = ["HeadState", "FlowDraws", "ReducedFlow", "draws_for"]
+
+
+@dataclass(frozen=True)
+class HeadState:
+    """Order parameters of H heads: m (H × F), r (H × H, symmetric PSD), b (H), v (H)."""
+
+    m: np.ndarray
+    r: np.ndarray
+    b: np.ndarray
+    v: np.ndarray
+
+    @classmethod
+    def make(cls, m, r=None, b=None, v=None):
+        m = np.atleast_2d(np.asarray(m, float))
+        H = m.shape[0]
+        r = np.zeros((H, H)) if r is None else np.asarray(r, float)
+        b = np.zeros(H) if b is None else np.asarray(b, float).ravel()
+        v = np.zeros(H) if v is None else np.asarray(v, float).ravel()
+        if r.shape != (H, H) or b.shape != (H,) or v.shape != (H,):
+            raise ValueError(f"HeadState: r must be {H}×{H}, b and v must have {H} entries")
+        if not all(np.all(np.isfinite(x)) for x in (m, r, b, v)):
+            raise ValueError("HeadState: m, r, b and v must be finite")
+        r = (r + r.T) / 2
+        if np.linalg.eigvalsh(r).min() < -1e-9 * max(1.0, np.abs(r).max()):
+            raise ValueError("HeadState: r must be positive semi-definite")
+        return cls(m, r, b, v)
+
+    @property
+    def H(self):
+        return self.m.shape[0]
+
+    def pack(self) -> np.ndarray:
+        iu = np.triu_indices(self.H)
+        return np.concatenate([self.m.ravel(), self.r[iu], self.b, self.v])
+
+    @classmethod
+    def unpack(cls, y, H, F):
+        y = np.asarray(y, float)
+        iu = np.triu_indices(H)
+        k = H * F
+        nr = len(iu[0])
+        r = np.zeros((H, H))
+        r[iu] = y[k:k + nr]
+        r = r + np.triu(r, 1).T
+        return cls(y[:k].reshape(H, F), r, y[k + nr:k + nr + H], y[k + nr + H:k + nr + 2 * H])
+
+    def permuted(self, perm):
+        p = np.asarray(perm)
+        return HeadState(self.m[p], self.r[np.ix_(p, p)], self.b[p], self.v[p])
+
+    def to_dict(self):
+        return {k: getattr(self, k).tolist() for k in ("m", "r", "b", "v")}
+
+
+@dataclass(frozen=True)
+class FlowDraws:
+    """Common random numbers: θ (n, F), ζ (n, L, F), g (n, L, H); second half mirrors the first."""
+
+    theta: np.ndarray
+    zeta: np.ndarray
+    g: np.ndarray
+
+    @property
+    def n(self):
+        return self.theta.shape[0]
+
+
+def draws_for(prior, L, H, n, seed, kind="sobol") -> FlowDraws:
+    """n (even) draws: n/2 scrambled-Sobol' (``kind='sobol'``) or pseudo-random points and their
+    antithetic mirrors (see module docstring)."""
+    if not (isinstance(n, (int, np.integer)) and n >= 4 and n % 2 == 0):
+        raise ValueError(f"n={n!r} must be an even integer ≥ 4")
+    if kind not in ("sobol", "random"):
+        raise ValueError(f"kind={kind!r}; allowed: 'sobol', 'random'")
+    F, k = prior.F, prior.n_uniform
+    dim = k + L * F + L * H
+    half = n // 2
+    if kind == "sobol":
+        u = qmc.Sobol(dim, scramble=True, seed=np.random.default_rng(seed)).random(half)
+    else:
+        u = np.random.default_rng(seed).random((half, dim))
+    theta = prior.quantile(u[:, :k])
+    z = ndtri(np.clip(u[:, k:], 1e-16, 1 - 1e-16))
+    zeta = z[:, :L * F].reshape(half, L, F)
+    g = z[:, L * F:].reshape(half, L, H)
+    mirrored = prior.reflect(theta)
+    theta2 = theta if mirrored is None else mirrored
+    return FlowDraws(np.concatenate([theta, theta2]), np.concatenate([zeta, -zeta]),
+                     np.concatenate([g, -g]))
+
+
+class ReducedFlow:
+    """Loss and gradient flow on (m, r, b, v) for a :class:`MultiHeadModel` and a prior.
+
+    ``sgd_noise`` is κ = γD/N_b (0: the pure gradient flow). ``backend`` 'numpy' or 'torch'
+    (generated code of either; torch runs on ``device``)."""
+
+    def __init__(self, model: MultiHeadModel, prior, n=2**14, seed=0, sgd_noise=0.0,
+                 backend="numpy", device="cpu", kind="sobol"):
+        if prior.F != model.F:
+            raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+        if not (np.isfinite(sgd_noise) and sgd_noise >= 0):
+            raise ValueError(f"sgd_noise={sgd_noise!r} must be ≥ 0 (it is γD/N_b)")
+        if backend not in ("numpy", "torch"):
+            raise ValueError(f"backend={backend!r}; allowed: 'numpy', 'torch'")
+        self.model, self.prior, self.kappa = model, prior, float(sgd_noise)
+        self.backend, self.device = backend, device
+        self.draws = draws_for(prior, model.L, model.H, n, seed, kind)
+        if backend == "torch":
+            import torch
+            self.xp = torch
+            to = lambda a: torch.as_tensor(a, dtype=torch.float64, device=device)
+            self._theta, self._zeta, self._g = (to(a) for a in (self.draws.theta,
+                                                                self.draws.zeta, self.draws.g))
+        else:
+            self.xp = np
+            self._theta, self._zeta, self._g = self.draws.theta, self.draws.zeta, self.draws.g
+        self.nfev = 0
+
+    # --- generated code ----------------------------------------------------------------------
+    @cached_property
+    def _loss_code(self):
+        from numerics.codegen import generate
+        return generate(self.model.arguments, [self.model.conditional_loss], backend=self.backend)
+
+    @cached_property
+    def _flow_code(self):
+        from numerics.codegen import generate
+        md = self.model
+        H, L = md.H, md.L
+        outs = [g for row in md.loss_gradient for g in row]
+        outs += [md.loss_hessian_blocks[l][h][k] for l in range(L) for h in range(H)
+                 for k in range(h, H)]
+        if md.trains_sinks:
+            outs += md.loss_sink_gradient
+        if self.kappa > 0:
+            outs += [md.noise_integrand[h][k] for h in range(H) for k in range(h, H)]
+        return generate(md.arguments, outs, backend=self.backend)
+
+    # --- evaluation --------------------------------------------------------------------------
+    def _chi(self):
+        xp = self.xp
+        chi = self._zeta.clone() if xp is not np else self._zeta.copy()
+        chi[:, 0, :] = chi[:, 0, :] + self._theta
+        return chi
+
+    def _arrays(self, state: HeadState):
+        xp = self.xp
+        as_x = (lambda a: xp.as_tensor(a, dtype=xp.float64, device=self.device)) if xp is not np \
+            else (lambda a: np.asarray(a, float))
+        lam, U = np.linalg.eigh(state.r)
+        R = U * np.sqrt(np.clip(lam, 0, None))
+        chi = self._chi()
+        s = (xp.einsum("nlf,hf->nhl", chi, as_x(state.m)) + xp.einsum("nlk,hk->nhl", self._g, as_x(R))
+             + as_x(state.b)[None, :, None])
+        args = [s[:, h, l] for h in range(self.model.H) for l in range(self.model.L)]
+        args += [as_x(state.v[h]) for h in range(self.model.H)]
+        return chi, args
+
+    def _np(self, x):
+        return x.cpu().numpy() if self.xp is not np else x
+
+    def loss_samples(self, state: HeadState) -> np.ndarray:
+        """Per-draw Δ² + φ (antithetic pairs not yet averaged)."""
+        _, args = self._arrays(state)
+        phi = self._np(self._loss_code(*args)[0])
+        return self.model.delta ** 2 + phi
+
+    def loss(self, state: HeadState):
+        """(estimate, standard error from the antithetic pair means) of the reduced loss."""
+        e = self.loss_samples(state)
+        return _mean_se(e)
+
+    def derivative(self, state: HeadState, with_se=False):
+        """d(m, r, b, v)/dτ as a HeadState (and its standard errors when ``with_se``)."""
+        md, xp = self.model, self.xp
+        H, L, F = md.H, md.L, md.F
+        chi, args = self._arrays(state)
+        out = self._flow_code(*args)
+        self.nfev += 1
+        G = xp.stack(out[:H * L], -1).reshape(-1, H, L)
+        pos = H * L
+        nb = H * (H + 1) // 2
+        Kb = xp.stack(out[pos:pos + L * nb], -1).reshape(-1, L, nb).sum(1)
+        pos += L * nb
+        per = {"m": -xp.einsum("nhl,nlf->nhf", G, chi).reshape(-1, H * F),
+               "K": Kb, "b": -G.sum(-1)}
+        if md.trains_sinks:
+            per["v"] = -xp.stack(out[pos:pos + H], -1)
+            pos += H
+        if self.kappa > 0:
+            per["N"] = xp.stack(out[pos:pos + nb], -1)
+        per = {k: self._np(v) for k, v in per.items()}
+        if not all(np.all(np.isfinite(v)) for v in per.values()):
+            raise FloatingPointError("reduced flow: non-finite integrand (logits too large?)")
+        iu = np.triu_indices(H)
+        est = {k: _mean_se(v) for k, v in per.items()}
+
+        def sym(vec):
+            M = np.zeros((H, H))
+            M[iu] = vec
+            return M + np.triu(M, 1).T
+        M = sym(est["K"][0])
+        dr = -(M @ state.r + state.r @ M)
+        if self.kappa > 0:
+            dr = dr + self.kappa * sym(est["N"][0])
+        dv = est["v"][0] if "v" in est else np.zeros(H)
+        d = HeadState(est["m"][0].reshape(H, F), dr, est["b"][0], dv)
+        if not with_se:
+            return d
+        # se of dr: linear in the per-draw K and N, so propagate per draw
+        Kd = per["K"]
+        Mper = np.zeros((Kd.shape[0], H, H))
+        Mper[:, iu[0], iu[1]] = Kd
+        Mper = Mper + np.triu(Mper, 1).transpose(0, 2, 1)
+        drper = -(Mper @ state.r + state.r @ Mper)
+        if self.kappa > 0:
+            Nper = np.zeros_like(Mper)
+            Nper[:, iu[0], iu[1]] = per["N"]
+            drper = drper + self.kappa * (Nper + np.triu(Nper, 1).transpose(0, 2, 1))
+        se = HeadState(est["m"][1].reshape(H, F), _mean_se(drper.reshape(-1, H * H))[1].reshape(H, H),
+                       est["b"][1], est["v"][1] if "v" in est else np.zeros(H))
+        return d, se
+
+    def rhs(self, y):
+        """The packed right-hand side (for ODE solvers)."""
+        md = self.model
+        return self.derivative(HeadState.unpack(y, md.H, md.F)).pack()
+
+    def integrate(self, state0: HeadState, t_eval, method="RK45", rtol=1e-6, atol=1e-9):
+        """Integrate the (deterministic, common-random-number) flow; returns a Trajectory of
+        packed states (``unpack`` with H, F)."""
+        from numerics.ode.adaptive import integrate_adaptive
+        return integrate_adaptive(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol)
+
+    def with_noise(self, sgd_noise):
+        new = object.__new__(ReducedFlow)
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_flow_code"})
+        new.kappa = float(sgd_noise)
+        return new
+
+
+def _mean_se(x):
+    """Mean and standard error with antithetic pairs (i, i + n/2) averaged first."""
+    x = np.asarray(x, float)
+    half = x.shape[0] // 2
+    pairs = 0.5 * (x[:half] + x[half:2 * half])
+    return pairs.mean(0), pairs.std(0, ddof=1) / np.sqrt(half)

@@ -1,0 +1,196 @@
+"""Multi-head attention in the single-location model: the model kind of Sagitova et al. (2026).
+
+The engine's :class:`theory.Model` covers students that are a sum over tokens of one function
+of the token's projections. H attention heads couple the tokens through the normalisation, so
+they get their own description here, with the same division of labour: the user states the
+activation as SymPy expressions, SymPy derives everything the numerics evaluate.
+
+Setting (signal token at ℓ = 0 by exchangeability of the tokens): logits s_hℓ (H × L), sink
+logits v_h, head weights A_h = activation(s_h, v), token weights w_ℓ = (1/H)Σ_h A_hℓ, prediction
+ŷ = Σ_ℓ w_ℓ z_ℓ with values z ~ N(0, I_L) independent of the logits, label y = z_0 + Δξ.
+
+Derived here:
+
+* the conditional loss φ(s, v) = E_{z,ξ}(y − ŷ)² − Δ² = Σ_ℓ([ℓ = 0] − w_ℓ)² (spec
+  "Attention model");
+* its gradient ∂φ/∂s_hℓ, its same-token Hessian blocks ∂²φ/∂s_hℓ∂s_kℓ (the Stein/Price
+  identities turn them into the r-equation of the flow, see ``numerics.multihead``), ∂φ/∂v_h;
+* the SGD-noise integrand: for one sample the key gradient is g_h = 2(ŷ − y)Σ_ℓ (∂ŷ/∂s_hℓ)x_ℓ,
+  and as D → ∞, g_hᵀg_k/D → 4Σ_ℓ E_{z,ξ}[(ŷ − y)²(∂ŷ/∂s_hℓ)(∂ŷ/∂s_kℓ)]
+  = 4Σ_ℓ[(φ + Δ²)·(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½·(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)]
+  (Gaussian fourth moments of z; ∂w/∂s_hℓ is the vector over tokens ℓ′);
+* for online SGD on samples: w, ∂w_ℓ′/∂s_hℓ and ∂w_ℓ′/∂v_h, so that a per-sample gradient is
+  2(ŷ − y)·Σ_ℓ′ (∂w_ℓ′/∂·)z_ℓ′.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import sympy as sp
+
+__all__ = ["Activation", "ACTIVATIONS", "MultiHeadModel", "activation"]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """Attention weights of H heads as SymPy expressions.
+
+    ``weights(s, v)`` gets the logits ``s`` (H lists of L symbols) and the sink logits ``v``
+    (H symbols) and returns H lists of L expressions A_hℓ. ``sinks`` says whether v_h are
+    trained parameters (softmax-v); otherwise they are ignored."""
+
+    name: str
+    weights: Callable
+    sinks: bool = False
+
+
+def _softmax(s, v):
+    return [[sp.exp(x) / sum(sp.exp(y) for y in row) for x in row] for row in s]
+
+
+def _softmax_1(s, v):
+    return [[sp.exp(x) / (1 + sum(sp.exp(y) for y in row)) for x in row] for row in s]
+
+
+def _softmax_v(s, v):
+    return [[sp.exp(x) / (sp.exp(vh) + sum(sp.exp(y) for y in row)) for x in row]
+            for row, vh in zip(s, v)]
+
+
+def _bsoftmax(s, v):
+    Z = sum(sp.exp(y) for row in s for y in row)
+    return [[len(s) * sp.exp(x) / Z for x in row] for row in s]
+
+
+ACTIVATIONS = {
+    "softmax": Activation("softmax", _softmax),
+    "softmax-1": Activation("softmax-1", _softmax_1),
+    "softmax-v": Activation("softmax-v", _softmax_v, sinks=True),
+    "b-softmax": Activation("b-softmax", _bsoftmax),
+}
+
+
+def activation(spec) -> Activation:
+    """An :class:`Activation` from a registered name or an Activation instance."""
+    if isinstance(spec, Activation):
+        return spec
+    if spec not in ACTIVATIONS:
+        raise ValueError(f"activation={spec!r}; allowed: {sorted(ACTIVATIONS)} or an Activation")
+    return ACTIVATIONS[spec]
+
+
+@dataclass(frozen=True)
+class MultiHeadModel:
+    """H heads, L tokens, F hidden features, an activation; Δ is the label-noise level.
+
+    Order parameters (spec "Order parameters"): m = (k_hᵀk*_f) (H × F), r = Q − mmᵀ (H × H),
+    biases b (H), sink logits v (H, trained only when ``activation.sinks``)."""
+
+    H: int
+    L: int
+    F: int
+    activation: Activation | str = "softmax"
+    delta: float = 0.0
+
+    def __post_init__(self):
+        for name, lo in (("H", 1), ("L", 2), ("F", 1)):
+            val = getattr(self, name)
+            if not (isinstance(val, int) and val >= lo):
+                raise ValueError(f"MultiHeadModel: {name}={val!r} must be an integer ≥ {lo}")
+        if not (float(self.delta) >= 0):
+            raise ValueError(f"MultiHeadModel: delta={self.delta!r} must be ≥ 0")
+        object.__setattr__(self, "activation", activation(self.activation))
+
+    # --- symbols ---------------------------------------------------------------------------
+    @cached_property
+    def logits(self):
+        return [[sp.Symbol(f"s_{h}_{l}", real=True) for l in range(self.L)] for h in range(self.H)]
+
+    @cached_property
+    def sinks(self):
+        return [sp.Symbol(f"v_{h}", real=True) for h in range(self.H)]
+
+    @property
+    def arguments(self):
+        """Argument symbols of every generated function: logits (row-major), then sinks."""
+        return [x for row in self.logits for x in row] + list(self.sinks)
+
+    @property
+    def trains_sinks(self) -> bool:
+        return self.activation.sinks
+
+    # --- derived expressions ---------------------------------------------------------------
+    @cached_property
+    def head_weights(self):
+        A = self.activation.weights(self.logits, self.sinks)
+        if len(A) != self.H or any(len(row) != self.L for row in A):
+            raise ValueError(f"activation {self.activation.name!r} must return {self.H} rows of "
+                             f"{self.L} weights")
+        return [[sp.sympify(a) for a in row] for row in A]
+
+    @cached_property
+    def token_weights(self):
+        """w_ℓ = (1/H)Σ_h A_hℓ."""
+        A = self.head_weights
+        return [sum(A[h][l] for h in range(self.H)) / self.H for l in range(self.L)]
+
+    @cached_property
+    def conditional_loss(self):
+        """φ = Σ_ℓ([ℓ = 0] − w_ℓ)² (the loss given the logits, minus Δ²)."""
+        return sum(((1 if l == 0 else 0) - w) ** 2 for l, w in enumerate(self.token_weights))
+
+    @cached_property
+    def loss_gradient(self):
+        """∂φ/∂s_hℓ (H × L)."""
+        return [[sp.diff(self.conditional_loss, x) for x in row] for row in self.logits]
+
+    @cached_property
+    def loss_hessian_blocks(self):
+        """∂²φ/∂s_hℓ∂s_kℓ for every token ℓ: L lists of H × H (the same-token blocks)."""
+        G, s, H = self.loss_gradient, self.logits, self.H
+        out = []
+        for l in range(self.L):
+            block = [[None] * H for _ in range(H)]
+            for h in range(H):
+                for k in range(h, H):
+                    block[h][k] = block[k][h] = sp.diff(G[h][l], s[k][l])
+            out.append(block)
+        return out
+
+    @cached_property
+    def loss_sink_gradient(self):
+        """∂φ/∂v_h (zero when the activation has no sinks)."""
+        return [sp.diff(self.conditional_loss, v) for v in self.sinks]
+
+    @cached_property
+    def weight_jacobian(self):
+        """∂w_ℓ′/∂s_hℓ as [h][ℓ][ℓ′]."""
+        w = self.token_weights
+        return [[[sp.diff(wp, x) for wp in w] for x in row] for row in self.logits]
+
+    @cached_property
+    def weight_sink_jacobian(self):
+        """∂w_ℓ′/∂v_h as [h][ℓ′]."""
+        return [[sp.diff(wp, v) for wp in self.token_weights] for v in self.sinks]
+
+    @cached_property
+    def noise_integrand(self):
+        """N_hk = 4Σ_ℓ[(φ + Δ²)(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)] (H × H): the
+        D → ∞ limit of g_hᵀg_k/D for one sample's key gradients (module docstring)."""
+        J, G, H, L = self.weight_jacobian, self.loss_gradient, self.H, self.L
+        total = self.conditional_loss + sp.Float(float(self.delta)) ** 2
+        out = [[None] * H for _ in range(H)]
+        for h in range(H):
+            for k in range(h, H):
+                out[h][k] = out[k][h] = 4 * sum(
+                    total * sum(a * b for a, b in zip(J[h][l], J[k][l])) + G[h][l] * G[k][l] / 2
+                    for l in range(L))
+        return out
+
+    def latex(self) -> dict:
+        """The derived expressions as LaTeX (for reports)."""
+        return {"token_weights": [sp.latex(w) for w in self.token_weights],
+                "conditional_loss": sp.latex(self.conditional_loss)}
