@@ -13,9 +13,9 @@ closes on the order parameters (chain rule on the Gram matrix of keys and spikes
 The r-equation is dQ − dm mᵀ − m dmᵀ with the Stein identity E[∂φ/∂s_hℓ ω_kℓ] = (r E[∂²φ])_hk;
 κ = γD/N_b is the optional finite-step SGD-noise correction with N the noise integrand of
 ``theory.multihead`` (spec, "SGD"). Draws are scrambled Sobol' points with antithetic mirrors
-(ζ, g, θ − Eθ) → −(ζ, g, θ − Eθ) (θ mirrored only for priors symmetric about their mean), so at
-m = 0 the estimated drift is exact and the saddle's unstable directions are not swamped by Monte
-Carlo bias. The same draws serve every evaluation: the right-hand side is deterministic, and
+(θ − Eθ, ζ) → ±(θ − Eθ, ζ) and g → ±g independently (θ mirrored only for priors symmetric about
+their mean): at m = 0 the logits do not depend on χ, so the estimated drift E[∂φ/∂s·χ] is
+exactly ∂φ/∂s·Eθ and the saddle's unstable directions are not swamped by Monte Carlo bias. The same draws serve every evaluation: the right-hand side is deterministic, and
 dm is exactly minus the m-gradient of the estimated loss.
 """
 
@@ -99,27 +99,29 @@ class FlowDraws:
 
 
 def draws_for(prior, L, H, n, seed, kind="sobol") -> FlowDraws:
-    """n (even) draws: n/2 scrambled-Sobol' (``kind='sobol'``) or pseudo-random points and their
-    antithetic mirrors (see module docstring)."""
-    if not (isinstance(n, (int, np.integer)) and n >= 4 and n % 2 == 0):
-        raise ValueError(f"n={n!r} must be an even integer ≥ 4")
+    """n (a multiple of 4) draws: n/4 scrambled-Sobol' (``kind='sobol'``) or pseudo-random base
+    points, each in four antithetic copies (θ − Eθ, ζ) → ±(θ − Eθ, ζ) times g → ±g (θ mirrored only
+    for priors symmetric about their mean), see module docstring."""
+    if not (isinstance(n, (int, np.integer)) and n >= 8 and n % 4 == 0):
+        raise ValueError(f"n={n!r} must be a multiple of 4, ≥ 8")
     if kind not in ("sobol", "random"):
         raise ValueError(f"kind={kind!r}; allowed: 'sobol', 'random'")
     F, k = prior.F, prior.n_uniform
     dim = k + L * F + L * H
-    half = n // 2
+    q = n // 4
     if kind == "sobol":
-        u = qmc.Sobol(dim, scramble=True, seed=np.random.default_rng(seed)).random(half)
+        u = qmc.Sobol(dim, scramble=True, seed=np.random.default_rng(seed)).random(q)
     else:
-        u = np.random.default_rng(seed).random((half, dim))
+        u = np.random.default_rng(seed).random((q, dim))
     theta = prior.quantile(u[:, :k])
     z = ndtri(np.clip(u[:, k:], 1e-16, 1 - 1e-16))
-    zeta = z[:, :L * F].reshape(half, L, F)
-    g = z[:, L * F:].reshape(half, L, H)
+    zeta = z[:, :L * F].reshape(q, L, F)
+    g = z[:, L * F:].reshape(q, L, H)
     mirrored = prior.reflect(theta)
     theta2 = theta if mirrored is None else mirrored
-    return FlowDraws(np.concatenate([theta, theta2]), np.concatenate([zeta, -zeta]),
-                     np.concatenate([g, -g]))
+    return FlowDraws(np.concatenate([theta, theta2, theta, theta2]),
+                     np.concatenate([zeta, -zeta, zeta, -zeta]),
+                     np.concatenate([g, g, -g, -g]))
 
 
 class ReducedFlow:
@@ -274,8 +276,10 @@ class ReducedFlow:
 
 
 def _mean_se(x):
-    """Mean and standard error with antithetic pairs (i, i + n/2) averaged first."""
+    """Mean and standard error with each group of four antithetic copies averaged first (the
+    group means are independent for pseudo-random draws; for Sobol' points the error is an
+    upper estimate)."""
     x = np.asarray(x, float)
-    half = x.shape[0] // 2
-    pairs = 0.5 * (x[:half] + x[half:2 * half])
-    return pairs.mean(0), pairs.std(0, ddof=1) / np.sqrt(half)
+    q = x.shape[0] // 4
+    groups = x[:4 * q].reshape(4, q, *x.shape[1:]).mean(0)
+    return groups.mean(0), groups.std(0, ddof=1) / np.sqrt(q)

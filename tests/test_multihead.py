@@ -163,10 +163,11 @@ def test_user_activation_from_one_sympy_function():
 def test_draws_are_antithetic_and_exact_at_the_saddle():
     prior = GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))
     dr = draws_for(prior, 4, 2, 64, seed=0)
+    assert np.allclose(dr.zeta.mean(0), 0, atol=1e-14)
     assert isinstance(dr, FlowDraws)
     assert np.allclose(dr.theta.mean(0), 0, atol=1e-14) and np.allclose(dr.g.mean(0), 0, atol=1e-14)
     fl = ReducedFlow(MultiHeadModel(2, 4, 2), prior, n=64, seed=0)
-    d = fl.derivative(HeadState.make(np.zeros((2, 2))))
+    d = fl.derivative(HeadState.make(np.zeros((2, 2)), 0.3 * np.eye(2)))   # r ≠ 0: logits random
     assert np.allclose(d.m, 0, atol=1e-14)
 
 
@@ -180,4 +181,4 @@ def test_bad_input_is_rejected_with_the_parameter_named():
     with pytest.raises(ValueError, match="sgd_noise"):
         ReducedFlow(MultiHeadModel(1, 3, 1), GaussianPrior([0.0], [[1.0]]), sgd_noise=-1)
     with pytest.raises(ValueError, match="n="):
-        draws_for(GaussianPrior([0.0], [[1.0]]), 3, 1, 7, 0)
+        draws_for(GaussianPrior([0.0], [[1.0]]), 3, 1, 10, 0)

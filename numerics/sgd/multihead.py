@@ -1,0 +1,180 @@
+"""Online SGD of multi-head attention in dimension D (Sagitova et al. 2026), torch, batched over
+independent seeds; GPU when present.
+
+Spikes k*_f = e_f (f < F) and value direction v* = e_F: the D → ∞ reading of the spec's
+nearly-orthonormal spikes, exact for the reduced description (k*ᵀk* = I, v* ⊥ spikes).
+Each step draws a batch of N_b samples per seed: tokens x_ℓ ~ N(0, I_D), the signal token
+ε ~ U[L] shifted by Σ_f θ_f e_f with θ from the prior, y = z_ε + Δξ (z_ℓ = x_ℓ·e_F). The
+per-sample gradient of (y − ŷ)² is 2(ŷ − y)·Σ_ℓ′ (∂w_ℓ′/∂·)·z_ℓ′ with ∂w/∂s and ∂w/∂v generated
+from the SymPy activation (``theory.multihead``); keys, biases and (softmax-v) sinks all move
+with step γ; τ = γ·t. The recorded order parameters are m = K e_{<F}, r = KKᵀ − mmᵀ, b, v.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import time
+
+import numpy as np
+
+from theory.multihead import MultiHeadModel
+from ..multihead import HeadState
+from .base import resolve_device
+
+__all__ = ["HeadSGDConfig", "HeadSGDResult", "MultiHeadSGD", "simulate_heads"]
+
+
+@dataclass(frozen=True)
+class HeadSGDConfig:
+    """D: dimension; lr: γ; steps; batch: N_b; seeds: independent runs; init: a HeadState
+    (the same order parameters in every seed) or a float σ₀ (keys ~ N(0, σ₀²I/D): m ~ σ₀/√D,
+    r ≈ σ₀²I, b = v = 0)."""
+
+    D: int
+    lr: float
+    steps: int
+    batch: int = 1
+    seeds: int = 8
+    seed: int = 0
+    record_every: int = 100
+    init: HeadState | float = 0.1
+    device: str = "auto"
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        for name in ("D", "steps", "batch", "seeds", "record_every"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, np.integer)) and v >= 1):
+                raise ValueError(f"HeadSGDConfig: {name}={v!r} must be an integer ≥ 1")
+        if not (np.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"HeadSGDConfig: lr={self.lr!r} must be > 0")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"HeadSGDConfig: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
+        if not isinstance(self.init, HeadState) and not (float(self.init) >= 0):
+            raise ValueError(f"HeadSGDConfig: init={self.init!r} must be a HeadState or σ₀ ≥ 0")
+
+    @property
+    def kappa(self):
+        """γD/N_b, the strength of the SGD-noise term of the reduced flow."""
+        return self.lr * self.D / self.batch
+
+
+@dataclass
+class HeadSGDResult:
+    """tau[k]; m[k, seed, h, f], r[k, seed, h, h′], b[k, seed, h], v[k, seed, h]."""
+
+    tau: np.ndarray
+    m: np.ndarray
+    r: np.ndarray
+    b: np.ndarray
+    v: np.ndarray
+    steps_per_second: float = float("nan")
+
+    def state(self, k, seed):
+        return HeadState(self.m[k, seed], self.r[k, seed], self.b[k, seed], self.v[k, seed])
+
+
+class MultiHeadSGD:
+    def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
+        import torch
+        from numerics.codegen import generate
+        if prior.F != model.F:
+            raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+        if config.D < model.F + 1 + model.H:
+            raise ValueError(f"D={config.D} must be ≥ F + 1 + H = {model.F + 1 + model.H}")
+        self.torch, self.model, self.prior, self.cfg = torch, model, prior, config
+        self.device = resolve_device(config.device)
+        self.dtype = getattr(torch, config.dtype)
+        self.gen = torch.Generator(device=self.device)
+        self.gen.manual_seed(int(config.seed))
+        H, L = model.H, model.L
+        outs = list(model.token_weights)
+        outs += [j for Jh in model.weight_jacobian for row in Jh for j in row]      # h, ℓ, ℓ′
+        if model.trains_sinks:
+            outs += [j for row in model.weight_sink_jacobian for j in row]          # h, ℓ′
+        self.code = generate(model.arguments, outs, backend="torch")
+        S, D = config.seeds, config.D
+        if isinstance(config.init, HeadState):
+            st = config.init
+            if st.m.shape != (H, model.F):
+                raise ValueError(f"init.m must be {H}×{model.F}")
+            K = torch.zeros(S, H, D, dtype=self.dtype, device=self.device)
+            lam, U = np.linalg.eigh(st.r)
+            R = U * np.sqrt(np.clip(lam, 0, None))
+            K[:, :, :model.F] = torch.as_tensor(st.m, dtype=self.dtype, device=self.device)
+            K[:, :, model.F + 1:model.F + 1 + H] = torch.as_tensor(R, dtype=self.dtype,
+                                                                   device=self.device)
+            self.b = torch.as_tensor(st.b, dtype=self.dtype, device=self.device).expand(S, H).clone()
+            self.v = torch.as_tensor(st.v, dtype=self.dtype, device=self.device).expand(S, H).clone()
+        else:
+            K = float(config.init) * torch.randn(S, H, D, generator=self.gen, dtype=self.dtype,
+                                                 device=self.device) / np.sqrt(D)
+            self.b = torch.zeros(S, H, dtype=self.dtype, device=self.device)
+            self.v = torch.zeros(S, H, dtype=self.dtype, device=self.device)
+        self.K = K
+
+    def _theta(self, shape):
+        u = self.torch.rand(*shape, self.prior.n_uniform, generator=self.gen, dtype=self.torch.float64,
+                            device=self.device).cpu().numpy()
+        th = self.prior.quantile(u.reshape(-1, self.prior.n_uniform)).reshape(*shape, self.prior.F)
+        return self.torch.as_tensor(th, dtype=self.dtype, device=self.device)
+
+    def step(self):
+        torch, cfg, md = self.torch, self.cfg, self.model
+        S, B, L, D, H, F = cfg.seeds, cfg.batch, md.L, cfg.D, md.H, md.F
+        X = torch.randn(S, B, L, D, generator=self.gen, dtype=self.dtype, device=self.device)
+        eps = torch.randint(L, (S, B), generator=self.gen, device=self.device)
+        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)                 # S,B,L
+        X[..., :F] += onehot[..., None] * self._theta((S, B))[:, :, None, :]
+        z = X[..., F]                                                               # S,B,L
+        y = (z * onehot).sum(-1)
+        if md.delta:
+            y = y + md.delta * torch.randn(S, B, generator=self.gen, dtype=self.dtype,
+                                           device=self.device)
+        s = (torch.bmm(X.view(S, B * L, D), self.K.transpose(1, 2)).view(S, B, L, H)
+             .transpose(2, 3) + self.b[:, None, :, None])                          # S,B,H,L
+        args = [s[..., h, l] for h in range(H) for l in range(L)]
+        args += [self.v[:, h, None].expand(S, B) for h in range(H)]
+        out = self.code(*args)
+        w = torch.stack(out[:L], -1)                                                # S,B,L
+        J = torch.stack(out[L:L + H * L * L], -1).reshape(S, B, H, L, L)
+        res = (w * z).sum(-1) - y                                                   # ŷ − y
+        c = (2.0 / B) * res[..., None, None] * torch.einsum("sbhlk,sbk->sbhl", J, z)
+        gK = torch.bmm(c.transpose(2, 3).reshape(S, B * L, H).transpose(1, 2), X.view(S, B * L, D))
+        gb = c.sum((1, 3))
+        lr = cfg.lr
+        if md.trains_sinks:
+            Jv = torch.stack(out[L + H * L * L:], -1).reshape(S, B, H, L)
+            gv = ((2.0 / B) * res[..., None] * torch.einsum("sbhk,sbk->sbh", Jv, z)).sum(1)
+            self.v = self.v - lr * gv
+        self.K = self.K - lr * gK
+        self.b = self.b - lr * gb
+
+    def order_parameters(self):
+        F = self.model.F
+        m = self.K[:, :, :F]
+        r = self.K @ self.K.transpose(1, 2) - m @ m.transpose(1, 2)
+        return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
+
+    def run(self, progress=None) -> HeadSGDResult:
+        cfg = self.cfg
+        rec = [(0.0, self.order_parameters())]
+        start = time.perf_counter()
+        with self.torch.no_grad():
+            for k in range(1, cfg.steps + 1):
+                self.step()
+                if k % cfg.record_every == 0 or k == cfg.steps:
+                    rec.append((k * cfg.lr, self.order_parameters()))
+                    if not np.all(np.isfinite(rec[-1][1][0])):
+                        raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
+                    if progress is not None:
+                        progress(k, cfg.steps)
+        elapsed = time.perf_counter() - start
+        tau = np.array([t for t, _ in rec])
+        m, r, b, v = (np.stack([q[i] for _, q in rec]) for i in range(4))
+        return HeadSGDResult(tau, m, r, b, v, cfg.steps / max(elapsed, 1e-12))
+
+
+def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None):
+    """Run online SGD of ``model`` on data from ``prior`` (see module docstring)."""
+    return MultiHeadSGD(model, prior, config).run(progress)
