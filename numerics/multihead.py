@@ -30,7 +30,7 @@ from scipy.stats import qmc
 
 from theory.multihead import MultiHeadModel
 
-__all__ = ["HeadState", "FlowDraws", "ReducedFlow", "draws_for"]
+__all__ = ["HeadState", "FlowDraws", "ReducedFlow", "draws_for", "mean_and_se", "first_passage"]
 
 
 @dataclass(frozen=True)
@@ -206,8 +206,8 @@ class ReducedFlow:
         e = self.loss_samples(state)
         return _mean_se(e)
 
-    def derivative(self, state: HeadState, with_se=False):
-        """d(m, r, b, v)/dτ as a HeadState (and its standard errors when ``with_se``)."""
+    def _integrands(self, state: HeadState):
+        """Per-draw pieces of the flow: −Σ_ℓ φ_hℓ χ_ℓf, Σ_ℓ ∂²φ (upper H×H), −Σ_ℓ φ_hℓ, −∂φ/∂v, N."""
         md, xp = self.model, self.xp
         H, L, F = md.H, md.L, md.F
         chi, args = self._arrays(state)
@@ -216,10 +216,10 @@ class ReducedFlow:
         G = xp.stack(out[:H * L], -1).reshape(-1, H, L)
         pos = H * L
         nb = H * (H + 1) // 2
-        Kb = xp.stack(out[pos:pos + L * nb], -1).reshape(-1, L, nb).sum(1)
-        pos += L * nb
         per = {"m": -xp.einsum("nhl,nlf->nhf", G, chi).reshape(-1, H * F),
-               "K": Kb, "b": -G.sum(-1)}
+               "K": xp.stack(out[pos:pos + L * nb], -1).reshape(-1, L, nb).sum(1),
+               "b": -G.sum(-1)}
+        pos += L * nb
         if md.trains_sinks:
             per["v"] = -xp.stack(out[pos:pos + H], -1)
             pos += H
@@ -228,34 +228,42 @@ class ReducedFlow:
         per = {k: self._np(v) for k, v in per.items()}
         if not all(np.all(np.isfinite(v)) for v in per.values()):
             raise FloatingPointError("reduced flow: non-finite integrand (logits too large?)")
-        iu = np.triu_indices(H)
-        est = {k: _mean_se(v) for k, v in per.items()}
+        return per
 
-        def sym(vec):
-            M = np.zeros((H, H))
-            M[iu] = vec
-            return M + np.triu(M, 1).T
-        M = sym(est["K"][0])
-        dr = -(M @ state.r + state.r @ M)
-        if self.kappa > 0:
-            dr = dr + self.kappa * sym(est["N"][0])
-        dv = est["v"][0] if "v" in est else np.zeros(H)
-        d = HeadState(est["m"][0].reshape(H, F), dr, est["b"][0], dv)
-        if not with_se:
-            return d
-        # se of dr: linear in the per-draw K and N, so propagate per draw
-        Kd = per["K"]
-        Mper = np.zeros((Kd.shape[0], H, H))
-        Mper[:, iu[0], iu[1]] = Kd
-        Mper = Mper + np.triu(Mper, 1).transpose(0, 2, 1)
-        drper = -(Mper @ state.r + state.r @ Mper)
-        if self.kappa > 0:
-            Nper = np.zeros_like(Mper)
-            Nper[:, iu[0], iu[1]] = per["N"]
-            drper = drper + self.kappa * (Nper + np.triu(Nper, 1).transpose(0, 2, 1))
-        se = HeadState(est["m"][1].reshape(H, F), _mean_se(drper.reshape(-1, H * H))[1].reshape(H, H),
-                       est["b"][1], est["v"][1] if "v" in est else np.zeros(H))
-        return d, se
+    def _dr(self, K, N, r):
+        """dr = −(M r + r M) + κN for (batches of) upper-triangle vectors K, N."""
+        H = self.model.H
+        iu = np.triu_indices(H)
+        M = np.zeros(K.shape[:-1] + (H, H))
+        M[..., iu[0], iu[1]] = K
+        M = M + np.swapaxes(np.triu(M, 1), -1, -2)
+        dr = -(M @ r + r @ M)
+        if N is not None:
+            Nm = np.zeros_like(M)
+            Nm[..., iu[0], iu[1]] = N
+            dr = dr + self.kappa * (Nm + np.swapaxes(np.triu(Nm, 1), -1, -2))
+        return dr[..., iu[0], iu[1]]
+
+    def derivative_draws(self, state: HeadState) -> np.ndarray:
+        """Per-draw packed derivatives (n × P, ``HeadState.pack`` order); their group means
+        (``_mean_se``) give the estimate and its standard error, also for any linear contrast."""
+        H = self.model.H
+        per = self._integrands(state)
+        n = per["m"].shape[0]
+        v = per.get("v", np.zeros((n, H)))
+        return np.concatenate([per["m"], self._dr(per["K"], per.get("N"), state.r), per["b"], v], 1)
+
+    def derivative(self, state: HeadState, with_se=False):
+        """d(m, r, b, v)/dτ as a HeadState (and its standard errors when ``with_se``)."""
+        md = self.model
+        if with_se:
+            mean, se = _mean_se(self.derivative_draws(state))
+            return HeadState.unpack(mean, md.H, md.F), HeadState.unpack(se, md.H, md.F)
+        per = self._integrands(state)
+        est = {k: v.mean(0) for k, v in per.items()}
+        dr = self._dr(est["K"], est.get("N"), state.r)
+        y = np.concatenate([est["m"], dr, est["b"], est.get("v", np.zeros(md.H))])
+        return HeadState.unpack(y, md.H, md.F)
 
     def rhs(self, y):
         """The packed right-hand side (for ODE solvers)."""
@@ -275,6 +283,11 @@ class ReducedFlow:
         return new
 
 
+def mean_and_se(x):
+    """Estimate and standard error from per-draw values (see ``_mean_se``)."""
+    return _mean_se(x)
+
+
 def _mean_se(x):
     """Mean and standard error with each group of four antithetic copies averaged first (the
     group means are independent for pseudo-random draws; for Sobol' points the error is an
@@ -283,3 +296,17 @@ def _mean_se(x):
     q = x.shape[0] // 4
     groups = x[:4 * q].reshape(4, q, *x.shape[1:]).mean(0)
     return groups.mean(0), groups.std(0, ddof=1) / np.sqrt(q)
+
+
+def first_passage(t, values, threshold):
+    """First time a sampled path crosses ``threshold`` upwards, linearly interpolated between
+    samples; nan when it never does."""
+    values = np.asarray(values, float)
+    above = np.flatnonzero(values >= threshold)
+    if len(above) == 0:
+        return float("nan")
+    i = above[0]
+    if i == 0:
+        return float(t[0])
+    v0, v1 = values[i - 1], values[i]
+    return float(t[i - 1] + (threshold - v0) / (v1 - v0) * (t[i] - t[i - 1]))

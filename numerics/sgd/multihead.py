@@ -156,7 +156,9 @@ class MultiHeadSGD:
         r = self.K @ self.K.transpose(1, 2) - m @ m.transpose(1, 2)
         return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
 
-    def run(self, progress=None) -> HeadSGDResult:
+    def run(self, progress=None, until=None) -> HeadSGDResult:
+        """Run ``steps`` steps, recording every ``record_every``; ``until(m, r, b, v)`` (arrays
+        over seeds) may stop the run early at a record when it returns True."""
         cfg = self.cfg
         rec = [(0.0, self.order_parameters())]
         start = time.perf_counter()
@@ -169,12 +171,14 @@ class MultiHeadSGD:
                         raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
                     if progress is not None:
                         progress(k, cfg.steps)
+                    if until is not None and until(*rec[-1][1]):
+                        break
         elapsed = time.perf_counter() - start
         tau = np.array([t for t, _ in rec])
         m, r, b, v = (np.stack([q[i] for _, q in rec]) for i in range(4))
-        return HeadSGDResult(tau, m, r, b, v, cfg.steps / max(elapsed, 1e-12))
+        return HeadSGDResult(tau, m, r, b, v, k / max(elapsed, 1e-12))
 
 
-def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None):
+def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None, until=None):
     """Run online SGD of ``model`` on data from ``prior`` (see module docstring)."""
-    return MultiHeadSGD(model, prior, config).run(progress)
+    return MultiHeadSGD(model, prior, config).run(progress, until)

@@ -1,0 +1,589 @@
+"""Dynamics claims of Sagitova, Duranthon, Zdeborová (2026): SGD → gradient flow (Prop. III.2),
+the symmetric manifold (Sec. III), the unspecialized phase (Prop. III.3), the Θ(log D) escape
+(Prop. III.4), sequential specialization (Result III.1) and the sharp transition (Conj. III.1).
+
+The flow is the one SymPy derives for the multi-head model kind (``theory.multihead``),
+evaluated by antithetic quasi-Monte Carlo with common random numbers (``numerics.multihead``);
+SGD runs in R^D (``numerics.sgd.multihead``). The saddle's escape rate comes from the symbolic
+Hessian of Lemma III.1 (``theory.models.sagitova2026.saddle_hessian``)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from numerics.multihead import HeadState, ReducedFlow, first_passage, mean_and_se
+from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
+from theory.models.sagitova2026 import GaussianPrior, flipping_spike, saddle_hessian
+from theory.multihead import ACTIVATIONS, MultiHeadModel
+from ..registry import Outcome, claim
+from ..stats import finite
+
+PAPER = "sagitova2026"
+L = 4
+
+
+@functools.lru_cache(maxsize=None)
+def _saddle(H, F):
+    return saddle_hessian(L, H, F)
+
+
+def saddle_rate(prior, H):
+    """λ = −(most negative eigenvalue) of the symbolic saddle Hessian (Lemma III.1) for the
+    prior's moments: |m| grows like e^{λτ} near m = 0, r = 0."""
+    Hm, ms, mu, S = _saddle(H, prior.F)
+    F = prior.F
+    second = prior.cov() + np.outer(prior.mean(), prior.mean())
+    subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
+    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
+    Hn = np.array(Hm.subs(subs).evalf(), float)
+    evals, evecs = np.linalg.eigh(Hn)
+    return float(-evals[0]), evals, evecs
+
+
+def _flow(model, prior, n, seed, kappa=0.0):
+    return ReducedFlow(model, prior, n=n, seed=seed, sgd_noise=kappa, backend="torch")
+
+
+def _trajectory(flow, state0, t_eval):
+    tr = flow.integrate(state0, t_eval, rtol=1e-6, atol=1e-12)
+    H, F = flow.model.H, flow.model.F
+    states = [HeadState.unpack(y, H, F) for y in tr.y]
+    return tr, states
+
+
+def _trajectory_until(flow, state0, t_max, done, chunk=50.0, dt=0.5):
+    """Integrate in chunks of ``chunk`` until ``done(states)`` or τ = t_max (then stops)."""
+    ts, states, t0, s0 = [0.0], [state0], 0.0, state0
+    while t0 < t_max and not done(states):
+        t1 = min(t0 + chunk, t_max)
+        tr, st = _trajectory(flow, s0, np.linspace(t0, t1, int(round((t1 - t0) / dt)) + 1))
+        ts += list(tr.t[1:])
+        states += st[1:]
+        t0, s0 = t1, st[-1]
+    return np.array(ts), states
+
+
+# --- Prop. III.2 ---------------------------------------------------------------------------
+@claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
+       "As D → ∞, SGD converges to the gradient flow on (m, r, b, v); finite-D trajectories "
+       "approach the ODE as D grows.",
+       reading="softmax-v (keys, biases and sink logits all trained), H = 2, F = 2, L = 4, "
+               "flipping spike (ν₁, ν₂) = (1, 2); start m = [[0.4, 0.1], [−0.2, 0.3]], r = 0.2·I, "
+               "b = (0.1, −0.1), v = (0.2, 0); online SGD in R^D with batch N_b = 8 and "
+               "γ = κN_b/D, κ = γD/N_b = 0.25 held fixed, so the ODE carries the SGD-noise term "
+               "κ·E N in dr/dτ; τ ≤ 2. Checks: (i) at every D and record time the seed-mean "
+               "of every order parameter agrees with the ODE within Bonferroni z·se + the "
+               "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
+               "finite-size term 1/D; (ii) the RMS deviation of single runs from the ODE "
+               "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected).")
+def prop_iii2(ctx, flow_class=ReducedFlow):
+    dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
+    seeds = ctx.pick(32, 64)
+    kappa, B, T = 0.25, 8, 2.0
+    md = MultiHeadModel(2, L, 2, "softmax-v")
+    prior = flipping_spike(1.0, 2.0)
+    init = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.2, 0.0])
+    flows = [flow_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
+             for i in range(2)]
+    t_rec = np.linspace(0, T, 5)
+    odes = [np.array([s.pack() for s in _trajectory(f, init, t_rec)[1]]) for f in flows]
+    rows, arrays = [], {}
+    rng = ctx.rng("iii2:boot")
+    for j, D in enumerate(dims):
+        lr = kappa * B / D
+        steps = int(round(T / lr))
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=B, seeds=seeds,
+                            seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
+                            init=init, device=ctx.device)
+        res = simulate_heads(md, prior, cfg)
+        if not np.allclose(res.tau, t_rec, atol=1e-9):
+            raise RuntimeError(f"SGD record times {res.tau} differ from the ODE's {t_rec}")
+        sgd = np.array([[res.state(k, i).pack() for i in range(seeds)] for k in range(len(res.tau))])
+        finite(sgd, *odes)
+        dev = sgd - odes[0][:, None, :]                                  # time, seed, comp
+        bias, se = dev.mean(1), dev.std(1, ddof=1) / np.sqrt(seeds)
+        qmc = np.abs(odes[0] - odes[1])
+        rms_seed = np.sqrt((dev[1:] ** 2).mean((0, 2)))                  # per seed
+        boot = [np.sqrt(np.mean(rms_seed[rng.integers(0, seeds, seeds)] ** 2)) for _ in range(200)]
+        rows.append({"D": D, "lr": lr, "steps": steps, "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
+                     "rms_deviation_boot_sd": float(np.std(np.log(boot), ddof=1)),
+                     "bias": bias.tolist(), "bias_se": se.tolist(), "ode_qmc_error": qmc.tolist(),
+                     "tau": res.tau.tolist(), "steps_per_second": res.steps_per_second})
+        arrays[f"sgd_D{D}"] = sgd
+        arrays[f"ode_D{D}"] = odes[0]
+        ctx.tick((j + 1) / len(dims))
+    z = ctx.z(sum(np.size(r["bias"]) for r in rows) + 1)
+    worst = None
+    for r in rows:
+        bias, se, q = (np.array(r[k]) for k in ("bias", "bias_se", "ode_qmc_error"))
+        excess = np.abs(bias) - (z * se + q + 1.0 / r["D"])
+        k = np.unravel_index(np.argmax(excess), excess.shape)
+        r["worst_excess"] = float(excess[k])
+        if excess[k] > 0 and (worst is None or excess[k] > worst[1]):
+            worst = (r, float(excess[k]), k)
+    x = np.log([r["D"] for r in rows])
+    y = np.log([r["rms_deviation"] for r in rows])
+    w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
+    X = np.stack([np.ones_like(x), x], 1)
+    cov = np.linalg.inv(X.T @ (X * w[:, None]))
+    slope, slope_se = float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
+    names = (["m"] * 4 + ["r"] * 3 + ["b"] * 2 + ["v"] * 2)
+    evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
+                "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
+                "init": init.to_dict()}
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.errorbar([r["D"] for r in rows], [r["rms_deviation"] for r in rows],
+                    yerr=[r["rms_deviation"] * r["rms_deviation_boot_sd"] for r in rows], fmt="o-",
+                    label="RMS |SGD − ODE| per run")
+        d = np.array([r["D"] for r in rows], float)
+        ax.plot(d, rows[0]["rms_deviation"] * np.sqrt(d[0] / d), "k--", label="∝ D^{-1/2}")
+        ax.set(xscale="log", yscale="log", xlabel="D", ylabel="deviation from the ODE",
+               title=f"Prop. III.2: SGD vs reduced flow (κ = γD/N_b = {kappa}), slope {slope:.2f}")
+        ax.legend()
+    figs = {f"{PAPER}:prop-iii2-sgd-flow:deviation": draw}
+    if worst is not None:
+        r, ex, (ti, ci) = worst
+        return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
+                       f"{names[ci]}-component {ci}: bias {r['bias'][ti][ci]:.4g} ± "
+                       f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance)",
+                       evidence, arrays=arrays, figures=figs)
+    if not slope + z * slope_se < 0:
+        return Outcome("refuted", f"the deviation from the ODE does not shrink with D (log-log slope "
+                       f"{slope:.3f} ± {slope_se:.3f})", evidence, arrays=arrays, figures=figs)
+    return Outcome("confirmed", f"SGD means agree with the ODE (with the κ-noise term) at every D; "
+                   f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]})",
+                   evidence, arrays=arrays, figures=figs)
+
+
+# --- Sec. III: the symmetric manifold --------------------------------------------------------
+def _manifold_contrasts(H, F):
+    """Rows of a matrix C with C·pack(dstate) = 0 exactly on the all-heads-equal manifold."""
+    iu = np.triu_indices(H)
+    ridx = {(int(a), int(b)): H * F + k for k, (a, b) in enumerate(zip(*iu))}
+    P = H * F + len(iu[0]) + 2 * H
+    rows, names = [], []
+
+    def add(i, j, name):
+        c = np.zeros(P)
+        c[i], c[j] = 1, -1
+        rows.append(c)
+        names.append(name)
+    for h in range(1, H):
+        for f in range(F):
+            add(h * F + f, f, f"m[{h},{f}] − m[0,{f}]")
+        add(ridx[(h, h)], ridx[(0, 0)], f"r[{h},{h}] − r[0,0]")
+        add(H * F + len(iu[0]) + h, H * F + len(iu[0]), f"b[{h}] − b[0]")
+        add(H * F + len(iu[0]) + H + h, H * F + len(iu[0]) + H, f"v[{h}] − v[0]")
+    off = [(a, b) for a in range(H) for b in range(a + 1, H)]
+    for (a, b) in off[1:]:
+        add(ridx[(a, b)], ridx[off[0]], f"r[{a},{b}] − r{list(off[0])}")
+    return np.array(rows), names
+
+
+@claim(f"{PAPER}:symmetric-manifold", "Sec. III",
+       "The all-heads-equal manifold (m_h, b_h, v_h equal for all h, r_hh′ exchangeable) is "
+       "invariant under the flow.",
+       reading="invariance as tangency: at random points of the manifold (m_h = m̄, b_h = b̄, "
+               "v_h = v̄, r = a·I + c·11ᵀ) every head contrast of the derived right-hand side "
+               "(m_h − m_0, r_hh − r_00, r_hk − r_01, b_h − b_0, v_h − v_0) is zero within "
+               "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
+               "valid); H = 3, F = 2, L = 4; all four activations; flipping spike (1, 2) and "
+               "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.")
+def symmetric_manifold(ctx, activations=None):
+    H, F = 3, 2
+    acts = activations or [ACTIVATIONS[a] for a in ("softmax", "softmax-1", "softmax-v", "b-softmax")]
+    priors = {"flipping-spike": flipping_spike(1.0, 2.0),
+              "gaussian": GaussianPrior([0.5, 0.0], np.diag([2.0, 0.5]))}
+    n = ctx.pick(2**14, 2**16)
+    n_points = ctx.pick(2, 4)
+    rng = ctx.rng("manifold")
+    C, names = _manifold_contrasts(H, F)
+    rows = []
+    for i, act in enumerate(acts):
+        md = MultiHeadModel(H, L, F, act)
+        for pname, prior in priors.items():
+            fl = ReducedFlow(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
+                             sgd_noise=0.5, kind="random")
+            for p in range(n_points):
+                a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
+                st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
+                                    np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
+                est, se = mean_and_se(fl.derivative_draws(st) @ C.T)
+                finite(est, se)
+                k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
+                rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
+                             "contrasts": est.tolist(), "se": se.tolist(),
+                             "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
+        ctx.tick((i + 1) / len(acts))
+    z = ctx.z(len(rows) * len(names))
+    bad = [r for r in rows if r["largest_z"] > z]
+    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F}
+    if bad:
+        w = max(bad, key=lambda r: r["largest_z"])
+        return Outcome("refuted", f"{w['activation']}, {w['prior']}: the flow leaves the manifold "
+                       f"({w['largest']} at {w['largest_z']:.1f} se)", evidence)
+    top = max(rows, key=lambda r: r["largest_z"])
+    return Outcome("confirmed", f"all head contrasts vanish on the manifold ({len(rows)} points, "
+                   f"largest {top['largest_z']:.2f} se < z = {z:.2f})", evidence)
+
+
+# --- small initialisation: shared runs --------------------------------------------------------
+SIGMA0 = 0.02          # keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r = σ₀²I
+
+
+def _small_init(g, D):
+    H = g.shape[0]
+    return HeadState.make(SIGMA0 * g / np.sqrt(D), SIGMA0**2 * np.eye(H))
+
+
+# --- Prop. III.3 -----------------------------------------------------------------------------
+@claim(f"{PAPER}:prop-iii3-unspecialized", "Prop. III.3",
+       "From a small initialisation with Eθ ≠ 0, all heads first align with the mean signal "
+       "direction Σ_f Eθ_f k*_f together, in τ = Θ(1) (Θ(D) samples), while their "
+       "differences stay small.",
+       reading="softmax, H = 2, F = 2, L = 4, flipping spike (ν₁, ν₂) = (1, 2) (Eθ = e₁); "
+               "keys ~ N(0, σ₀²I/D), σ₀ = 0.02 (the same Gaussian draw at every D); "
+               "alignment time τ_a = first τ with min_h m_h·Eθ/|Eθ| ≥ 0.3. ODE at "
+               "D = 10²…10⁸: Θ(1) read as τ_a(D) converging: the spread of τ_a over the top "
+               "decades is < 10% of τ_a, where a Θ(log D) time would change by "
+               "≥ ln(10⁴)/(2λ) (λ the saddle rate); heads together: max_h,h′ |m_h − m_h′| at "
+               "τ_a is < 10% of the alignment at the largest D and decreases with D. SGD "
+               "(D = 200, 400; 16 seeds; κ = 0.25, N_b = 8): τ_a within 20% of the ODE's.")
+def prop_iii3(ctx, prior=None):
+    H, F = 2, 2
+    prior = prior or flipping_spike(1.0, 2.0)
+    md = MultiHeadModel(H, L, F, "softmax")
+    mean = prior.mean()
+    e = mean / np.linalg.norm(mean) if np.linalg.norm(mean) > 0 else np.eye(F)[0]
+    dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
+    g = ctx.rng("iii3:init").standard_normal((H, F))
+    fl = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("iii3:ode"))
+    t_eval = np.linspace(0, 30, 301)
+    rows = []
+    for D in dims:
+        tr, states = _trajectory(fl, _small_init(g, D), t_eval)
+        align = np.array([min(s.m @ e) for s in states])
+        ta = first_passage(tr.t, align, 0.3)
+        if np.isfinite(ta):
+            k = int(np.searchsorted(tr.t, ta))
+            s = states[k]
+            spread = float(max(np.linalg.norm(s.m[a] - s.m[b]) for a in range(H) for b in range(H)))
+            rows.append({"D": D, "tau_align": ta, "spread_at_tau": spread,
+                         "alignment_at_tau": float(np.mean(s.m @ e))})
+        else:
+            rows.append({"D": D, "tau_align": float("nan"), "spread_at_tau": float("nan"),
+                         "alignment_at_tau": float("nan")})
+    ctx.tick(0.4)
+    sgd_rows = []
+    for D in ctx.pick([200, 400], [200, 400, 1000]):
+        kappa, B = 0.25, 8
+        lr = kappa * B / D
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(10 / lr), batch=B, seeds=16,
+                            seed=ctx.claim_seed(f"iii3:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
+                            init=SIGMA0, device=ctx.device)
+        res = simulate_heads(md, prior, cfg, until=lambda m, r, b, v: bool(np.all((m @ e).min(1) >= 0.3)))
+        taus = [first_passage(res.tau, (res.m[:, i] @ e).min(1), 0.3) for i in range(16)]
+        ode = _trajectory(fl.with_noise(kappa), _small_init(g, D), t_eval)
+        ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
+        sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.nanmean(taus)),
+                         "tau_align_ode_with_noise": ode_ta})
+        ctx.tick(0.4 + 0.3 * len(sgd_rows))
+    evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
+                "mean_direction": e.tolist()}
+    taus = np.array([r["tau_align"] for r in rows])
+    if not np.all(np.isfinite(taus)):
+        return Outcome("refuted", f"the heads did not align with Eθ within τ = {t_eval[-1]:.0f} at "
+                       f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
+    # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
+    lam = saddle_rate(prior, H)[0]
+    top = taus[len(taus) // 2:]
+    drift = float(top.max() - top.min())
+    log_alt = float(np.log(rows[-1]["D"] / rows[len(rows) // 2]["D"]) / (2 * max(lam, 1e-12)))
+    rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
+    evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
+                     "saddle_rate": lam, "relative_spread": rel_spread})
+    sgd_bad = [s for s in sgd_rows if not abs(s["tau_align_mean"] - s["tau_align_ode_with_noise"])
+               <= 0.2 * s["tau_align_ode_with_noise"]]
+    if drift > 0.1 * top.mean():
+        return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
+                       f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
+    if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
+        return Outcome("refuted", f"the heads are not together at alignment: relative spread "
+                       f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
+    if sgd_bad:
+        s = sgd_bad[0]
+        return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} vs the "
+                       f"ODE's {s['tau_align_ode_with_noise']:.2f}", evidence)
+    return Outcome("confirmed", f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every "
+                   f"D = 10²…{rows[-1]['D']:.0e} (drift {drift:.3f} vs {log_alt:.1f} for a log D "
+                   f"time; relative head spread {rel_spread[-1]:.1e}); SGD agrees", evidence)
+
+
+# --- Prop. III.4 and Conj. III.1: escape from the saddle --------------------------------------
+ESCAPE_NU = (4.0, 1.5)
+ESCAPE_THRESHOLD = 0.3           # ‖m‖_F at escape
+
+
+def _escape_prior():
+    return GaussianPrior([0.0, 0.0], np.diag(ESCAPE_NU))
+
+
+@functools.lru_cache(maxsize=4)
+def _escape_runs(profile, seed, prior_key=ESCAPE_NU):
+    """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
+    seed, reused at every D) and of SGD in R^D; shared by Prop. III.4 and Conj. III.1."""
+    from ..context import Context
+    ctx = Context(profile=profile, seed=seed)
+    H, F = 2, 2
+    prior = GaussianPrior([0.0, 0.0], np.diag(prior_key))
+    md = MultiHeadModel(H, L, F, "softmax")
+    dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
+    seeds = ctx.pick(6, 16)
+    fl = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+    G = ctx.rng("escape:init").standard_normal((seeds, H, F))
+    t_eval = np.linspace(0, 60, 601)
+    ode = np.full((seeds, len(dims)), np.nan)
+    for i in range(seeds):
+        for j, D in enumerate(dims):
+            tr, states = _trajectory(fl, _small_init(G[i], D), t_eval)
+            ode[i, j] = first_passage(tr.t, [np.linalg.norm(s.m) for s in states], ESCAPE_THRESHOLD)
+    sgd_dims = ctx.pick([100, 200, 400], [100, 200, 400, 800, 1600])
+    sgd_seeds = ctx.pick(16, 64)
+    kappa, B = 0.25, 8
+    sgd = np.full((sgd_seeds, len(sgd_dims)), np.nan)
+    for j, D in enumerate(sgd_dims):
+        lr = kappa * B / D
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(40 / lr), batch=B, seeds=sgd_seeds,
+                            seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
+                            init=SIGMA0, device="cpu")
+        res = simulate_heads(md, prior, cfg, until=lambda m, r, b, v: bool(
+            np.all(np.sqrt((m**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
+        norms = np.sqrt((res.m**2).sum((2, 3)))
+        sgd[:, j] = [first_passage(res.tau, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
+    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": kappa, "batch": B,
+            "n_qmc": fl.draws.n}
+
+
+def _slope(x, Y):
+    """Least-squares slope of each row of Y on x, then mean and standard error over rows."""
+    x = np.asarray(x, float)
+    s = [np.polyfit(x, y, 1)[0] for y in Y]
+    return float(np.mean(s)), float(np.std(s, ddof=1) / np.sqrt(len(s))), s
+
+
+@claim(f"{PAPER}:prop-iii4-escape-logd", "Prop. III.4",
+       "Escaping the unspecialized saddle takes τ = Θ(log D), i.e. Θ(D log D) samples.",
+       reading="softmax, H = 2, F = 2, L = 4, θ ~ N(0, diag(4, 1.5)) (Eθ = 0: m = 0 is the "
+               "saddle); keys ~ N(0, σ₀²I/D), σ₀ = 0.02; escape = first τ with ‖m‖_F ≥ 0.3. "
+               "ODE at D = 10²…10⁸ (quick; 10¹⁰ full), the same initial draw per seed at every D: "
+               "τ_esc must grow linearly in ln D (slope > 0 at z; linear-fit residuals < 2% of "
+               "τ) with slope 1/(2λ), λ = −(smallest eigenvalue) of the symbolic saddle Hessian, "
+               "within 5% (stated before running: the initial r = σ₀²I, quasi-Monte Carlo error "
+               "of the rate and the threshold's nonlinearity). SGD in R^D (D = 100…400, 16 seeds, "
+               "κ = 0.25, N_b = 8): slope of the mean escape time in ln D reported against the "
+               "prediction (z·se; the range of ln D is short).")
+def prop_iii4(ctx, rate=None):
+    runs = _escape_runs(ctx.profile, ctx.seed)
+    ctx.tick(0.8)
+    lam, evals, evecs = saddle_rate(_escape_prior(), 2)
+    lam = lam if rate is None else rate
+    predicted = 1 / (2 * lam)
+    x = np.log(runs["dims"])
+    ode = runs["ode"]
+    finite(ode)
+    slope, slope_se, per_seed = _slope(x, ode)
+    fit = [np.polyval(np.polyfit(x, y, 1), x) for y in ode]
+    resid = float(np.max(np.abs(np.array(fit) - ode) / ode))
+    xs = np.log(runs["sgd_dims"])
+    sgd = runs["sgd"]
+    sgd_ok = np.all(np.isfinite(sgd), axis=1)
+    sgd_mean = np.nanmean(sgd, 0)
+    sgd_se = np.nanstd(sgd, 0, ddof=1) / np.sqrt(sgd_ok.sum())
+    sgd_slope, sgd_slope_se, _ = _slope(xs, sgd[sgd_ok]) if sgd_ok.sum() > 2 else (np.nan, np.nan, [])
+    z = ctx.z(2)
+    evidence = {"dims": list(runs["dims"]), "ode_escape_times": ode.tolist(),
+                "ode_slope": slope, "ode_slope_se": slope_se, "per_seed_slopes": per_seed,
+                "predicted_slope": predicted, "saddle_rate": lam,
+                "hessian_eigenvalues": evals.tolist(), "hessian_eigenvectors": evecs.T.tolist(),
+                "max_relative_fit_residual": resid, "sgd_dims": list(runs["sgd_dims"]),
+                "sgd_escape_times": sgd.tolist(), "sgd_mean": sgd_mean.tolist(), "sgd_se": sgd_se.tolist(),
+                "sgd_slope": sgd_slope, "sgd_slope_se": sgd_slope_se, "z": z,
+                "kappa": runs["kappa"], "threshold": ESCAPE_THRESHOLD, "sigma0": SIGMA0,
+                "relative_tolerance": 0.05}
+
+    def draw_escape(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for y in ode:
+            ax.plot(runs["dims"], y, "-", color="0.75", lw=1)
+        ax.plot(runs["dims"], ode.mean(0), "o-", label="ODE (mean over initial draws)")
+        ax.errorbar(runs["sgd_dims"], sgd_mean, yerr=sgd_se, fmt="s", label="SGD in R^D")
+        d = np.array(runs["dims"])
+        ax.plot(d, ode.mean(0)[0] + predicted * (np.log(d) - np.log(d[0])), "k--",
+                label=f"slope 1/(2λ) = {predicted:.3f} (saddle Hessian)")
+        ax.set(xscale="log", xlabel="D", ylabel="escape time τ_esc",
+               title=f"Prop. III.4: escape time vs log D (fitted slope {slope:.3f})")
+        ax.legend(fontsize=8)
+
+    def draw_spectrum(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.bar(range(len(evals)), evals)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set(xlabel="eigen-direction", ylabel="eigenvalue",
+               title="Saddle Hessian (m = 0, r = 0) for N(0, diag(4, 1.5)), H = 2, L = 4")
+    figs = {f"{PAPER}:prop-iii4-escape-logd:escape": draw_escape,
+            f"{PAPER}:prop-iii4-escape-logd:hessian-spectrum": draw_spectrum}
+    arrays = {"ode_escape_times": ode, "sgd_escape_times": sgd, "dims": np.array(runs["dims"])}
+    if not slope - z * slope_se > 0:
+        return Outcome("refuted", f"escape time does not grow with ln D (slope {slope:.3f} ± "
+                       f"{slope_se:.3f})", evidence, arrays=arrays, figures=figs)
+    if resid > 0.02:
+        return Outcome("refuted", f"escape time is not linear in ln D (relative residual {resid:.3f})",
+                       evidence, arrays=arrays, figures=figs)
+    if abs(slope - predicted) > z * slope_se + 0.05 * predicted:
+        return Outcome("refuted", f"escape slope {slope:.4f} ± {slope_se:.1g} per unit ln D differs "
+                       f"from 1/(2λ) = {predicted:.4f} of the saddle Hessian", evidence,
+                       arrays=arrays, figures=figs)
+    return Outcome("confirmed", f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…"
+                   f"{runs['dims'][-1]:.0e}: slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = "
+                   f"{predicted:.4f}; SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over "
+                   f"D = {runs['sgd_dims'][0]}…{runs['sgd_dims'][-1]}", evidence, arrays=arrays,
+                   figures=figs)
+
+
+@claim(f"{PAPER}:conj-iii1-sharp-transition", "Conj. III.1",
+       "The specialization time, in units of log D, concentrates as D → ∞ (a sharp dynamical "
+       "transition).",
+       reading="the escape runs of Prop. III.4 (ODE from random small initialisations at "
+               "D = 10²…10⁸, SGD at D = 100…400): the spread over seeds of τ_esc/ln D. "
+               "Confirmed when the ODE spread at the largest D is below the one at the smallest "
+               "D (bootstrap over seeds, one-sided z) and the SGD spread does not grow with D "
+               "(bootstrap); refuted when either spread grows significantly with D.")
+def conj_iii1(ctx, runs=None):
+    runs = runs or _escape_runs(ctx.profile, ctx.seed)
+    rng = ctx.rng("conj:boot")
+    z = ctx.z(2)
+
+    def spread_trend(times, dims):
+        ratio = times / np.log(np.asarray(dims, float))[None, :]
+        ok = np.all(np.isfinite(ratio), axis=1)
+        r = ratio[ok]
+        sd = r.std(0, ddof=1)
+        boot = []
+        for _ in range(400):
+            rb = r[rng.integers(0, len(r), len(r))]
+            boot.append(np.log(rb[:, -1].std(ddof=1) / rb[:, 0].std(ddof=1)))
+        return sd, float(np.log(sd[-1] / sd[0])), float(np.std(boot, ddof=1))
+    ode_sd, ode_lr, ode_lr_se = spread_trend(runs["ode"], runs["dims"])
+    sgd_sd, sgd_lr, sgd_lr_se = spread_trend(runs["sgd"], runs["sgd_dims"])
+    finite(ode_sd, sgd_sd)
+    evidence = {"dims": list(runs["dims"]), "ode_spread": ode_sd.tolist(),
+                "ode_log_ratio_last_first": ode_lr, "ode_log_ratio_se": ode_lr_se,
+                "sgd_dims": list(runs["sgd_dims"]), "sgd_spread": sgd_sd.tolist(),
+                "sgd_log_ratio_last_first": sgd_lr, "sgd_log_ratio_se": sgd_lr_se, "z": z}
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.plot(runs["dims"], ode_sd, "o-", label="ODE, random initial draws")
+        ax.plot(runs["sgd_dims"], sgd_sd, "s-", label="SGD in R^D")
+        ax.set(xscale="log", yscale="log", xlabel="D", ylabel="sd over seeds of τ_esc / ln D",
+               title="Conj. III.1: concentration of the escape time in units of ln D")
+        ax.legend()
+    figs = {f"{PAPER}:conj-iii1-sharp-transition:spread": draw}
+    if ode_lr - z * ode_lr_se > 0 or sgd_lr - z * sgd_lr_se > 0:
+        return Outcome("refuted", f"the spread of τ/ln D grows with D (ODE log-ratio {ode_lr:.2f} ± "
+                       f"{ode_lr_se:.2f}, SGD {sgd_lr:.2f} ± {sgd_lr_se:.2f})", evidence, figures=figs)
+    if ode_lr + z * ode_lr_se < 0:
+        return Outcome("confirmed", f"sd(τ_esc/ln D) shrinks by ×{np.exp(ode_lr):.2f} from D = "
+                       f"{runs['dims'][0]:.0e} to {runs['dims'][-1]:.0e} (ODE); SGD ratio "
+                       f"×{np.exp(sgd_lr):.2f} ± {sgd_lr_se:.2f} (log) over D = {runs['sgd_dims'][0]}…"
+                       f"{runs['sgd_dims'][-1]}", evidence, figures=figs)
+    return Outcome("inconclusive", f"no significant trend of the spread (ODE log-ratio {ode_lr:.2f} ± "
+                   f"{ode_lr_se:.2f})", evidence, figures=figs)
+
+
+# --- Result III.1 ------------------------------------------------------------------------------
+@claim(f"{PAPER}:result-iii1-sequential", "Result III.1",
+       "Heads specialize sequentially: along the eigenvectors of Cov θ, largest eigenvalue "
+       "first. With N(0, diag(ν_1, ν_2)), ν_1 > ν_2, the f = 1 alignment grows first and f = 2 "
+       "follows after a delay of order log D.",
+       reading="softmax, H = 4, F = 2, L = 4, θ ~ N(0, diag(6, 3)); keys ~ N(0, σ₀²I/D), "
+               "σ₀ = 0.02; τ_f = first τ with max_h |m_hf| ≥ 0.5. ODE at D = 10², 10³, 10⁴ "
+               "(quick; 10²…10⁸ full), integrated until both features are specialized or "
+               "τ = 800 (2000 full), 3 initial draws (6 full): τ₁ < τ₂ in every run and the "
+               "delay τ₂ − τ₁ grows linearly in ln D (slope > 0 at z over draws). SGD in R^D "
+               "(D = 100, 8 seeds, κ = 1, N_b = 16) overlaid with the ODE in the staircase figure.")
+def result_iii1(ctx, nu=(6.0, 3.0)):
+    H, F = 4, 2
+    prior = GaussianPrior([0.0, 0.0], np.diag(nu))
+    md = MultiHeadModel(H, L, F, "softmax")
+    dims = ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
+    seeds = ctx.pick(3, 6)
+    t_max = ctx.pick(800.0, 2000.0)
+    fl = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
+    G = ctx.rng("iii1:init").standard_normal((seeds, H, F))
+    times = np.full((seeds, len(dims), 2), np.nan)
+    curves = {}
+
+    def both(states):
+        return bool(np.all(np.abs(states[-1].m).max(0) >= 0.5))
+    for i in range(seeds):
+        for j, D in enumerate(dims):
+            t, states = _trajectory_until(fl, _small_init(G[i], D), t_max, both)
+            A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
+            times[i, j] = [first_passage(t, A[:, f], 0.5) for f in range(F)]
+            if i == 0:
+                curves[D] = np.array([s.m for s in states])
+        ctx.tick(0.7 * (i + 1) / seeds)
+    t_eval = np.linspace(0, min(float(np.nanmax(times[:, 0, 1]) * 1.3) if np.isfinite(times[:, 0, 1]).any()
+                                else 200.0, t_max), 401)
+    # SGD staircase at D = 100
+    D_sgd, kappa, B = 100, 1.0, 16
+    lr = kappa * B / D_sgd
+    res = simulate_heads(md, prior, HeadSGDConfig(D=D_sgd, lr=lr, steps=int(t_eval[-1] / lr), batch=B,
+                                                  seeds=8, seed=ctx.claim_seed("iii1:sgd"),
+                                                  record_every=max(1, int(1 / lr)), init=SIGMA0,
+                                                  device=ctx.device))
+    ode_noise = _trajectory(fl.with_noise(kappa), _small_init(G[0], D_sgd), t_eval)
+    sgdA = np.abs(res.m).max(2)                                          # τ × seed × F
+    sgd_times = np.array([[first_passage(res.tau, sgdA[:, s, f], 0.5) for f in range(F)]
+                          for s in range(8)])
+    ctx.tick(0.95)
+    evidence = {"dims": dims, "nu": list(nu), "tau_1_tau_2": times.tolist(),
+                "sgd_D": D_sgd, "sgd_kappa": kappa, "sgd_tau_1_tau_2": sgd_times.tolist(),
+                "threshold": 0.5, "sigma0": SIGMA0}
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        tt = ode_noise[0].t
+        mo = np.array([s.m for s in ode_noise[1]])
+        for f, c in zip(range(F), ("C0", "C1")):
+            ax.plot(tt, np.abs(mo[:, :, f]).max(1), color=c, lw=2, label=f"ODE max_h |m_h{f + 1}|")
+            for s in range(8):
+                ax.plot(res.tau, sgdA[:, s, f], color=c, lw=0.6, alpha=0.5)
+        ax.set(xlabel="τ", ylabel="head–feature alignment",
+               title=f"Result III.1: specialization staircase, D = {D_sgd} (thin: SGD seeds)")
+        ax.legend()
+    figs = {f"{PAPER}:result-iii1-sequential:staircase": draw}
+    arrays = {"ode_times": times, "sgd_times": sgd_times,
+              **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.tau, "sgd_m": res.m}
+    if not np.all(np.isfinite(times)):
+        return Outcome("refuted", f"a feature was never specialized on within τ = {t_max:.0f} "
+                       f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
+    order_ok = bool(np.all(times[..., 0] < times[..., 1]))
+    slope, slope_se, per = _slope(np.log(dims), times[..., 1] - times[..., 0])
+    z = ctx.z(1)
+    evidence.update({"delay_slope": slope, "delay_slope_se": slope_se, "per_seed_delay_slopes": per,
+                     "order_ok": order_ok})
+    if not order_ok:
+        return Outcome("refuted", "the smaller-variance feature specialized first in some run "
+                       f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
+    if not slope - z * slope_se > 0:
+        return Outcome("refuted", f"the delay τ₂ − τ₁ does not grow with ln D (slope {slope:.3f} ± "
+                       f"{slope_se:.3f})", evidence, arrays=arrays, figures=figs)
+    return Outcome("confirmed", f"f = 1 first in every run; the delay grows by {slope:.2f} ± "
+                   f"{slope_se:.2f} per unit ln D (D = {dims[0]:.0e}…{dims[-1]:.0e})", evidence,
+                   arrays=arrays, figures=figs)
