@@ -21,7 +21,7 @@ from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
 from .base import resolve_device
 
-__all__ = ["HeadSGDConfig", "HeadSGDResult", "MultiHeadSGD", "simulate_heads"]
+__all__ = ["HeadSGDConfig", "HeadSGDResult", "HeadSimulator", "MultiHeadSGD", "simulate_heads"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,12 @@ class HeadSGDResult:
         return HeadState(self.m[k, seed], self.r[k, seed], self.b[k, seed], self.v[k, seed])
 
 
-class MultiHeadSGD:
+class HeadSimulator:
+    """What the direct and the Gram simulators of multi-head SGD share: validation, device,
+    generator (explicit seed), the generated per-sample code, biases and sinks, θ draws and the
+    recording loop. Subclasses keep the keys (or their Gram matrix) and implement ``step`` and
+    ``order_parameters``."""
+
     def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
         import torch
         from numerics.codegen import generate
@@ -93,25 +98,20 @@ class MultiHeadSGD:
         if model.trains_sinks:
             outs += [j for row in model.weight_sink_jacobian for j in row]          # h, ℓ′
         self.code = generate(model.arguments, outs, backend="torch")
-        S, D = config.seeds, config.D
+        S = config.seeds
+        kw = {"dtype": self.dtype, "device": self.device}
         if isinstance(config.init, HeadState):
-            st = config.init
-            if st.m.shape != (H, model.F):
+            if config.init.m.shape != (H, model.F):
                 raise ValueError(f"init.m must be {H}×{model.F}")
-            K = torch.zeros(S, H, D, dtype=self.dtype, device=self.device)
-            lam, U = np.linalg.eigh(st.r)
-            R = U * np.sqrt(np.clip(lam, 0, None))
-            K[:, :, :model.F] = torch.as_tensor(st.m, dtype=self.dtype, device=self.device)
-            K[:, :, model.F + 1:model.F + 1 + H] = torch.as_tensor(R, dtype=self.dtype,
-                                                                   device=self.device)
-            self.b = torch.as_tensor(st.b, dtype=self.dtype, device=self.device).expand(S, H).clone()
-            self.v = torch.as_tensor(st.v, dtype=self.dtype, device=self.device).expand(S, H).clone()
+            self.b = torch.as_tensor(config.init.b, **kw).expand(S, H).clone()
+            self.v = torch.as_tensor(config.init.v, **kw).expand(S, H).clone()
         else:
-            K = float(config.init) * torch.randn(S, H, D, generator=self.gen, dtype=self.dtype,
-                                                 device=self.device) / np.sqrt(D)
-            self.b = torch.zeros(S, H, dtype=self.dtype, device=self.device)
-            self.v = torch.zeros(S, H, dtype=self.dtype, device=self.device)
-        self.K = K
+            self.b = torch.zeros(S, H, **kw)
+            self.v = torch.zeros(S, H, **kw)
+
+    def _init_root_r(self):
+        lam, U = np.linalg.eigh(self.cfg.init.r)
+        return U * np.sqrt(np.clip(lam, 0, None))
 
     def _theta(self, shape):
         u = self.torch.rand(*shape, self.prior.n_uniform, generator=self.gen, dtype=self.torch.float64,
@@ -119,20 +119,11 @@ class MultiHeadSGD:
         th = self.prior.quantile(u.reshape(-1, self.prior.n_uniform)).reshape(*shape, self.prior.F)
         return self.torch.as_tensor(th, dtype=self.dtype, device=self.device)
 
-    def step(self):
-        torch, cfg, md = self.torch, self.cfg, self.model
-        S, B, L, D, H, F = cfg.seeds, cfg.batch, md.L, cfg.D, md.H, md.F
-        X = torch.randn(S, B, L, D, generator=self.gen, dtype=self.dtype, device=self.device)
-        eps = torch.randint(L, (S, B), generator=self.gen, device=self.device)
-        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)                 # S,B,L
-        X[..., :F] += onehot[..., None] * self._theta((S, B))[:, :, None, :]
-        z = X[..., F]                                                               # S,B,L
-        y = (z * onehot).sum(-1)
-        if md.delta:
-            y = y + md.delta * torch.randn(S, B, generator=self.gen, dtype=self.dtype,
-                                           device=self.device)
-        s = (torch.bmm(X.view(S, B * L, D), self.K.transpose(1, 2)).view(S, B, L, H)
-             .transpose(2, 3) + self.b[:, None, :, None])                          # S,B,H,L
+    def _coefficients(self, s, z, y):
+        """Per-sample gradient coefficients ∂(y − ŷ)²/∂s_hℓ (÷ batch) and the sink gradient,
+        from logits s (S,B,H,L), values z (S,B,L) and labels y (S,B)."""
+        torch, md = self.torch, self.model
+        S, B, H, L = s.shape
         args = [s[..., h, l] for h in range(H) for l in range(L)]
         args += [self.v[:, h, None].expand(S, B) for h in range(H)]
         out = self.code(*args)
@@ -140,21 +131,24 @@ class MultiHeadSGD:
         J = torch.stack(out[L:L + H * L * L], -1).reshape(S, B, H, L, L)
         res = (w * z).sum(-1) - y                                                   # ŷ − y
         c = (2.0 / B) * res[..., None, None] * torch.einsum("sbhlk,sbk->sbhl", J, z)
-        gK = torch.bmm(c.transpose(2, 3).reshape(S, B * L, H).transpose(1, 2), X.view(S, B * L, D))
-        gb = c.sum((1, 3))
-        lr = cfg.lr
+        gv = None
         if md.trains_sinks:
             Jv = torch.stack(out[L + H * L * L:], -1).reshape(S, B, H, L)
             gv = ((2.0 / B) * res[..., None] * torch.einsum("sbhk,sbk->sbh", Jv, z)).sum(1)
-            self.v = self.v - lr * gv
-        self.K = self.K - lr * gK
-        self.b = self.b - lr * gb
+        return c, gv
 
-    def order_parameters(self):
-        F = self.model.F
-        m = self.K[:, :, :F]
-        r = self.K @ self.K.transpose(1, 2) - m @ m.transpose(1, 2)
-        return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
+    def _labels(self, z, onehot):
+        y = (z * onehot).sum(-1)
+        if self.model.delta:
+            y = y + self.model.delta * self.torch.randn(*y.shape, generator=self.gen, dtype=self.dtype,
+                                                        device=self.device)
+        return y
+
+    def _move_scalars(self, c, gv):
+        lr = self.cfg.lr
+        self.b = self.b - lr * c.sum((1, 3))
+        if gv is not None:
+            self.v = self.v - lr * gv
 
     def run(self, progress=None, until=None) -> HeadSGDResult:
         """Run ``steps`` steps, recording every ``record_every``; ``until(m, r, b, v)`` (arrays
@@ -162,6 +156,7 @@ class MultiHeadSGD:
         cfg = self.cfg
         rec = [(0.0, self.order_parameters())]
         start = time.perf_counter()
+        k = 0
         with self.torch.no_grad():
             for k in range(1, cfg.steps + 1):
                 self.step()
@@ -177,6 +172,45 @@ class MultiHeadSGD:
         tau = np.array([t for t, _ in rec])
         m, r, b, v = (np.stack([q[i] for _, q in rec]) for i in range(4))
         return HeadSGDResult(tau, m, r, b, v, k / max(elapsed, 1e-12))
+
+
+class MultiHeadSGD(HeadSimulator):
+    """Direct simulation: keys K (S × H × D)."""
+
+    def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
+        super().__init__(model, prior, config)
+        torch, S, D, H = self.torch, config.seeds, config.D, model.H
+        kw = {"dtype": self.dtype, "device": self.device}
+        if isinstance(config.init, HeadState):
+            K = torch.zeros(S, H, D, **kw)
+            K[:, :, :model.F] = torch.as_tensor(config.init.m, **kw)
+            K[:, :, model.F + 1:model.F + 1 + H] = torch.as_tensor(self._init_root_r(), **kw)
+        else:
+            K = float(config.init) * torch.randn(S, H, D, generator=self.gen, **kw) / np.sqrt(D)
+        self.K = K
+
+    def step(self):
+        torch, cfg, md = self.torch, self.cfg, self.model
+        S, B, L, D, H, F = cfg.seeds, cfg.batch, md.L, cfg.D, md.H, md.F
+        X = torch.randn(S, B, L, D, generator=self.gen, dtype=self.dtype, device=self.device)
+        eps = torch.randint(L, (S, B), generator=self.gen, device=self.device)
+        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)                 # S,B,L
+        X[..., :F] += onehot[..., None] * self._theta((S, B))[:, :, None, :]
+        z = X[..., F]                                                               # S,B,L
+        y = self._labels(z, onehot)
+        s = (torch.bmm(X.view(S, B * L, D), self.K.transpose(1, 2)).view(S, B, L, H)
+             .transpose(2, 3) + self.b[:, None, :, None])                          # S,B,H,L
+        c, gv = self._coefficients(s, z, y)
+        gK = torch.bmm(c.transpose(2, 3).reshape(S, B * L, H).transpose(1, 2), X.view(S, B * L, D))
+        self.K = self.K - cfg.lr * gK
+        self._move_scalars(c, gv)
+
+    def order_parameters(self):
+        F = self.model.F
+        m = self.K[:, :, :F]
+        r = self.K @ self.K.transpose(1, 2) - m @ m.transpose(1, 2)
+        return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
+
 
 
 def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None, until=None):

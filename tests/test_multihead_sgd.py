@@ -1,0 +1,94 @@
+"""Multi-head online SGD: the Gram-matrix simulator equals the direct D-dimensional one in law
+(means and standard deviations of every order parameter after 1, 20 and 200 steps), a
+fixed-seed regression pin, and bad configurations are rejected."""
+
+import numpy as np
+import pytest
+
+from numerics.multihead import HeadState
+from numerics.sgd import HeadSGDConfig, simulate_heads, simulate_heads_gram
+from theory.models.sagitova2026 import GaussianPrior, flipping_spike
+from theory.multihead import MultiHeadModel
+
+
+def _flat(res, k):
+    S = res.m.shape[1]
+    return np.concatenate([res.m[k].reshape(S, -1), res.r[k].reshape(S, -1), res.b[k], res.v[k]], 1)
+
+
+def _sd_var(x):
+    """Variance of the sample standard deviation by the delta method with the sample fourth
+    moment (the increments are far from Gaussian: σ/√(2n) would be overconfident)."""
+    n = x.shape[0]
+    c = x - x.mean(0)
+    m2, m4 = (c**2).mean(0), (c**4).mean(0)
+    return (m4 - m2**2) / (4 * np.maximum(m2, 1e-300) * n)
+
+
+def _same_law(a, b, records):
+    """Two-sample z for means and standard deviations of every component, Bonferroni over all."""
+    S = a.m.shape[1]
+    rows = []
+    for k in records:
+        qa, qb = _flat(a, k), _flat(b, k)
+        sd = np.sqrt(qa.var(0) / S + qb.var(0) / S)
+        keep = sd > 1e-12                       # components fixed by construction (e.g. v unused)
+        rows.append(np.abs(qa.mean(0) - qb.mean(0))[keep] / sd[keep])
+        sds = np.sqrt(_sd_var(qa) + _sd_var(qb))
+        rows.append(np.abs(qa.std(0) - qb.std(0))[keep] / sds[keep])
+    zs = np.concatenate(rows)
+    from scipy.stats import norm
+    z = norm.isf(1e-3 / (2 * len(zs)))
+    return float(zs.max()), z
+
+
+@pytest.mark.parametrize("H, act, batch, init", [
+    (2, "softmax-v", 1, "state"), (2, "softmax-v", 4, "small"), (1, "softmax", 1, "small"),
+    (2, "b-softmax", 3, "state")])
+def test_gram_simulator_equals_direct_in_law(H, act, batch, init):
+    md = MultiHeadModel(H, 3, 2, act)
+    prior = flipping_spike(1.0, 2.0)
+    st = HeadState.make(np.array([[0.4, 0.1], [-0.2, 0.3]])[:H], 0.2 * np.eye(H),
+                        [0.1, -0.1][:H], [0.2, 0.0][:H])
+    cfg = HeadSGDConfig(D=150, lr=0.4 * batch / 150, steps=200, batch=batch, seeds=1000, seed=11,
+                        record_every=1, init=st if init == "state" else 0.3, device="cpu")
+    a = simulate_heads(md, prior, cfg)
+    b = simulate_heads_gram(md, prior, HeadSGDConfig(**{**cfg.__dict__, "seed": 12}))
+    worst, z = _same_law(a, b, [1, 20, 200])
+    assert worst < z, (worst, z)
+
+
+def test_gram_simulator_regression_pin():
+    md = MultiHeadModel(2, 3, 2, "softmax-v")
+    cfg = HeadSGDConfig(D=1000, lr=0.01, steps=50, batch=2, seeds=2, seed=5, record_every=50,
+                        init=0.1, device="cpu")
+    res = simulate_heads_gram(md, GaussianPrior([0.5, 0.0], np.diag([2.0, 1.0])), cfg)
+    got = np.concatenate([res.m[-1].ravel(), res.b[-1].ravel()])
+    np.testing.assert_allclose(got, PIN, rtol=1e-9, atol=1e-12)
+
+
+def test_gram_cost_does_not_need_d_dimensional_vectors():
+    md = MultiHeadModel(2, 3, 2, "softmax")
+    cfg = HeadSGDConfig(D=10**9, lr=1e-9, steps=3, batch=2, seeds=4, seed=0, record_every=1,
+                        init=0.1, device="cpu")
+    res = simulate_heads_gram(md, flipping_spike(1.0, 1.0), cfg)
+    assert np.all(np.isfinite(res.m)) and abs(res.r[0, 0, 0, 0] - 0.01) < 1e-5
+
+
+def test_bad_configurations_are_rejected():
+    with pytest.raises(ValueError, match="lr="):
+        HeadSGDConfig(D=100, lr=0.0, steps=1)
+    with pytest.raises(ValueError, match="D="):
+        HeadSGDConfig(D=0, lr=0.1, steps=1)
+    md = MultiHeadModel(3, 3, 2)
+    with pytest.raises(ValueError, match="D=5"):
+        simulate_heads(md, flipping_spike(1.0, 1.0), HeadSGDConfig(D=5, lr=0.1, steps=1, device="cpu"))
+    with pytest.raises(ValueError, match="F="):
+        simulate_heads_gram(md, GaussianPrior([0.0], [[1.0]]), HeadSGDConfig(D=50, lr=0.1, steps=1,
+                                                                               device="cpu"))
+
+
+PIN = np.array([0.00513074267797593, -0.0253463903232431, 0.00959053916494935,
+                -0.0234450553165482, 0.06950053499124291, 0.03155417870470668,
+                0.06798877294218157, 0.03352945599146001, 0.00637041725027927,
+                0.00612325620571706, 0.0079382399100888, 0.00842029653988945])
