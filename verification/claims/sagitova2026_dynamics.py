@@ -15,6 +15,7 @@ import numpy as np
 
 from numerics.multihead import HeadState, ReducedFlow, first_passage, mean_and_se
 from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
+from numerics.sgd.multihead_gram import simulate_heads_gram
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike, saddle_hessian
 from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ..registry import Outcome, claim
@@ -76,10 +77,11 @@ def _trajectory_until(flow, state0, t_max, done, chunk=50.0, dt=0.5):
                "κ·E N in dr/dτ; τ ≤ 2. Checks: (i) at every D and record time the seed-mean "
                "of every order parameter agrees with the ODE within Bonferroni z·se + the "
                "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
-               "finite-size term 1/D; (ii) the RMS deviation of single runs from the ODE "
+               "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
+               "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
                "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected).")
-def prop_iii2(ctx, flow_class=ReducedFlow):
-    dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
+def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
+    dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     seeds = ctx.pick(32, 64)
     kappa, B, T = 0.25, 8, 2.0
     md = MultiHeadModel(2, L, 2, "softmax-v")
@@ -97,7 +99,8 @@ def prop_iii2(ctx, flow_class=ReducedFlow):
         cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=B, seeds=seeds,
                             seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
                             init=init, device=ctx.device)
-        res = simulate_heads(md, prior, cfg)
+        simulate = simulate_heads if D <= 800 else simulate_heads_gram   # both exact in law
+        res = simulate(md, prior, cfg)
         if not np.allclose(res.tau, t_rec, atol=1e-9):
             raise RuntimeError(f"SGD record times {res.tau} differ from the ODE's {t_rec}")
         sgd = np.array([[res.state(k, i).pack() for i in range(seeds)] for k in range(len(res.tau))])
@@ -107,7 +110,8 @@ def prop_iii2(ctx, flow_class=ReducedFlow):
         qmc = np.abs(odes[0] - odes[1])
         rms_seed = np.sqrt((dev[1:] ** 2).mean((0, 2)))                  # per seed
         boot = [np.sqrt(np.mean(rms_seed[rng.integers(0, seeds, seeds)] ** 2)) for _ in range(200)]
-        rows.append({"D": D, "lr": lr, "steps": steps, "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
+        rows.append({"D": D, "lr": lr, "steps": steps, "simulator": simulate.__name__,
+                     "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
                      "rms_deviation_boot_sd": float(np.std(np.log(boot), ddof=1)),
                      "bias": bias.tolist(), "bias_se": se.tolist(), "ode_qmc_error": qmc.tolist(),
                      "tau": res.tau.tolist(), "steps_per_second": res.steps_per_second})
@@ -289,7 +293,7 @@ def prop_iii3(ctx, prior=None):
         taus = [first_passage(res.tau, (res.m[:, i] @ e).min(1), 0.3) for i in range(16)]
         ode = _trajectory(fl.with_noise(kappa), _small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
-        sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.nanmean(taus)),
+        sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.mean(taus)),
                          "tau_align_ode_with_noise": ode_ta})
         ctx.tick(0.4 + 0.3 * len(sgd_rows))
     evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
@@ -333,16 +337,18 @@ def _escape_prior():
 
 
 @functools.lru_cache(maxsize=4)
-def _escape_runs(profile, seed, prior_key=ESCAPE_NU):
+def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
+                 sgd_seeds=None):
     """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
-    seed, reused at every D) and of SGD in R^D; shared by Prop. III.4 and Conj. III.1."""
+    seed, reused at every D) and of online SGD (Gram-matrix simulator, exact in law);
+    shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests."""
     from ..context import Context
     ctx = Context(profile=profile, seed=seed)
     H, F = 2, 2
     prior = GaussianPrior([0.0, 0.0], np.diag(prior_key))
     md = MultiHeadModel(H, L, F, "softmax")
-    dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
-    seeds = ctx.pick(6, 16)
+    dims = dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
+    seeds = seeds or ctx.pick(6, 16)
     fl = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
     G = ctx.rng("escape:init").standard_normal((seeds, H, F))
     t_eval = np.linspace(0, 60, 601)
@@ -351,16 +357,16 @@ def _escape_runs(profile, seed, prior_key=ESCAPE_NU):
         for j, D in enumerate(dims):
             tr, states = _trajectory(fl, _small_init(G[i], D), t_eval)
             ode[i, j] = first_passage(tr.t, [np.linalg.norm(s.m) for s in states], ESCAPE_THRESHOLD)
-    sgd_dims = ctx.pick([100, 200, 400], [100, 200, 400, 800, 1600])
-    sgd_seeds = ctx.pick(16, 64)
-    kappa, B = 0.25, 8
+    sgd_dims = sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600])
+    sgd_seeds = sgd_seeds or ctx.pick(64, 128)
+    kappa, B = 0.25, 32
     sgd = np.full((sgd_seeds, len(sgd_dims)), np.nan)
     for j, D in enumerate(sgd_dims):
         lr = kappa * B / D
         cfg = HeadSGDConfig(D=D, lr=lr, steps=int(40 / lr), batch=B, seeds=sgd_seeds,
                             seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
                             init=SIGMA0, device="cpu")
-        res = simulate_heads(md, prior, cfg, until=lambda m, r, b, v: bool(
+        res = simulate_heads_gram(md, prior, cfg, until=lambda m, r, b, v: bool(
             np.all(np.sqrt((m**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
         norms = np.sqrt((res.m**2).sum((2, 3)))
         sgd[:, j] = [first_passage(res.tau, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
@@ -383,11 +389,11 @@ def _slope(x, Y):
                "τ_esc must grow linearly in ln D (slope > 0 at z; linear-fit residuals < 2% of "
                "τ) with slope 1/(2λ), λ = −(smallest eigenvalue) of the symbolic saddle Hessian, "
                "within 5% (stated before running: the initial r = σ₀²I, quasi-Monte Carlo error "
-               "of the rate and the threshold's nonlinearity). SGD in R^D (D = 100…400, 16 seeds, "
-               "κ = 0.25, N_b = 8): slope of the mean escape time in ln D reported against the "
+               "of the rate and the threshold's nonlinearity). Online SGD (D = 100, 400, 1600; 64 "
+               "seeds; κ = 0.25, N_b = 32; Gram-matrix simulator, exact in law): slope of the mean escape time in ln D reported against the "
                "prediction (z·se; the range of ln D is short).")
-def prop_iii4(ctx, rate=None):
-    runs = _escape_runs(ctx.profile, ctx.seed)
+def prop_iii4(ctx, rate=None, runs=None):
+    runs = runs or _escape_runs(ctx.profile, ctx.seed)
     ctx.tick(0.8)
     lam, evals, evecs = saddle_rate(_escape_prior(), 2)
     lam = lam if rate is None else rate
@@ -458,7 +464,7 @@ def prop_iii4(ctx, rate=None):
        "The specialization time, in units of log D, concentrates as D → ∞ (a sharp dynamical "
        "transition).",
        reading="the escape runs of Prop. III.4 (ODE from random small initialisations at "
-               "D = 10²…10⁸, SGD at D = 100…400): the spread over seeds of τ_esc/ln D. "
+               "D = 10²…10⁸, SGD at D = 100…1600): the spread over seeds of τ_esc/ln D. "
                "Confirmed when the ODE spread at the largest D is below the one at the smallest "
                "D (bootstrap over seeds, one-sided z) and the SGD spread does not grow with D "
                "(bootstrap); refuted when either spread grows significantly with D.")
@@ -516,12 +522,12 @@ def conj_iii1(ctx, runs=None):
                "τ = 800 (2000 full), 3 initial draws (6 full): τ₁ < τ₂ in every run and the "
                "delay τ₂ − τ₁ grows linearly in ln D (slope > 0 at z over draws). SGD in R^D "
                "(D = 100, 8 seeds, κ = 1, N_b = 16) overlaid with the ODE in the staircase figure.")
-def result_iii1(ctx, nu=(6.0, 3.0)):
+def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None):
     H, F = 4, 2
     prior = GaussianPrior([0.0, 0.0], np.diag(nu))
     md = MultiHeadModel(H, L, F, "softmax")
-    dims = ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
-    seeds = ctx.pick(3, 6)
+    dims = dims or ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
+    seeds = seeds or ctx.pick(3, 6)
     t_max = ctx.pick(800.0, 2000.0)
     fl = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
     G = ctx.rng("iii1:init").standard_normal((seeds, H, F))

@@ -1,0 +1,69 @@
+"""Each Sagitova dynamics claim check refutes a deliberately wrong model or formula."""
+
+import numpy as np
+import sympy as sp
+
+from numerics.multihead import HeadState, ReducedFlow
+from theory.models.sagitova2026 import GaussianPrior
+from theory.multihead import Activation
+from verification import Context, get_claim, run_claim
+from verification.claims import sagitova2026_dynamics as dyn
+
+CTX = Context(profile="quick", seed=0)
+
+
+def verdict(cid, **kw):
+    entry, outcome = run_claim(get_claim(cid), CTX, **kw)
+    assert outcome.verdict != "error", outcome.evidence.get("traceback")
+    return outcome.verdict
+
+
+class FastFlow(ReducedFlow):
+    """The m-equation 30% too fast: a wrong reduced ODE."""
+
+    def derivative(self, state, with_se=False):
+        d = super().derivative(state, with_se)
+        if with_se:
+            return HeadState(1.3 * d[0].m, d[0].r, d[0].b, d[0].v), d[1]
+        return HeadState(1.3 * d.m, d.r, d.b, d.v)
+
+
+def test_sgd_flow_claim_refutes_a_wrong_ode():
+    assert verdict("sagitova2026:prop-iii2-sgd-flow", flow_class=FastFlow, dims=[100, 200]) == "refuted"
+
+
+def test_symmetric_manifold_claim_refutes_head_dependent_temperatures():
+    hetero = Activation("softmax-heterogeneous", lambda s, v: [
+        [sp.exp((1 + 0.4 * h) * x) / sum(sp.exp((1 + 0.4 * h) * y) for y in row) for x in row]
+        for h, row in enumerate(s)])
+    assert verdict("sagitova2026:symmetric-manifold", activations=[hetero]) == "refuted"
+
+
+def test_unspecialized_claim_refutes_a_prior_without_mean():
+    assert verdict("sagitova2026:prop-iii3-unspecialized",
+                   prior=GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))) == "refuted"
+
+
+def _small_escape_runs():
+    return dyn._escape_runs("quick", 0, dims=(1e2, 1e4, 1e6), seeds=3, sgd_dims=(100, 200),
+                            sgd_seeds=16)
+
+
+def test_escape_claim_refutes_a_wrong_saddle_rate():
+    runs = _small_escape_runs()
+    lam = dyn.saddle_rate(dyn._escape_prior(), 2)[0]
+    assert verdict("sagitova2026:prop-iii4-escape-logd", runs=runs) == "confirmed"
+    assert verdict("sagitova2026:prop-iii4-escape-logd", runs=runs, rate=1.3 * lam) == "refuted"
+
+
+def test_concentration_claim_refutes_a_spread_that_grows():
+    runs = dict(_small_escape_runs())
+    rng = np.random.default_rng(0)
+    d = np.log(np.array(runs["dims"]))
+    runs["ode"] = d[None, :] * (1 + rng.normal(0, 1, (40, 1)) * 0.05 * d[None, :])
+    assert verdict("sagitova2026:conj-iii1-sharp-transition", runs=runs) == "refuted"
+
+
+def test_sequential_claim_refutes_the_wrong_order():
+    assert verdict("sagitova2026:result-iii1-sequential", nu=(3.0, 6.0), dims=(1e2, 1e3),
+                   seeds=2) == "refuted"
