@@ -179,12 +179,17 @@ class ReducedFlow:
         chi[:, 0, :] = chi[:, 0, :] + self._theta
         return chi
 
-    def _arrays(self, state: HeadState):
+    def _arrays(self, state: HeadState, root=None):
+        """χ and the generated functions' arguments; ω = g Rᵀ with R = ``root`` (any RRᵀ = r)
+        or the symmetric square root of r."""
         xp = self.xp
         as_x = (lambda a: xp.as_tensor(a, dtype=xp.float64, device=self.device)) if xp is not np \
             else (lambda a: np.asarray(a, float))
-        lam, U = np.linalg.eigh(state.r)
-        R = U * np.sqrt(np.clip(lam, 0, None))
+        if root is None:
+            lam, U = np.linalg.eigh(state.r)
+            R = U * np.sqrt(np.clip(lam, 0, None))
+        else:
+            R = root
         chi = self._chi()
         s = (xp.einsum("nlf,hf->nhl", chi, as_x(state.m)) + xp.einsum("nlk,hk->nhl", self._g, as_x(R))
              + as_x(state.b)[None, :, None])
@@ -204,6 +209,8 @@ class ReducedFlow:
     def loss(self, state: HeadState):
         """(estimate, standard error from the antithetic pair means) of the reduced loss."""
         e = self.loss_samples(state)
+        if not np.all(np.isfinite(e)):
+            raise FloatingPointError("reduced loss: non-finite value (logits too large?)")
         return _mean_se(e)
 
     def _integrands(self, state: HeadState):
@@ -264,6 +271,77 @@ class ReducedFlow:
         dr = self._dr(est["K"], est.get("N"), state.r)
         y = np.concatenate([est["m"], dr, est["b"], est.get("v", np.zeros(md.H))])
         return HeadState.unpack(y, md.H, md.F)
+
+    def loss_and_gradient(self, m, A, b, v):
+        """The common-random-number loss at (m, r = AAᵀ, b, v) with ω = g Aᵀ, and its exact
+        gradient in (m, A, b, v) (pathwise: ∂/∂A_hk = E Σ_ℓ ∂φ/∂s_hℓ g_kℓ); for optimisers."""
+        md, xp = self.model, self.xp
+        st = HeadState(np.asarray(m, float), A @ A.T, np.asarray(b, float), np.asarray(v, float))
+        chi, args = self._arrays(st, root=A)
+        loss = md.delta ** 2 + float(self._np(self._loss_code(*args)[0]).mean())
+        out = self._flow_code(*args)
+        H, L = md.H, md.L
+        G = xp.stack(out[:H * L], -1).reshape(-1, H, L)
+        gm = self._np(xp.einsum("nhl,nlf->hf", G, chi)) / G.shape[0]
+        gA = self._np(xp.einsum("nhl,nlk->hk", G, self._g)) / G.shape[0]
+        gb = self._np(G.sum(-1).mean(0))
+        nb = H * (H + 1) // 2
+        gv = (self._np(xp.stack(out[H * L + L * nb:H * L + L * nb + H], -1).mean(0))
+              if md.trains_sinks else np.zeros(H))
+        if not (np.isfinite(loss) and all(np.all(np.isfinite(x)) for x in (gm, gA, gb, gv))):
+            raise FloatingPointError("reduced loss: non-finite value (logits too large?)")
+        return loss, gm, gA, gb, gv
+
+    def minimise(self, starts, max_iter=500, residual=True, bound=(15.0, 5.0, 150.0)):
+        """Lowest loss found by L-BFGS-B from each start (HeadStates) on the exact gradient of
+        the common-random-number loss; r = AAᵀ with A lower triangular (``residual=False``
+        keeps r = 0). ``bound`` = (|m|, |A|, |b|, |v|) box limits keeping the logits far from
+        float64 overflow. Returns (best state, its loss on these draws, all (state, loss));
+        the loss on the draws it was optimised on is biased low: re-evaluate on fresh draws."""
+        from scipy.optimize import minimize
+        md = self.model
+        H, F = md.H, md.F
+        il = np.tril_indices(H)
+        nA = len(il[0]) if residual else 0
+
+        def unpack(x):
+            m = x[:H * F].reshape(H, F)
+            A = np.zeros((H, H))
+            if residual:
+                A[il] = x[H * F:H * F + nA]
+            b = x[H * F + nA:H * F + nA + H]
+            v = x[H * F + nA + H:] if md.trains_sinks else np.zeros(H)
+            return m, A, b, v
+
+        def fun(x):
+            m, A, b, v = unpack(x)
+            try:
+                loss, gm, gA, gb, gv = self.loss_and_gradient(m, A, b, v)
+            except FloatingPointError:      # overflowing logits: make the line search back off
+                return 1e6, np.zeros_like(x)
+            parts = [gm.ravel()] + ([gA[il]] if residual else []) + [gb]
+            if md.trains_sinks:
+                parts.append(gv)
+            return loss, np.concatenate(parts)
+        found = []
+        for st in starts:
+            A0 = np.linalg.cholesky(st.r + 1e-12 * np.eye(H)) if residual else np.zeros((H, H))
+            x0 = np.concatenate([st.m.ravel()] + ([A0[il]] if residual else []) + [st.b] +
+                                ([st.v] if md.trains_sinks else []))
+            bm, bA, bb = bound
+            box = ([(-bm, bm)] * (H * F) + [(-bA, bA)] * nA + [(-bb, bb)] * H
+                   + ([(-bb, bb)] * H if md.trains_sinks else []))
+            x0 = np.clip(x0, [lo for lo, _ in box], [hi for _, hi in box])
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=box,
+                           options={"maxiter": max_iter})
+            if res.fun >= 1e6:
+                continue
+            m, A, b, v = unpack(res.x)
+            found.append((HeadState(m, A @ A.T, b, v), float(res.fun)))
+        if not found:
+            raise FloatingPointError("minimise: every start overflowed")
+        best = min(found, key=lambda t: t[1])
+        return best[0], best[1], found
 
     def rhs(self, y):
         """The packed right-hand side (for ODE solvers)."""

@@ -84,7 +84,9 @@ def activation(spec) -> Activation:
 
 @dataclass(frozen=True)
 class MultiHeadModel:
-    """H heads, L tokens, F hidden features, an activation; Δ is the label-noise level.
+    """H heads, L tokens, F hidden features, an activation; Δ is the label-noise level;
+    ``output`` 'mean' combines heads as ŷ = (1/H)Σ_h Σ_ℓ A_hℓ z_ℓ (the spec's reading), 'sum'
+    as ŷ = Σ_h Σ_ℓ A_hℓ z_ℓ (a convention the paper may use; the Sec. IV claims depend on it).
 
     Order parameters (spec "Order parameters"): m = (k_hᵀk*_f) (H × F), r = Q − mmᵀ (H × H),
     biases b (H), sink logits v (H, trained only when ``activation.sinks``)."""
@@ -94,8 +96,12 @@ class MultiHeadModel:
     F: int
     activation: Activation | str = "softmax"
     delta: float = 0.0
+    output: str = "mean"
 
     def __post_init__(self):
+        if self.output not in ("mean", "sum"):
+            raise ValueError(f"MultiHeadModel: output={self.output!r}; allowed: 'mean' "
+                             "(ŷ = (1/H)Σ_h, the spec's reading) or 'sum' (ŷ = Σ_h)")
         for name, lo in (("H", 1), ("L", 2), ("F", 1)):
             val = getattr(self, name)
             if not (isinstance(val, int) and val >= lo):
@@ -133,9 +139,10 @@ class MultiHeadModel:
 
     @cached_property
     def token_weights(self):
-        """w_ℓ = (1/H)Σ_h A_hℓ."""
+        """w_ℓ = (1/H)Σ_h A_hℓ ('mean') or Σ_h A_hℓ ('sum')."""
         A = self.head_weights
-        return [sum(A[h][l] for h in range(self.H)) / self.H for l in range(self.L)]
+        scale = sp.Rational(1, self.H) if self.output == "mean" else sp.S.One
+        return [scale * sum(A[h][l] for h in range(self.H)) for l in range(self.L)]
 
     @cached_property
     def conditional_loss(self):
