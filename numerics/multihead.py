@@ -172,6 +172,16 @@ class ReducedFlow:
             outs += [md.noise_integrand[h][k] for h in range(H) for k in range(h, H)]
         return generate(md.arguments, outs, backend=self.backend)
 
+    @cached_property
+    def _grad_code(self):
+        """φ, ∂φ/∂s and ∂φ/∂v only (for optimisers: no Hessian blocks)."""
+        from numerics.codegen import generate
+        md = self.model
+        outs = [md.conditional_loss] + [g for row in md.loss_gradient for g in row]
+        if md.trains_sinks:
+            outs += md.loss_sink_gradient
+        return generate(md.arguments, outs, backend=self.backend)
+
     # --- evaluation --------------------------------------------------------------------------
     def _chi(self):
         xp = self.xp
@@ -278,15 +288,14 @@ class ReducedFlow:
         md, xp = self.model, self.xp
         st = HeadState(np.asarray(m, float), A @ A.T, np.asarray(b, float), np.asarray(v, float))
         chi, args = self._arrays(st, root=A)
-        loss = md.delta ** 2 + float(self._np(self._loss_code(*args)[0]).mean())
-        out = self._flow_code(*args)
+        out = self._grad_code(*args)
+        loss = md.delta ** 2 + float(self._np(out[0]).mean())
         H, L = md.H, md.L
-        G = xp.stack(out[:H * L], -1).reshape(-1, H, L)
+        G = xp.stack(out[1:1 + H * L], -1).reshape(-1, H, L)
         gm = self._np(xp.einsum("nhl,nlf->hf", G, chi)) / G.shape[0]
         gA = self._np(xp.einsum("nhl,nlk->hk", G, self._g)) / G.shape[0]
         gb = self._np(G.sum(-1).mean(0))
-        nb = H * (H + 1) // 2
-        gv = (self._np(xp.stack(out[H * L + L * nb:H * L + L * nb + H], -1).mean(0))
+        gv = (self._np(xp.stack(out[1 + H * L:1 + H * L + H], -1).mean(0))
               if md.trains_sinks else np.zeros(H))
         if not (np.isfinite(loss) and all(np.all(np.isfinite(x)) for x in (gm, gA, gb, gv))):
             raise FloatingPointError("reduced loss: non-finite value (logits too large?)")
