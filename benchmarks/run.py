@@ -8,7 +8,10 @@ of interleaved measurements mean anything). Writes benchmarks/results.json.
 (c) generated code (CSE) vs plain lambdify without CSE vs SymPy evalf, risk + overlap flow of
     Marion et al. on 10^4 points (evalf timed on a subset, per point);
 (d) Gram-matrix SGD at d = 10^3 vs d = 10^9, and against direct SGD at d = 4000;
-(e) Dohmatob's risk Monte Carlo at e^{αd} tokens, d = 200: extreme-value sampling vs R^d.
+(e) Dohmatob's risk Monte Carlo at e^{αd} tokens, d = 200: extreme-value sampling vs R^d;
+(f) Sagitova's reduced ODE for H = 4, F = 3, L = 4 integrated to τ = 100 (RK45, 2^14 antithetic
+    quasi-Monte Carlo draws): wall time and right-hand-side evaluations, numpy vs torch code;
+(g) multi-head Gram-matrix SGD at D = 10^3 vs 10^9, and against direct SGD at D = 4000.
 """
 
 from __future__ import annotations
@@ -160,6 +163,55 @@ def bench_codegen(repeats):
             "max_abs_difference_generated_vs_lambdify": float(check)}
 
 
+def bench_heads_ode():
+    """Reduced ODE of the multi-head model, H = 4, F = 3, L = 4, to τ = 100 from a small
+    initialisation; one integration per backend (each takes seconds), alternated twice."""
+    from numerics.multihead import HeadState, ReducedFlow
+    from theory.models.sagitova2026 import GaussianPrior
+    from theory.multihead import MultiHeadModel
+    md = MultiHeadModel(4, 4, 3, "softmax")
+    prior = GaussianPrior([0.0, 0.0, 0.0], np.diag([4.0, 2.5, 1.5]))
+    st = HeadState.make(np.random.default_rng(0).standard_normal((4, 3)) * 1e-3, 1e-2 * np.eye(4))
+    out = {}
+    for rep in range(2):
+        for backend in ("numpy", "torch"):
+            fl = ReducedFlow(md, prior, n=2**14, seed=1, backend=backend)
+            fl.derivative(st)                                   # code generation, not timed
+            t0 = time.perf_counter()
+            tr = fl.integrate(st, np.linspace(0, 100, 101), rtol=1e-5, atol=1e-8)
+            dt = time.perf_counter() - t0
+            prev = out.get(backend)
+            if prev is None or dt < prev["seconds"]:
+                out[backend] = {"seconds": dt, "rhs_evaluations": int(tr.nfev),
+                                "final_loss": float(fl.loss(HeadState.unpack(tr.final, 4, 3))[0])}
+    out["numpy_over_torch"] = out["numpy"]["seconds"] / out["torch"]["seconds"]
+    return out
+
+
+def bench_heads_gram(repeats):
+    """Multi-head SGD (H = 2, F = 2, L = 4, softmax, batch 8): Gram simulator at D = 10^3 vs 10^9
+    (64 seeds) and against the direct simulator at D = 4000 (64 seeds)."""
+    from numerics.sgd import HeadSGDConfig, MultiHeadGramSGD, MultiHeadSGD
+    from theory.models.sagitova2026 import GaussianPrior
+    from theory.multihead import MultiHeadModel
+    md = MultiHeadModel(2, 4, 2, "softmax")
+    prior = GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5]))
+
+    def cfg(D):
+        return HeadSGDConfig(D=D, lr=2.0 / D, steps=1, batch=8, seeds=64, init=0.1, device="cpu")
+    out = {}
+    with torch.no_grad():
+        g3, g9 = MultiHeadGramSGD(md, prior, cfg(10**3)), MultiHeadGramSGD(md, prior, cfg(10**9))
+        g3.step(), g9.step()
+        t = interleaved({"gram_D1e3": g3.step, "gram_D1e9": g9.step}, n=50, repeats=repeats)
+        out["d_independence"] = {"seconds_per_step": t, "cost_D1e9_over_D1e3": t["gram_D1e9"] / t["gram_D1e3"]}
+        g, direct = MultiHeadGramSGD(md, prior, cfg(4000)), MultiHeadSGD(md, prior, cfg(4000))
+        g.step(), direct.step()
+        t = interleaved({"gram": g.step, "direct": direct.step}, n=5, repeats=repeats)
+        out["D4000_seeds64"] = {"seconds_per_step": t, "direct_over_gram": t["direct"] / t["gram"]}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
@@ -174,7 +226,9 @@ def main():
                "sgd_float32": bench_sgd(args.repeats, "float32"),
                "codegen": bench_codegen(args.repeats),
                "gram": bench_gram(args.repeats),
-               "rem_risk": bench_rem(args.repeats)}
+               "rem_risk": bench_rem(args.repeats),
+               "heads_ode": bench_heads_ode(),
+               "heads_gram": bench_heads_gram(args.repeats)}
     from numerics.codegen.cache import atomic_write_text
     atomic_write_text(Path(args.out), json.dumps(results, indent=2) + "\n")
     for k in ("sgd_float64", "sgd_float32"):
@@ -191,6 +245,13 @@ def main():
     print(f"Dohmatob risk MC at d=200, e^(αd) tokens: direct / extreme-value per sample "
           f"{results['rem_risk']['direct_over_extreme_value']:.0f}x (numpy), "
           f"{results['rem_risk']['direct_over_extreme_value_torch']:.0f}x (torch, CPU)")
+    h = results["heads_ode"]
+    print(f"Sagitova ODE H=4, F=3, L=4 to τ=100: numpy {h['numpy']['seconds']:.1f}s, torch "
+          f"{h['torch']['seconds']:.1f}s ({h['torch']['rhs_evaluations']} rhs evaluations; "
+          f"numpy/torch {h['numpy_over_torch']:.1f}x)")
+    hg = results["heads_gram"]
+    print(f"multi-head Gram SGD: cost at D=1e9 / D=1e3 = {hg['d_independence']['cost_D1e9_over_D1e3']:.2f}; "
+          f"direct / gram at D=4000: {hg['D4000_seeds64']['direct_over_gram']:.0f}x (64 seeds)")
     print(f"written {args.out}")
 
 

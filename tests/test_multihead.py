@@ -182,3 +182,64 @@ def test_bad_input_is_rejected_with_the_parameter_named():
         ReducedFlow(MultiHeadModel(1, 3, 1), GaussianPrior([0.0], [[1.0]]), sgd_noise=-1)
     with pytest.raises(ValueError, match="n="):
         draws_for(GaussianPrior([0.0], [[1.0]]), 3, 1, 10, 0)
+
+
+@given(act=st.sampled_from(["softmax", "softmax-1", "b-softmax"]), H=st.integers(1, 3),
+       F=st.integers(1, 2), L=st.integers(2, 4), seed=st.integers(0, 2**31))
+def test_reduced_loss_equals_finite_d_monte_carlo(act, H, F, L, seed):
+    """With orthonormal spikes and a value direction orthogonal to keys and spikes, the keys'
+    logits are exactly m·χ + N(0, r): the finite-D loss equals the reduced one at any D."""
+    from numerics.sagitova import finite_d_loss
+    rng = np.random.default_rng(seed)
+    prior = GaussianPrior(rng.normal(0, 0.5, F), np.diag(rng.uniform(0.3, 2, F)))
+    s = random_state(rng, H, F)
+    D = F + 1 + H + 7
+    spikes = np.eye(D)[:F]
+    value = np.eye(D)[F]
+    lam, U = np.linalg.eigh(s.r)
+    keys = np.zeros((H, D))
+    keys[:, :F] = s.m
+    keys[:, F + 1:F + 1 + H] = U * np.sqrt(np.clip(lam, 0, None))
+    fd, fd_se = finite_d_loss(keys, s.b, spikes, value, prior, act, L, 40_000, seed=seed,
+                              conditional=True)
+    red, red_se = ReducedFlow(MultiHeadModel(H, L, F, act), prior, n=2**14, seed=seed,
+                              kind="random").loss(s)
+    assert abs(fd - red) <= 5 * np.hypot(fd_se, red_se), (fd, red)
+
+
+@given(H=st.integers(1, 3), F=st.integers(1, 2), L=st.integers(2, 4), seed=st.integers(0, 2**31))
+def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, F, L, seed):
+    """dm/dτ = −∇_m L, so at m = 0, r = 0 its Jacobian in m is minus the saddle Hessian of
+    Lemma III.1; the Monte Carlo Jacobian (per-draw central differences) agrees within z·se."""
+    from theory.models.sagitova2026 import saddle_hessian
+    rng = np.random.default_rng(seed)
+    prior = GaussianPrior(rng.normal(0, 0.5, F), np.diag(rng.uniform(0.3, 2, F)))
+    Hm, ms, mu, S = saddle_hessian(L, H, F)
+    second = prior.cov() + np.outer(prior.mean(), prior.mean())
+    subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
+    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
+    Hn = np.array(Hm.subs(subs).evalf(), float)
+    fl = ReducedFlow(MultiHeadModel(H, L, F), prior, n=2**14, seed=seed, kind="random")
+    eps = 1e-4
+    for j in range(H * F):
+        e = np.zeros(H * F)
+        e[j] = eps
+        dp = fl.derivative_draws(HeadState.make(e.reshape(H, F)))[:, :H * F]
+        dm = fl.derivative_draws(HeadState.make(-e.reshape(H, F)))[:, :H * F]
+        from numerics.multihead import mean_and_se
+        col, se = mean_and_se((dp - dm) / (2 * eps))
+        assert np.all(np.abs(col + Hn[:, j]) <= 5 * se + 1e-6), (j, col, -Hn[:, j], se)
+
+
+@given(act=st.sampled_from(ACTS), seed=st.integers(0, 2**31))
+def test_no_optimised_model_beats_the_bayes_risk(act, seed):
+    from numerics.sagitova import bayes_loss
+    from theory.models.sagitova2026 import DiscretePrior
+    rng = np.random.default_rng(seed)
+    prior = DiscretePrior(rng.normal(0, 2, (3, 2)), rng.dirichlet(np.ones(3)))
+    md = MultiHeadModel(2, 3, 2, act)
+    fl = ReducedFlow(md, prior, n=2**11, seed=seed)
+    best, _, _ = fl.minimise([random_state(rng, 2, 2) for _ in range(2)], max_iter=100)
+    risk, se = ReducedFlow(md, prior, n=2**15, seed=seed + 1, kind="random").loss(best)
+    bayes, bse, _ = bayes_loss(prior, 3, 2**16, seed + 2)
+    assert risk >= bayes - 5 * np.hypot(se, bse), (risk, bayes)

@@ -1,8 +1,8 @@
 """Claims of Sagitova, Duranthon, Zdeborová (2026), multi-head softmax attention in the
 single-location model. Spec: shared/spec/sagitova2026.md (the suite's reading of the paper).
-Encoded so far: the reduced loss (Prop. III.1), the saddle Hessian (Lemma III.1) and the Bayes
-side (Props. IV.1, IV.2); the dynamics claims (Props. III.2–III.4, Result III.1, Conj. III.1)
-and the Sec. IV comparisons are not yet encoded."""
+This module: the reduced loss (Prop. III.1), the saddle Hessian (Lemma III.1) and the Bayes
+side (Props. IV.1, IV.2). The dynamics claims (Props. III.2–III.4, Result III.1, Conj. III.1)
+are in ``sagitova2026_dynamics``, the Sec. IV comparisons in ``sagitova2026_sec4``."""
 
 from __future__ import annotations
 
