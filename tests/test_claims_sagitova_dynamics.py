@@ -66,4 +66,4 @@ def test_concentration_claim_refutes_a_spread_that_grows():
 
 def test_sequential_claim_refutes_the_wrong_order():
     assert verdict("sagitova2026:result-iii1-sequential", nu=(3.0, 6.0), dims=(1e2, 1e3),
-                   seeds=2) == "refuted"
+                   seeds=2, sgd_dims=[100]) == "refuted"

@@ -92,3 +92,19 @@ PIN = np.array([0.00513074267797593, -0.0253463903232431, 0.00959053916494935,
                 -0.0234450553165482, 0.06950053499124291, 0.03155417870470668,
                 0.06798877294218157, 0.03352945599146001, 0.00637041725027927,
                 0.00612325620571706, 0.0079382399100888, 0.00842029653988945])
+
+
+def test_tracked_test_loss_matches_the_reduced_loss_at_the_state():
+    """Test loss of both simulators = reduced loss at the recorded order parameters (the keys'
+    value components are zero at a HeadState start, so the reduced formula is exact)."""
+    from numerics.multihead import ReducedFlow
+    md = MultiHeadModel(2, 4, 2, "softmax-1", delta=0.2)
+    prior = flipping_spike(1.0, 2.0)
+    st = HeadState.make([[0.8, 0.3], [-0.5, 0.6]], 0.1 * np.eye(2), [0.2, -0.1])
+    cfg = HeadSGDConfig(D=300, lr=1e-9, steps=1, seeds=8, seed=3, init=st, device="cpu", n_test=20_000)
+    red, red_se = ReducedFlow(md, prior, n=2**15, seed=0, kind="random").loss(st)
+    for sim in (simulate_heads, simulate_heads_gram):
+        res = sim(md, prior, cfg)
+        est = res.loss[0]
+        se = est.std(ddof=1) / np.sqrt(len(est))
+        assert abs(est.mean() - red) <= 5 * np.hypot(se, red_se), (sim.__name__, est.mean(), red)

@@ -40,6 +40,7 @@ class HeadSGDConfig:
     init: HeadState | float = 0.1
     device: str = "auto"
     dtype: str = "float64"
+    n_test: int = 0
 
     def __post_init__(self):
         for name in ("D", "steps", "batch", "seeds", "record_every"):
@@ -48,6 +49,8 @@ class HeadSGDConfig:
                 raise ValueError(f"HeadSGDConfig: {name}={v!r} must be an integer ≥ 1")
         if not (np.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"HeadSGDConfig: lr={self.lr!r} must be > 0")
+        if not (isinstance(self.n_test, (int, np.integer)) and self.n_test >= 0):
+            raise ValueError(f"HeadSGDConfig: n_test={self.n_test!r} must be an integer ≥ 0")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"HeadSGDConfig: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
         if not isinstance(self.init, HeadState) and not (float(self.init) >= 0):
@@ -61,7 +64,8 @@ class HeadSGDConfig:
 
 @dataclass
 class HeadSGDResult:
-    """tau[k]; m[k, seed, h, f], r[k, seed, h, h′], b[k, seed, h], v[k, seed, h]."""
+    """tau[k]; m[k, seed, h, f], r[k, seed, h, h′], b[k, seed, h], v[k, seed, h]; loss[k, seed]
+    the fresh-sample test loss E(y − ŷ)² on n_test samples (None when n_test = 0)."""
 
     tau: np.ndarray
     m: np.ndarray
@@ -69,6 +73,7 @@ class HeadSGDResult:
     b: np.ndarray
     v: np.ndarray
     steps_per_second: float = float("nan")
+    loss: np.ndarray | None = None
 
     def state(self, k, seed):
         return HeadState(self.m[k, seed], self.r[k, seed], self.b[k, seed], self.v[k, seed])
@@ -150,18 +155,49 @@ class HeadSimulator:
         if gv is not None:
             self.v = self.v - lr * gv
 
+    def gram(self):
+        """Gram matrix (S × n × n) of spikes, value direction and keys."""
+        raise NotImplementedError
+
+    def test_loss(self, n):
+        """Fresh-sample loss per seed: a token's projections on (spikes, value, keys) are
+        N(mean, Gram) in law, so they are drawn in an n-dimensional coordinate system."""
+        from .gram import psd_factor
+        torch, md, S, L = self.torch, self.model, self.cfg.seeds, self.model.L
+        F, q = md.F, md.F + 1
+        V = psd_factor(self.gram())
+        X = torch.randn(S, n, L, V.shape[-1], generator=self.gen, dtype=self.dtype, device=self.device)
+        eps = torch.randint(L, (S, n), generator=self.gen, device=self.device)
+        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)
+        X = X + onehot[..., None] * (self._theta((S, n)) @ V[:, :F, :])[:, :, None, :]
+        P = X @ V.transpose(1, 2)[:, None]
+        z = P[..., F]
+        y = self._labels(z, onehot)
+        s = P[..., q:].transpose(2, 3) + self.b[:, None, :, None]
+        args = [s[..., h, l] for h in range(md.H) for l in range(L)]
+        args += [self.v[:, h, None].expand(S, n) for h in range(md.H)]
+        w = torch.stack(self.code(*args)[:L], -1)
+        return (((w * z).sum(-1) - y) ** 2).mean(1).cpu().numpy()
+
     def run(self, progress=None, until=None) -> HeadSGDResult:
         """Run ``steps`` steps, recording every ``record_every``; ``until(m, r, b, v)`` (arrays
         over seeds) may stop the run early at a record when it returns True."""
         cfg = self.cfg
-        rec = [(0.0, self.order_parameters())]
+        losses = []
+
+        def record(k):
+            if cfg.n_test:
+                losses.append(self.test_loss(cfg.n_test))
+            return (k * cfg.lr, self.order_parameters())
+        with self.torch.no_grad():
+            rec = [record(0)]
         start = time.perf_counter()
         k = 0
         with self.torch.no_grad():
             for k in range(1, cfg.steps + 1):
                 self.step()
                 if k % cfg.record_every == 0 or k == cfg.steps:
-                    rec.append((k * cfg.lr, self.order_parameters()))
+                    rec.append(record(k))
                     if not np.all(np.isfinite(rec[-1][1][0])):
                         raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
                     if progress is not None:
@@ -171,7 +207,8 @@ class HeadSimulator:
         elapsed = time.perf_counter() - start
         tau = np.array([t for t, _ in rec])
         m, r, b, v = (np.stack([q[i] for _, q in rec]) for i in range(4))
-        return HeadSGDResult(tau, m, r, b, v, k / max(elapsed, 1e-12))
+        return HeadSGDResult(tau, m, r, b, v, k / max(elapsed, 1e-12),
+                             np.array(losses) if losses else None)
 
 
 class MultiHeadSGD(HeadSimulator):
@@ -204,6 +241,13 @@ class MultiHeadSGD(HeadSimulator):
         gK = torch.bmm(c.transpose(2, 3).reshape(S, B * L, H).transpose(1, 2), X.view(S, B * L, D))
         self.K = self.K - cfg.lr * gK
         self._move_scalars(c, gv)
+
+    def gram(self):
+        torch, F, H = self.torch, self.model.F, self.model.H
+        q = F + 1
+        U = torch.cat([torch.eye(q, self.cfg.D, dtype=self.dtype, device=self.device)
+                       .expand(self.cfg.seeds, q, self.cfg.D), self.K], 1)
+        return U @ U.transpose(1, 2)
 
     def order_parameters(self):
         F = self.model.F

@@ -85,6 +85,9 @@ class MultiHeadGramSGD(HeadSimulator):
         self.G = new
         self._move_scalars(c, gv)
 
+    def gram(self):
+        return self.G
+
     def order_parameters(self):
         F, q = self.model.F, self.q
         m = self.G[:, q:, :F]
