@@ -45,8 +45,8 @@ def test_unspecialized_claim_refutes_a_prior_without_mean():
 
 
 def _small_escape_runs():
-    return dyn._escape_runs("quick", 0, dims=(1e2, 1e4, 1e6), seeds=3, sgd_dims=(100, 200),
-                            sgd_seeds=16)
+    return dyn._escape_runs("quick", 0, dims=(1e2, 1e4, 1e6), seeds=3, sgd_dims=(100, 1000),
+                            sgd_seeds=32)
 
 
 def test_escape_claim_refutes_a_wrong_saddle_rate():

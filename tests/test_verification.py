@@ -142,6 +142,14 @@ def test_cli_derive_prints_the_reduced_equations():
     assert runner.invoke(app, ["derive", "nomodel"]).exit_code == 2
 
 
+def test_cli_heads_prints_weights_loss_and_the_saddle_hessian():
+    res = runner.invoke(app, ["heads", "--H", "2", "--L", "3", "--F", "1"])
+    assert res.exit_code == 0 and "phi = " in res.output and "S_11/27" in res.output
+    bad = runner.invoke(app, ["heads", "--activation", "relu"])
+    assert bad.exit_code == 2 and "activation=" in bad.output
+    assert runner.invoke(app, ["derive", "sagitova2026"]).exit_code == 2
+
+
 def test_terminal_table_shows_sub_claim_ids_verbatim():
     from io import StringIO
     from rich.console import Console

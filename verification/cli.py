@@ -127,11 +127,38 @@ def derive(model: str = typer.Argument(..., help="model module in theory.models,
         mod = importlib.import_module(f"theory.models.{model}")
     except ModuleNotFoundError:
         _fail(f"model {model!r} not found in theory/models/")
+    if not hasattr(mod, "MODEL"):
+        _fail(f"theory.models.{model} describes multi-head attention; use `heads` instead")
     d = derive_model(mod.MODEL)
     show = sp.latex if latex else sp.sstr
     typer.echo(f"R = {show(d.risk)}\n")
     for q, r in zip(d.flow.state, d.flow.rhs):
         typer.echo(f"d{q}/dt = {show(r)}\n")
+
+
+@app.command()
+def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Option(4, help="tokens"),
+          F: int = typer.Option(2, help="hidden features"),
+          activation: str = typer.Option("softmax", help="softmax | softmax-1 | softmax-v | b-softmax"),
+          output: str = typer.Option("mean", help="mean: ŷ = (1/H)Σ_h; sum: ŷ = Σ_h"),
+          latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
+    """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
+    weights, the conditional loss φ(s) and the saddle Hessian of Lemma III.1 in the head
+    overlaps m at m = 0, r = 0 (θ's moments as symbols mu_f, S_ff′)."""
+    import sympy as sp
+    from theory.models.sagitova2026 import saddle_hessian
+    from theory.multihead import MultiHeadModel
+    try:
+        md = MultiHeadModel(H, L, F, activation, output=output)
+    except ValueError as exc:
+        _fail(str(exc))
+    show = sp.latex if latex else sp.sstr
+    for l, w in enumerate(md.token_weights):
+        typer.echo(f"w_{l} = {show(w)}\n")
+    typer.echo(f"phi = {show(md.conditional_loss)}\n")
+    if activation in ("softmax", "softmax-1", "b-softmax") and output == "mean":
+        Hm, ms, mu, S = saddle_hessian(L, H, F, activation)
+        typer.echo(f"saddle Hessian in {[str(x) for x in ms]} = {show(Hm)}")
 
 
 def _pairs(items, what):

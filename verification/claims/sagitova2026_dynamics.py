@@ -81,7 +81,7 @@ def _trajectory_until(flow, state0, t_max, done, chunk=50.0, dt=0.5):
                "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
                "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected).")
 def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
-    dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
+    dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
     seeds = ctx.pick(32, 64)
     kappa, B, T = 0.25, 8, 2.0
     md = MultiHeadModel(2, L, 2, "softmax-v")
