@@ -22,7 +22,6 @@ import numpy as np
 
 from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
-from .base import resolve_device
 from .gram import psd_factor, wishart
 from .multihead import HeadSGDConfig, HeadSimulator
 
