@@ -148,7 +148,7 @@ def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
         ax.set(xscale="log", yscale="log", xlabel="D", ylabel="deviation from the ODE",
                title=f"Prop. III.2: SGD vs reduced flow (κ = γD/N_b = {kappa}), slope {slope:.2f}")
         ax.legend()
-    figs = {f"{PAPER}:prop-iii2-sgd-flow:deviation": draw}
+    figs = {"deviation": draw}
     if worst is not None:
         r, ex, (ti, ci) = worst
         return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
@@ -453,8 +453,8 @@ def prop_iii4(ctx, rate=None, runs=None):
         ax.axhline(0, color="k", lw=0.5)
         ax.set(xlabel="eigen-direction", ylabel="eigenvalue",
                title="Saddle Hessian (m = 0, r = 0) for N(0, diag(4, 1.5)), H = 2, L = 4")
-    figs = {f"{PAPER}:prop-iii4-escape-logd:escape": draw_escape,
-            f"{PAPER}:prop-iii4-escape-logd:hessian-spectrum": draw_spectrum}
+    figs = {"escape": draw_escape,
+            "hessian-spectrum": draw_spectrum}
     arrays = {"ode_escape_times": ode, "sgd_escape_times": sgd, "dims": np.array(runs["dims"])}
     if not slope - z * slope_se > 0:
         return Outcome("refuted", f"escape time does not grow with ln D (slope {slope:.3f} ± "
@@ -515,7 +515,7 @@ def conj_iii1(ctx, runs=None):
         ax.set(xscale="log", yscale="log", xlabel="D", ylabel="sd over seeds of τ_esc / ln D",
                title="Conj. III.1: concentration of the escape time in units of ln D")
         ax.legend()
-    figs = {f"{PAPER}:conj-iii1-sharp-transition:spread": draw}
+    figs = {"spread": draw}
     if ode_lr - z * ode_lr_se > 0 or sgd_lr - z * sgd_lr_se > 0:
         return Outcome("refuted", f"the spread of τ/ln D grows with D (ODE log-ratio {ode_lr:.2f} ± "
                        f"{ode_lr_se:.2f}, SGD {sgd_lr:.2f} ± {sgd_lr_se:.2f})", evidence, figures=figs)
@@ -606,7 +606,7 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
         ax.set(xlabel="τ", ylabel="head–feature alignment",
                title=f"Result III.1: specialization staircase, D = {D_sgd} (thin: SGD seeds)")
         ax.legend()
-    figs = {f"{PAPER}:result-iii1-sequential:staircase": draw}
+    figs = {"staircase": draw}
     arrays = {"ode_times": times, "sgd_times": sgd_times,
               **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.tau, "sgd_m": res.m}
     if not np.all(np.isfinite(times)):

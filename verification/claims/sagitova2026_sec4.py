@@ -93,7 +93,7 @@ def prop_iv3(ctx, activation="softmax"):
     control = [r["b-softmax/mean"] - r["bayes"] for r in rows]
     evidence = {"rows": rows, "gaps": gaps, "gap_se": ses, "z": z, "H": 2, "L": L,
                 "bsoftmax_minus_bayes": control}
-    figs = {f"{PAPER}:prop-iv3-softmax-gap:risks": _risk_figure(
+    figs = {"risks": _risk_figure(
         rows, acts, "Prop. IV.3: best risks vs signal, θ = ±s, H = 2")}
     reached = [(r["signal"], g, e) for r, g, e in zip(rows, gaps, ses) if g <= z * e]
     if reached:
@@ -131,7 +131,7 @@ def softmax1_noise(ctx, activation="softmax-1"):
     rsum = last[f"{activation}/sum"]
     evidence = {"rows": rows, "z": z, "level": 0.05, "H": 2, "L": L,
                 "sum_convention_largest_signal": rsum}
-    figs = {f"{PAPER}:softmax1-noise:risks": _risk_figure(
+    figs = {"risks": _risk_figure(
         rows, acts, "softmax-1 vs softmax, θ = ±s, H = 2 (both output conventions)")}
     if r1 - z * r1_se > 0.05:
         return Outcome("refuted", f"best softmax-1 risk stays {r1:.4f} ± {r1_se:.1g} at s = "
@@ -199,7 +199,7 @@ def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.
             ax.set(title=f"{name}: head cosines\npurity {np.round(row['purity'], 2).tolist()}",
                    xlabel="head", ylabel="head")
         fig.colorbar(im, ax=fig.axes, shrink=0.7)
-    figs = {f"{PAPER}:mixture-directions:head-cosines": draw}
+    figs = {"head-cosines": draw}
     mixed_ok = all(p <= 0.9 for p in sm["purity"])
     pure_ok = all(p >= 0.95 for p in bs["purity"])
     if not mixed_ok:
@@ -277,7 +277,7 @@ def head_pruning(ctx, activations=("softmax-1", "b-softmax"), prior=None):
         ax.axvline(H - F, color="0.6", ls="--")
         ax.set(xlabel="heads pruned", ylabel="risk", title="Head pruning (greedy), H = 4, F = 2")
         ax.legend()
-    figs = {f"{PAPER}:head-pruning:losses": draw}
+    figs = {"losses": draw}
     for r in rows:
         rel = r["relative_increase"]
         if rel[H - F] >= 0.1:
