@@ -108,3 +108,30 @@ def test_tracked_test_loss_matches_the_reduced_loss_at_the_state():
         est = res.loss[0]
         se = est.std(ddof=1) / np.sqrt(len(est))
         assert abs(est.mean() - red) <= 5 * np.hypot(se, red_se), (sim.__name__, est.mean(), red)
+
+
+@pytest.mark.slow
+def test_gram_equals_direct_in_law_larger_comparison():
+    md = MultiHeadModel(3, 4, 2, "softmax-v")
+    prior = GaussianPrior([0.5, 0.0], np.diag([2.0, 1.0]))
+    cfg = HeadSGDConfig(D=2000, lr=0.5 * 4 / 2000, steps=400, batch=4, seeds=3000, seed=21,
+                        record_every=1, init=0.3, device="cpu")
+    a = simulate_heads(md, prior, cfg)
+    b = simulate_heads_gram(md, prior, HeadSGDConfig(**{**cfg.__dict__, "seed": 22}))
+    worst, z = _same_law(a, b, [1, 20, 200, 400])
+    assert worst < z, (worst, z)
+
+
+@pytest.mark.gpu
+def test_multihead_simulators_on_cuda_agree_with_cpu_in_law():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    md = MultiHeadModel(2, 3, 2, "softmax-1")
+    prior = flipping_spike(1.0, 2.0)
+    base = dict(D=500, lr=0.4 * 2 / 500, steps=100, batch=2, seeds=2000, record_every=1, init=0.3)
+    for sim in (simulate_heads, simulate_heads_gram):
+        cpu = sim(md, prior, HeadSGDConfig(**base, seed=1, device="cpu"))
+        gpu = sim(md, prior, HeadSGDConfig(**base, seed=2, device="cuda"))
+        worst, z = _same_law(cpu, gpu, [1, 50, 100])
+        assert worst < z, (sim.__name__, worst, z)
