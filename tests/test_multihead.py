@@ -211,14 +211,11 @@ def test_reduced_loss_equals_finite_d_monte_carlo(act, H, F, L, seed):
 def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, F, L, seed):
     """dm/dτ = −∇_m L, so at m = 0, r = 0 its Jacobian in m is minus the saddle Hessian of
     Lemma III.1; the Monte Carlo Jacobian (per-draw central differences) agrees within z·se."""
-    from theory.models.sagitova2026 import saddle_hessian
+    from theory.models.sagitova2026 import at_prior, saddle_hessian
     rng = np.random.default_rng(seed)
     prior = GaussianPrior(rng.normal(0, 0.5, F), np.diag(rng.uniform(0.3, 2, F)))
     Hm, ms, mu, S = saddle_hessian(L, H, F)
-    second = prior.cov() + np.outer(prior.mean(), prior.mean())
-    subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
-    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
-    Hn = np.array(Hm.subs(subs).evalf(), float)
+    Hn = at_prior(Hm, prior, mu, S)
     fl = ReducedFlow(MultiHeadModel(H, L, F), prior, n=2**14, seed=seed, kind="random")
     eps = 1e-4
     for j in range(H * F):

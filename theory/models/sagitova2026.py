@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 __all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "ACTIVATIONS", "Attention",
-           "bsoftmax_bayes_parameters"]
+           "bsoftmax_bayes_parameters", "saddle_hessian", "head_difference_block", "at_prior"]
 
 
 def _as_2d(x, name):
@@ -259,6 +259,16 @@ def saddle_hessian(L: int, H: int, F: int, activation: str = "softmax"):
             e = e.subs({theta[f] ** 2: S[f, f] for f in range(F)}).subs(first)
             Hm[i, j] = Hm[j, i] = sp.simplify(e)
     return Hm, ms, mu, S
+
+
+def at_prior(expr, prior, mu, S):
+    """Substitute a prior's moments (mu_f = Eθ_f, S_ff′ = Eθ_fθ_f′) into a symbolic matrix
+    from ``saddle_hessian`` and return it as a float array."""
+    F = prior.F
+    second = prior.cov() + np.outer(prior.mean(), prior.mean())
+    subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
+    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
+    return np.array(expr.subs(subs).evalf(), float)
 
 
 def head_difference_block(Hm, H: int, F: int, heads=(0, 1)):

@@ -201,7 +201,7 @@ import functools  # noqa: E402
 
 import sympy as sp  # noqa: E402
 
-from theory.models.sagitova2026 import head_difference_block, saddle_hessian  # noqa: E402
+from theory.models.sagitova2026 import at_prior, head_difference_block, saddle_hessian  # noqa: E402
 
 
 @functools.lru_cache(maxsize=None)
@@ -251,10 +251,7 @@ def lemma_iii1(ctx, block=None):
     n = ctx.pick(100_000, 1_000_000)
     rows, bad = [], []
     for i, (name, prior) in enumerate(priors.items()):
-        second = prior.cov() + np.outer(prior.mean(), prior.mean())
-        subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
-        subs.update({mu[a]: prior.mean()[a] for a in range(F)})
-        B = np.array(B_sym.subs(subs).evalf(), float)
+        B = at_prior(B_sym, prior, mu, S)
         evals, evecs = np.linalg.eigh(B)                        # ascending: most negative first
         cvals, cvecs = np.linalg.eigh(prior.cov())
         cvecs = cvecs[:, ::-1]                                  # decreasing variance first

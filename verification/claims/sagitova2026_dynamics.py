@@ -16,7 +16,7 @@ import numpy as np
 from numerics.multihead import HeadState, ReducedFlow, first_passage, mean_and_se
 from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
 from numerics.sgd.multihead_gram import simulate_heads_gram
-from theory.models.sagitova2026 import GaussianPrior, flipping_spike, saddle_hessian
+from theory.models.sagitova2026 import GaussianPrior, at_prior, flipping_spike, saddle_hessian
 from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ..registry import Outcome, claim
 from ..stats import finite
@@ -34,11 +34,7 @@ def saddle_rate(prior, H):
     """λ = −(most negative eigenvalue) of the symbolic saddle Hessian (Lemma III.1) for the
     prior's moments: |m| grows like e^{λτ} near m = 0, r = 0."""
     Hm, ms, mu, S = _saddle(H, prior.F)
-    F = prior.F
-    second = prior.cov() + np.outer(prior.mean(), prior.mean())
-    subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
-    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
-    Hn = np.array(Hm.subs(subs).evalf(), float)
+    Hn = at_prior(Hm, prior, mu, S)
     evals, evecs = np.linalg.eigh(Hn)
     return float(-evals[0]), evals, evecs
 
