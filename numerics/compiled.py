@@ -8,7 +8,7 @@ Jacobian as batched functions of (params, q), where q stacks the order parameter
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

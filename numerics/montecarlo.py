@@ -6,7 +6,7 @@ This is the reference the derived risk is checked against (no low-dimensional sh
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import sympy as sp

@@ -7,7 +7,7 @@ Gram-matrix chain rule used by the overlap flow."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

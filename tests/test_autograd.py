@@ -1,7 +1,6 @@
 """Symbolic gradients, Hessians and the Gram-matrix flow against torch autograd."""
 
 import numpy as np
-import pytest
 import torch
 from hypothesis import given
 

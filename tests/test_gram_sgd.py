@@ -5,7 +5,7 @@ and 200 steps), and its numbers are pinned for a fixed seed."""
 import numpy as np
 import pytest
 import torch
-from scipy.stats import chi2, norm
+from scipy.stats import norm
 
 from numerics.sgd import SGDConfig, simulate_direct, simulate_gram, standard_gamma, wishart
 from theory.models.marion2025 import MODEL

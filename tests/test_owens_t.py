@@ -1,10 +1,8 @@
 """Owen's T: torch implementation, scipy and mpmath agree; derivatives are exact."""
 
 import mpmath
-import numpy as np
 import pytest
 import sympy as sp
-import torch
 from hypothesis import given, strategies as st
 from scipy.special import owens_t
 

@@ -1,6 +1,5 @@
 """Derived population risk against finite-d Monte Carlo (no asymptotic term: exact at finite d)."""
 
-import pytest
 from hypothesis import given, settings
 from scipy.stats import norm
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from numerics.sagitova import bayes_posterior, draw, finite_d_loss, reduced_loss
+from numerics.sagitova import bayes_posterior, draw, reduced_loss
 from theory.models.sagitova2026 import (Attention, DiscretePrior, GaussianPrior,
                                         bsoftmax_bayes_parameters, flipping_spike)
 from verification import Context, get_claim, run_claim

@@ -14,7 +14,7 @@ from verification import Context, Outcome, run_claim
 from verification.cli import app
 from verification.guard import compare
 from verification.registry import Claim, claims_for
-from verification.stats import NaNInEvidence, trend_to_zero, z_compare
+from verification.stats import trend_to_zero, z_compare
 
 runner = CliRunner()
 

@@ -35,7 +35,7 @@ class OverlapFlow:
     def jacobian(self) -> sp.Matrix:
         return sp.Matrix(self.rhs).jacobian(sp.Matrix(self.state))
 
-    def restrict(self, fixed: dict) -> "OverlapFlow":
+    def restrict(self, fixed: dict) -> OverlapFlow:
         """The flow on the submanifold where the symbols in ``fixed`` take the given values."""
         keep = [i for i, q in enumerate(self.state) if q not in fixed]
         return OverlapFlow(tuple(self.state[i] for i in keep),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import sympy as sp
@@ -190,6 +190,6 @@ class Model:
                              f"Gram matrix has eigenvalue {lam_min:.3g} < 0 (must be PSD)")
         return out
 
-    def perturbed(self, **changes) -> "Model":
+    def perturbed(self, **changes) -> Model:
         """A copy with some fields replaced: used to feed claim checks deliberately wrong models."""
         return replace(self, **changes)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -35,7 +34,7 @@ def _fail(msg: str):
 
 
 @app.command("list")
-def list_claims(paper: Optional[str] = typer.Option(None, help="only this paper's claims")):
+def list_claims(paper: str | None = typer.Option(None, help="only this paper's claims")):
     """List claim ids, the paper's labels and the statements."""
     from .registry import claims_for
     try:
@@ -47,13 +46,13 @@ def list_claims(paper: Optional[str] = typer.Option(None, help="only this paper'
 
 
 @app.command()
-def run(paper: Optional[str] = typer.Option(None, help="only this paper's claims"),
-        claim: Optional[List[str]] = typer.Option(None, "--claim", help="claim id (repeatable)"),
+def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
+        claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
         profile: Profile = typer.Option(Profile.quick, help="quick: minutes on 2 CPU cores; full: larger d and samples"),
         device: Device = typer.Option(Device.auto, help="torch device for simulations"),
         seed: int = typer.Option(0, help="run seed (every stochastic check derives its own from it)"),
         out: Path = typer.Option(Path("results"), help="folder for the report files"),
-        baseline: Optional[Path] = typer.Option(None, help="compare with this baseline; exit 1 on differences"),
+        baseline: Path | None = typer.Option(None, help="compare with this baseline; exit 1 on differences"),
         figures: bool = typer.Option(True, help="draw the report's figures"),
         fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors")):
     """Run claims, print the verdict table and write the report."""
@@ -173,8 +172,8 @@ def _pairs(items, what):
 
 @app.command()
 def evaluate(model: str = typer.Argument(..., help="model module in theory.models, e.g. marion2025"),
-             param: Optional[List[str]] = typer.Option(None, "--param", help="name=value (repeatable)"),
-             overlap: Optional[List[str]] = typer.Option(None, "--overlap", help="name=value (repeatable)")):
+             param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable)"),
+             overlap: list[str] | None = typer.Option(None, "--overlap", help="name=value (repeatable)")):
     """Evaluate the derived risk and overlap flow at one point, e.g.
     evaluate marion2025 --param d=20 --param L=3 --param lam=0.7 --param gamma=0.8
     --param eps=0.3 --overlap kappa=0.5 --overlap nu=0.4 --overlap theta=0 --overlap eta=0

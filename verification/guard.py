@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import shutil
 
 __all__ = ["compare", "save_baseline", "load_report"]
 

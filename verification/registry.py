@@ -7,7 +7,7 @@ with the paper's defaults, so tests can feed it a deliberately wrong model and s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "claims_for", "get_claim",
            "load_all"]

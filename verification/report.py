@@ -77,7 +77,7 @@ def _fmt_evidence(ev: dict, limit=1500) -> str:
 
 
 def write_markdown(path, report: dict, figure_paths: dict):
-    lines = [f"# Claim verification report", "",
+    lines = ["# Claim verification report", "",
              f"suite {report['suite_version']} · profile `{report['profile']}` · seed "
              f"{report['seed']} · device {report['device']} · started {report['started']}", "",
              "| claim | label | verdict | summary | s |", "|---|---|---|---|---|"]

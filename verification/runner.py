@@ -20,7 +20,10 @@ __all__ = ["run_claim", "run", "environment", "SUITE_VERSION"]
 
 
 def environment() -> dict:
-    import mpmath, numpy, scipy, sympy
+    import mpmath
+    import numpy
+    import scipy
+    import sympy
     env = {"python": platform.python_version(), "sympy": sympy.__version__,
            "numpy": numpy.__version__, "scipy": scipy.__version__, "mpmath": mpmath.__version__,
            "platform": platform.platform()}
@@ -63,7 +66,7 @@ def run(claims, profile="quick", seed=0, device="auto", out=None, show=True, fig
     device = resolve_device(device)
     n_stat = sum(1 for c in claims if c.statistical)
     report = {"suite_version": SUITE_VERSION,
-              "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
               "profile": profile, "device": device, "seed": int(seed),
               "environment": environment(), "claims": []}
     arrays, all_figures = {}, {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1, log1p

@@ -4,7 +4,7 @@ degree ≤ 2n − 1 in each variable; for few dimensions (n^K points)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 import itertools
 
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from .base import Estimate, ExpectationEngine
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rule(n: int, K: int):
     x, w = np.polynomial.hermite_e.hermegauss(n)
     w = w / np.sqrt(2 * np.pi)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import sympy as sp

@@ -13,7 +13,7 @@ IV.1) and the activations; ``numerics.sagitova`` evaluates losses from them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp

@@ -553,7 +553,7 @@ def _setting_text(setting):
             "psi": float(psi), "c": float(sp.sqrt(1 - g**2))}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _flow_on_M(link):
     return dm.paper_flow(link).restrict(dm.MANIFOLD)
 
@@ -1046,7 +1046,6 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations (u, v uniform on the sphere of
     span{u*, v*, e3, e4}) and from small perturbations of the other stationary points on M
     (the saddles (−1, ±1) and the source (1, −1))."""
-    from numerics.ode import integrate_adaptive
     R = dm.paper_risk("linear") if risk is None else risk
     setting = STATIONARY_SETTINGS[0] if setting is None else setting
     dims = ctx.pick([10, 20], [10, 20, 40])

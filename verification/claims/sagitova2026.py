@@ -204,7 +204,7 @@ import sympy as sp  # noqa: E402
 from theory.models.sagitova2026 import at_prior, head_difference_block, saddle_hessian  # noqa: E402
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _saddle_block(L, H, F, activation="softmax"):
     Hm, ms, mu, S = saddle_hessian(L, H, F, activation)
     return head_difference_block(Hm, H, F), mu, S

@@ -25,7 +25,7 @@ PAPER = "sagitova2026"
 L = 4
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _saddle(H, F):
     return saddle_hessian(L, H, F)
 
