@@ -3,8 +3,9 @@
 from .adaptive import integrate_adaptive
 from .base import Trajectory
 from .fixed_step import integrate_euler_maruyama, integrate_rk4
+from .integrate import integrate
 
-__all__ = ["Trajectory", "integrate_adaptive", "integrate_rk4", "integrate_euler_maruyama",
+__all__ = ["Trajectory", "integrate", "integrate_adaptive", "integrate_rk4", "integrate_euler_maruyama",
            "integrate_flow"]
 
 
