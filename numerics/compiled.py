@@ -2,32 +2,51 @@
 
 ``compiled(model, backend)`` gives the reduced risk, its gradient, the overlap flow and its
 Jacobian as batched functions of (params, q), where q stacks the order parameters in
-``model.order_parameters`` order along the last axis.
+``model.order_parameters`` order along the last axis. :class:`CompiledDerivation` does the same
+for any :class:`theory.derived.OverlapDerivation` (a risk stated in overlaps, e.g. Dohmatob's
+R̄, or a flow restricted to a submanifold), with q in its ``state`` order.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
 from collections.abc import Mapping
+from functools import cached_property
 
 import numpy as np
+import sympy as sp
 
 from theory import derive
-from theory.derived import memo_by_model
-from theory.model import Model
+from theory.derived import OverlapDerivation, memo_by_model
+from theory.model import Model, check_params
+
 from .codegen import generate
 
-__all__ = ["CompiledModel", "compiled"]
+__all__ = ["CompiledDerivation", "CompiledModel", "compiled"]
 
 
-class CompiledModel:
-    def __init__(self, model: Model, backend: str = "numpy", engine=None):
-        self.model = model
+def _min_max_as_piecewise(expr):
+    """Min/Max (e.g. Dohmatob's r = min(β, √(2α))) as Piecewise, which every backend prints
+    (the numpy printer's Min/Max needs functools, absent from the generated module)."""
+    if not (isinstance(expr, sp.Basic) and expr.has(sp.Min, sp.Max)):
+        return expr
+    return expr.replace(lambda e: isinstance(e, (sp.Min, sp.Max)),
+                        lambda e: e.rewrite(sp.Piecewise))
+
+
+class CompiledDerivation:
+    """Generated code (disk-cached, see ``numerics.codegen``) of an OverlapDerivation's risk,
+    risk gradient and Hessian, flow and flow Jacobian; every function takes the parameters (a
+    mapping by name) and q (..., n_state)."""
+
+    def __init__(self, derived: OverlapDerivation, backend: str = "numpy", engine=None,
+                 name: str = ""):
+        self.derived = derived
         self.backend = backend
         self.engine = engine
-        self.derived = derive(model)
+        self.name = name
 
     def _gen(self, outputs):
+        outputs = [_min_max_as_piecewise(e) for e in outputs]
         return generate(self.derived.args, outputs, backend=self.backend, engine=self.engine)
 
     @cached_property
@@ -51,10 +70,13 @@ class CompiledModel:
         return self._gen(list(self.derived.risk_hessian))
 
     # -- calling convention -----------------------------------------------------------------
-    def param_values(self, params: Mapping[str, float], check: bool = True):
+    def check_params(self, params: Mapping[str, float]) -> dict[str, float]:
+        return check_params(self.derived.params, params, self.name)
+
+    def param_values(self, params: Mapping[str, float], check: bool = True) -> list[float]:
         if check:
-            params = self.model.check_params(params)
-        return [params[p.name] for p in self.model.params]
+            params = self.check_params(params)
+        return [params[p.name] for p in self.derived.params]
 
     def _call(self, fn, params, q, check=True):
         pv = self.param_values(params, check)
@@ -83,12 +105,23 @@ class CompiledModel:
         return self._stack(self._call(self._rhs, params, q, check))
 
     def jacobian(self, params, q, check=True):
-        n = len(self.model.order_parameters)
+        n = len(self.derived.state)
         return self._stack(self._call(self._jac, params, q, check), (n, n))
 
     def hessian(self, params, q, check=True):
-        n = len(self.model.order_parameters)
+        n = len(self.derived.state)
         return self._stack(self._call(self._hess, params, q, check), (n, n))
+
+
+class CompiledModel(CompiledDerivation):
+    """The compiled derivations of a :class:`theory.Model` (``derive(model)``)."""
+
+    def __init__(self, model: Model, backend: str = "numpy", engine=None):
+        super().__init__(derive(model), backend, engine, name=model.name)
+        self.model = model
+
+    def check_params(self, params: Mapping[str, float]) -> dict[str, float]:
+        return self.model.check_params(params)
 
     def q_vector(self, overlaps: Mapping[str, float]) -> np.ndarray:
         """Order parameters as a vector, validated (range and Gram-matrix realisability)."""

@@ -8,18 +8,18 @@ Curated public API:
 >>> derived.risk, derived.flow.rhs
 """
 
-from .derived import Derived, derive, model_key
+from .derived import Derived, OverlapDerivation, derive, model_key
 from .dynamics import OverlapFlow, overlap_flow
 from .gaussian import GaussianExpectation, GaussianLaw, expect
-from .model import GaussianToken, Model, Param, SingleLocation, Vector, projection
+from .model import GaussianToken, Geometry, Model, Param, SingleLocation, Vector, projection
 from .risk import population_risk, projection_law
 from .special import OwensT
 from .stationary import StationaryPoint, classify, find_stationary_points, hessian
 
 __all__ = [
-    "Model", "Param", "Vector", "GaussianToken", "SingleLocation", "projection",
+    "Model", "Geometry", "Param", "Vector", "GaussianToken", "SingleLocation", "projection",
     "GaussianLaw", "GaussianExpectation", "expect", "OwensT",
     "population_risk", "projection_law", "overlap_flow", "OverlapFlow",
-    "derive", "Derived", "model_key",
+    "derive", "Derived", "OverlapDerivation", "model_key",
     "hessian", "classify", "find_stationary_points", "StationaryPoint",
 ]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from functools import cached_property
 
 import sympy as sp
 
 from .dynamics import OverlapFlow, overlap_flow
-from .model import Model
+from .model import Geometry, Model, Param
 from .risk import population_risk
 
-__all__ = ["Derived", "derive", "model_key", "memo_by_model"]
+__all__ = ["Derived", "OverlapDerivation", "derive", "model_key", "memo_by_model"]
 
 
 def _canon(obj) -> str:
@@ -29,24 +30,55 @@ def _canon(obj) -> str:
     return repr(obj)
 
 
-def model_key(model: Model) -> str:
-    """A canonical text of the model: two models with the same key derive the same equations."""
+def model_key(model: Model | Geometry) -> str:
+    """A canonical text of the model (or geometry): two models with the same key derive the
+    same equations."""
     return _canon(model)
 
 
-class Derived:
-    """Reduced risk, overlap flow, its Jacobian and the risk's Hessian for one model."""
+class OverlapDerivation:
+    """Everything derived from a risk R(q; params) written in the order parameters q of a
+    :class:`Geometry`: the overlap flow (Gram-matrix chain rule, ``theory.dynamics``), its
+    Jacobian, and R's gradient and Hessian in q.
 
-    def __init__(self, model: Model):
-        self.model = model
+    ``fixed`` restricts everything to the submanifold where some order parameters take given
+    values (e.g. M = {θ = η = ρ = 0} in Marion et al., Sec. 5): the flow of the remaining ones is
+    the full flow with the fixed values substituted, which is the flow on that submanifold when
+    it is invariant. ``state`` is the order parameters that are not fixed, in geometry order."""
+
+    def __init__(self, geometry: Geometry, risk: sp.Expr | None, params: tuple[Param, ...] = (),
+                 fixed: Mapping[sp.Symbol, sp.Expr] | None = None):
+        self.geometry = geometry
+        self.params = tuple(params)
+        self.fixed = dict(fixed or {})
+        unknown = [q for q in self.fixed if q not in geometry.order_parameters]
+        if unknown:
+            raise ValueError(f"fixed: {unknown} are not order parameters; allowed: "
+                             f"{[q.name for q in geometry.order_parameters]}")
+        self._risk = risk
+
+    @cached_property
+    def unrestricted_risk(self) -> sp.Expr:
+        """R as a function of every order parameter (before ``fixed`` is substituted)."""
+        return self._risk
+
+    @property
+    def state(self) -> tuple[sp.Symbol, ...]:
+        return tuple(q for q in self.geometry.order_parameters if q not in self.fixed)
+
+    @property
+    def param_symbols(self) -> tuple[sp.Symbol, ...]:
+        return tuple(p.symbol for p in self.params)
 
     @cached_property
     def risk(self) -> sp.Expr:
-        return population_risk(self.model)
+        R = self.unrestricted_risk
+        return R.subs(self.fixed) if self.fixed else R
 
     @cached_property
     def flow(self) -> OverlapFlow:
-        return overlap_flow(self.model, self.risk)
+        flow = overlap_flow(self.geometry, self.unrestricted_risk)
+        return flow.restrict(self.fixed) if self.fixed else flow
 
     @cached_property
     def flow_jacobian(self) -> sp.Matrix:
@@ -54,21 +86,38 @@ class Derived:
 
     @cached_property
     def risk_gradient(self) -> sp.Matrix:
-        return sp.Matrix([sp.diff(self.risk, q) for q in self.model.order_parameters])
+        return sp.Matrix([sp.diff(self.risk, q) for q in self.state])
 
     @cached_property
     def risk_hessian(self) -> sp.Matrix:
-        return sp.hessian(self.risk, list(self.model.order_parameters))
+        return sp.hessian(self.risk, list(self.state))
 
     @property
-    def args(self) -> tuple:
-        """Argument order of every generated function: parameters, then order parameters."""
-        return self.model.param_symbols + self.model.order_parameters
+    def args(self) -> tuple[sp.Symbol, ...]:
+        """Argument order of every generated function: parameters, then the state."""
+        return self.param_symbols + self.state
+
+    def restrict(self, fixed: Mapping[sp.Symbol, sp.Expr]) -> OverlapDerivation:
+        """The derivations on the submanifold where, in addition, ``fixed`` holds."""
+        return OverlapDerivation(self.geometry, self.unrestricted_risk, self.params,
+                                 {**self.fixed, **fixed})
 
     def latex(self) -> dict:
         """The derived equations as LaTeX, for reports."""
         return {"risk": sp.latex(self.risk),
                 "flow": {sp.latex(q): sp.latex(r) for q, r in zip(self.flow.state, self.flow.rhs)}}
+
+
+class Derived(OverlapDerivation):
+    """Reduced risk, overlap flow, its Jacobian and the risk's Hessian for one model."""
+
+    def __init__(self, model: Model):
+        super().__init__(model.geometry, None, model.params)
+        self.model = model
+
+    @cached_property
+    def unrestricted_risk(self) -> sp.Expr:
+        return population_risk(self.model)
 
 
 def memo_by_model(build):

@@ -8,16 +8,18 @@ other vectors u (trainable or hidden; hidden ones orthonormal and fixed). Then
 Gradient flow: ẇ_i = −∇_{w_i}R for free vectors; projected flow on the sphere:
 ẇ_i = −(I − w_i w_iᵀ)·∇_{w_i}R (Marion et al. 2025, Sec. 5; Dohmatob 2025, Sec. 4). The
 overlaps evolve as d/dt G(w_i, h_a) = ẇ_iᵀh_a and d/dt G(w_i, w_j) = ẇ_iᵀw_j + w_iᵀẇ_j,
-which closes on the order parameters. Nothing here is model-specific.
+which closes on the order parameters. Nothing here is model-specific: only the
+:class:`theory.model.Geometry` (of a Model, or on its own) and the risk enter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy as sp
 
-from .model import Model
+from .model import Geometry, Model
 
 __all__ = ["OverlapFlow", "overlap_flow", "vector_gradients"]
 
@@ -29,25 +31,30 @@ class OverlapFlow:
     state: tuple
     rhs: tuple
 
-    def as_dict(self):
+    def as_dict(self) -> dict[sp.Symbol, sp.Expr]:
         return dict(zip(self.state, self.rhs))
 
     def jacobian(self) -> sp.Matrix:
         return sp.Matrix(self.rhs).jacobian(sp.Matrix(self.state))
 
-    def restrict(self, fixed: dict) -> OverlapFlow:
+    def restrict(self, fixed: Mapping[sp.Symbol, sp.Expr]) -> OverlapFlow:
         """The flow on the submanifold where the symbols in ``fixed`` take the given values."""
         keep = [i for i, q in enumerate(self.state) if q not in fixed]
         return OverlapFlow(tuple(self.state[i] for i in keep),
                            tuple(self.rhs[i].subs(fixed) for i in keep))
 
 
-def _norm_symbol(model: Model, name: str):
+def _geometry(obj: Geometry | Model) -> Geometry:
+    return obj.geometry if isinstance(obj, Model) else obj
+
+
+def _norm_symbol(model: Geometry, name: str):
     return model.inner(name, name)
 
 
-def vector_gradients(model: Model, risk: sp.Expr) -> dict:
-    """∇_{w_i}R as linear combinations {vector name: coefficient} of the model's vectors."""
+def vector_gradients(geometry: Geometry | Model, risk: sp.Expr) -> dict[str, dict[str, sp.Expr]]:
+    """∇_{w_i}R as linear combinations {vector name: coefficient} of the geometry's vectors."""
+    model = _geometry(geometry)
     grads = {}
     for w in model.trainable:
         comb = {}
@@ -66,7 +73,10 @@ def _ip(model, comb, u):
     return sum((c * model.inner(v, u) for v, c in comb.items()), sp.S.Zero)
 
 
-def overlap_flow(model: Model, risk: sp.Expr) -> OverlapFlow:
+def overlap_flow(geometry: Geometry | Model, risk: sp.Expr) -> OverlapFlow:
+    """dq/dt for the order parameters q of ``geometry`` (a Geometry, or a Model's) under the
+    (projected) gradient flow of ``risk``, a SymPy expression in those order parameters."""
+    model = _geometry(geometry)
     grads = vector_gradients(model, risk)
     velocity = {}
     for w in model.trainable:

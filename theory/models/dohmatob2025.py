@@ -11,7 +11,8 @@ from ..rem import alpha, beta
 
 __all__ = ["alpha", "beta", "d", "gamma", "mu", "nu", "zeta", "eta", "rho", "PAPER_BETA_C",
            "PAPER_PSI", "PAPER_R", "LINKS", "paper_localisation", "paper_risk", "paper_cor1_linear",
-           "dual_kernel", "paper_oracle_risk"]
+           "dual_kernel", "paper_oracle_risk", "OVERLAP_STRUCTURE", "MANIFOLD", "paper_flow", "PARAMS",
+           "DEFAULT_LINK", "DEFAULT_PARAMS"]
 
 PAPER_BETA_C = sp.sqrt(2 * alpha)
 PAPER_PSI = sp.Piecewise((alpha / beta + beta / 2, beta <= PAPER_BETA_C), (PAPER_BETA_C, True))
@@ -73,16 +74,32 @@ def paper_oracle_risk(link, psi=PAPER_PSI) -> sp.Expr:
 
 
 # --- dynamics: the Gram structure of (u, v; u*, v*) on which the engine derives the flow ----
-from ..model import Model, Vector  # noqa: E402
+import math  # noqa: E402
 
-OVERLAP_STRUCTURE = Model(
-    name="dohmatob2025-overlaps", hidden=("u_star", "v_star"),
-    trainable=(Vector("u", "sphere"), Vector("v", "sphere")),
+from ..model import Geometry, Param, Vector  # noqa: E402
+
+OVERLAP_STRUCTURE = Geometry(
+    hidden=("u_star", "v_star"), trainable=(Vector("u", "sphere"), Vector("v", "sphere")),
     overlaps={("u", "u_star"): mu, ("v", "v_star"): nu, ("v", "u_star"): zeta,
               ("u", "v_star"): eta, ("u", "v"): rho},
-    params=(), data=None, student=sp.S.Zero, label=sp.S.Zero,
-    citation="Dohmatob 2025: projected gradient flow of (u, v) on the spheres")
+    name="dohmatob2025-overlaps")
+"""Projected gradient flow of (u, v) on the spheres (Dohmatob 2025, Sec. 4): the order
+parameters µ = uᵀu*, ν = vᵀv*, ζ = vᵀu*, η = uᵀv*, ρ = uᵀv."""
 MANIFOLD = {zeta: 0, eta: 0, rho: 0}      # M = {u ⊥ v*, v ⊥ u*, u ⊥ v}
+
+PARAMS = (
+    Param(d, 1, math.inf, integer=True, doc="embedding dimension d"),
+    Param(alpha, 0, math.inf, open_low=True, open_high=True,
+          doc="log-number of dummy tokens per dimension α (e^{αd} tokens)"),
+    Param(beta, 0, math.inf, open_low=True, open_high=True, doc="inverse temperature β of the softmax"),
+    Param(gamma, 0, 1, open_low=True, doc="noise level γ of the signal token, c = √(1 − γ²)"),
+)
+"""The parameters of R̄ (Prop. 1) with their ranges."""
+
+DEFAULT_LINK = "linear"
+DEFAULT_PARAMS = {"d": 50, "alpha": 0.1, "beta": 1.0, "gamma": 0.6}
+"""Defaults for the command line: the first exact setting of the stationary-point claims
+(α = 1/10, β = 1, γ = 3/5: ψ < c, learnable) at their smallest d = 50."""
 
 
 def paper_flow(link, risk=None):

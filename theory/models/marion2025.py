@@ -8,10 +8,11 @@ Order parameters κ = kᵀk*, ν = vᵀv*, θ = vᵀk*, η = kᵀv*, ρ = kᵀv.
 """
 
 import math
+from dataclasses import replace
 
 import sympy as sp
 
-from ..model import GaussianToken, Model, Param, SingleLocation, Vector, projection
+from ..model import GaussianToken, Geometry, Model, Param, SingleLocation, Vector, projection
 
 d = sp.Symbol("d", positive=True)
 L = sp.Symbol("L", positive=True)
@@ -21,15 +22,23 @@ eps = sp.Symbol("eps", nonnegative=True)
 kappa, nu, theta, eta, rho = sp.symbols("kappa nu theta eta rho", real=True)
 
 
-def build(activation=sp.erf, signal_mean=sp.sqrt(d / 2), name="marion2025") -> Model:
+GEOMETRY = Geometry(
+    hidden=("k_star", "v_star"), trainable=(Vector("k", "sphere"), Vector("v", "sphere")),
+    overlaps={("k", "k_star"): kappa, ("v", "v_star"): nu, ("v", "k_star"): theta,
+              ("k", "v_star"): eta, ("k", "v"): rho},
+    name="marion2025")
+MANIFOLD = {theta: 0, eta: 0, rho: 0}     # M = {θ = η = ρ = 0} (Sec. 5)
+
+
+SIGNAL_MEAN = sp.sqrt(d / 2)         # the signal token's mean along k*: √(d/2)
+
+
+def build(activation=sp.erf, signal_mean=SIGNAL_MEAN, name="marion2025") -> Model:
     """The model; ``activation`` and the signal strength are swappable for variants."""
     xk, xv, xvs = projection("k"), projection("v"), projection("v_star")
     return Model(
         name=name,
-        hidden=("k_star", "v_star"),
-        trainable=(Vector("k", "sphere"), Vector("v", "sphere")),
-        overlaps={("k", "k_star"): kappa, ("v", "v_star"): nu, ("v", "k_star"): theta,
-                  ("k", "v_star"): eta, ("k", "v"): rho},
+        geometry=replace(GEOMETRY, name=name),
         params=(
             Param(d, 1, math.inf, integer=True, doc="embedding dimension"),
             Param(L, 1, math.inf, integer=True, doc="number of tokens"),
@@ -49,3 +58,7 @@ def build(activation=sp.erf, signal_mean=sp.sqrt(d / 2), name="marion2025") -> M
 
 
 MODEL = build()
+
+DEFAULT_PARAMS = {"d": 20, "L": 3, "lam": 0.7, "gamma": 0.8, "eps": 0.3}
+"""Defaults for the command line (the README's example point)."""
+DEFAULT_STATE = {"kappa": 0.5, "nu": 0.4, "theta": 0.0, "eta": 0.0, "rho": 0.0}
