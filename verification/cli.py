@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -17,12 +17,12 @@ guard_app = typer.Typer(no_args_is_help=True, help=(
 app.add_typer(guard_app, name="guard")
 
 
-class Profile(str, Enum):
+class Profile(StrEnum):
     quick = "quick"
     full = "full"
 
 
-class Device(str, Enum):
+class Device(StrEnum):
     auto = "auto"
     cpu = "cpu"
     cuda = "cuda"
@@ -48,7 +48,8 @@ def list_claims(paper: str | None = typer.Option(None, help="only this paper's c
 @app.command()
 def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
-        profile: Profile = typer.Option(Profile.quick, help="quick: minutes on 2 CPU cores; full: larger d and samples"),
+        profile: Profile = typer.Option(Profile.quick, help="quick: minutes on 2 CPU cores; full: "
+                                        "larger d and samples"),
         device: Device = typer.Option(Device.auto, help="torch device for simulations"),
         seed: int = typer.Option(0, help="run seed (every stochastic check derives its own from it)"),
         out: Path = typer.Option(Path("results"), help="folder for the report files"),
@@ -115,24 +116,40 @@ def guard_compare(baseline: Path = typer.Argument(..., help="stored baseline"),
     raise typer.Exit(_compare(baseline, current))
 
 
-@app.command()
-def derive(model: str = typer.Argument(..., help="model module in theory.models, e.g. marion2025"),
-           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
-    """Print the reduced risk and the overlap flow the engine derives for a model."""
-    import importlib
-    import sympy as sp
-    from theory import derive as derive_model
+def _reduced_model(model: str, params: dict | None):
+    """The paper's reduced model (``numerics.reduced.paper_model``), bad input → exit 2."""
+    from numerics.reduced import paper_model
     try:
-        mod = importlib.import_module(f"theory.models.{model}")
-    except ModuleNotFoundError:
-        _fail(f"model {model!r} not found in theory/models/")
-    if not hasattr(mod, "MODEL"):
-        _fail(f"theory.models.{model} describes multi-head attention; use `heads` instead")
-    d = derive_model(mod.MODEL)
-    show = sp.latex if latex else sp.sstr
-    typer.echo(f"R = {show(d.risk)}\n")
-    for q, r in zip(d.flow.state, d.flow.rhs):
-        typer.echo(f"d{q}/dt = {show(r)}\n")
+        return paper_model(model, params)
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+
+
+def _echo_equations(rm, latex: bool) -> None:
+    """The model's equations; for the multi-head kind also the saddle Hessian, or why not."""
+    saddle = hasattr(rm, "saddle_equations")
+    try:
+        eqs = rm.equations(saddle=False) if saddle else rm.equations()
+    except ValueError as exc:
+        _fail(str(exc))
+    for eq in eqs:
+        typer.echo(eq.text(latex) + "\n")
+    if saddle:
+        try:
+            for eq in rm.saddle_equations():
+                typer.echo(eq.text(latex) + "\n")
+        except NotImplementedError as exc:
+            typer.echo(f"saddle Hessian: not available: {exc}")
+
+
+@app.command()
+def derive(model: str = typer.Argument(..., help="marion2025 | dohmatob2025 | sagitova2026, or a "
+                                       "module in theory.models with a MODEL"),
+           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
+    """Print what the engine derives for a paper's model: the reduced risk and its overlap flow
+    (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow), or the token weights, the
+    conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian (sagitova2026)."""
+    _echo_equations(_reduced_model(model, None), latex)
 
 
 @app.command()
@@ -142,22 +159,16 @@ def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Optio
           output: str = typer.Option("mean", help="mean: ŷ = (1/H)Σ_h; sum: ŷ = Σ_h"),
           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
     """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
-    weights, the conditional loss φ(s) and the saddle Hessian of Lemma III.1 in the head
-    overlaps m at m = 0, r = 0 (θ's moments as symbols mu_f, S_ff′)."""
-    import sympy as sp
-    from theory.models.sagitova2026 import saddle_hessian
+    weights, the conditional loss φ(s), the flow on (m, r, b, v) and the saddle Hessian of
+    Lemma III.1 in the head overlaps m at m = 0, r = 0, b = 0, sinks at v = 0 (θ's moments as
+    symbols mu_f, S_ff′), or why it is not available."""
+    from numerics.reduced import HeadReduced
     from theory.multihead import MultiHeadModel
     try:
-        md = MultiHeadModel(H, L, F, activation, output=output)
+        rm = HeadReduced(MultiHeadModel(H, L, F, activation, output=output))
     except ValueError as exc:
         _fail(str(exc))
-    show = sp.latex if latex else sp.sstr
-    for l, w in enumerate(md.token_weights):
-        typer.echo(f"w_{l} = {show(w)}\n")
-    typer.echo(f"phi = {show(md.conditional_loss)}\n")
-    if activation in ("softmax", "softmax-1", "b-softmax") and output == "mean":
-        Hm, ms, mu, S = saddle_hessian(L, H, F, activation)
-        typer.echo(f"saddle Hessian in {[str(x) for x in ms]} = {show(Hm)}")
+    _echo_equations(rm, latex)
 
 
 def _pairs(items, what):
@@ -171,28 +182,25 @@ def _pairs(items, what):
 
 
 @app.command()
-def evaluate(model: str = typer.Argument(..., help="model module in theory.models, e.g. marion2025"),
-             param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable)"),
-             overlap: list[str] | None = typer.Option(None, "--overlap", help="name=value (repeatable)")):
-    """Evaluate the derived risk and overlap flow at one point, e.g.
-    evaluate marion2025 --param d=20 --param L=3 --param lam=0.7 --param gamma=0.8
-    --param eps=0.3 --overlap kappa=0.5 --overlap nu=0.4 --overlap theta=0 --overlap eta=0
-    --overlap rho=0."""
-    import importlib
-    from numerics import compiled
+def evaluate(model: str = typer.Argument(..., help="marion2025 | dohmatob2025 | sagitova2026, or "
+                                         "a module in theory.models with a MODEL"),
+             param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
+                                                    "defaults for the rest)"),
+             state: list[str] | None = typer.Option(None, "--state", "--overlap",
+                                                    help="name=value (repeatable; defaults for the rest)")):
+    """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
+    at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
+    evaluate dohmatob2025 --param link=quadratic; evaluate sagitova2026 --state "m[0,0]=0.3"."""
+    rm = _reduced_model(model, _pairs(param, "param"))
     try:
-        mod = importlib.import_module(f"theory.models.{model}")
-    except ModuleNotFoundError:
-        _fail(f"model {model!r} not found in theory/models/")
-    cm = compiled(mod.MODEL)
-    try:
-        params = cm.model.check_params(_pairs(param, "param"))
-        q = cm.q_vector(_pairs(overlap, "overlap"))
-    except ValueError as exc:
+        y = rm.check_state(rm.pack(_pairs(state, "state"), base=rm.default_state()))
+        loss, se = rm.loss(y)
+        rhs = rm.rhs(y)
+    except (ValueError, FloatingPointError) as exc:
         _fail(str(exc))
-    typer.echo(f"risk = {float(cm.risk(params, q)):.12g}")
-    for s, r in zip(cm.model.order_parameters, cm.rhs(params, q)):
-        typer.echo(f"d{s.name}/dt = {float(r):.12g}")
+    typer.echo(f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else ""))
+    for name, r in zip(rm.state_names, rhs):
+        typer.echo(f"d{name}/d{rm.time} = {float(r) + 0.0:.12g}")     # + 0.0: no "-0"
 
 
 def main():

@@ -58,6 +58,8 @@ class ReducedModel(abc.ABC):
     name: str = ""
     time: str = "t"
     """Name of the flow's time variable (t, or τ for the multi-head flow)."""
+    loss_name: str = "loss"
+    """What the loss is called (the token-sum kind's is the population risk)."""
 
     # --- state ---------------------------------------------------------------------------
     @property

@@ -6,8 +6,10 @@ flow are ``numerics.multihead.ReducedFlow``'s quasi-Monte Carlo estimates with c
 numbers: the loss comes with its standard error; the right-hand side is a deterministic
 function of the state (the same draws at every evaluation), so its Jacobian is taken by
 central differences, and the Hessian of the loss by central differences of the
-common-random-number loss. At a singular r the r-columns are those of the eigenvalue-clipped
-extension ReducedFlow evaluates (one-sided into the PSD cone).
+common-random-number loss. At a singular r (e.g. r = 0) the Jacobian's r-columns are those of
+the eigenvalue-clipped extension ReducedFlow evaluates; there the flow is block-triangular
+(dr/dτ = −(Mr + rM) vanishes with r), so the eigenvalues, hence the class, do not depend on
+those columns. The Hessian's entries whose stencil leaves the PSD cone are NaN.
 """
 
 from __future__ import annotations
@@ -55,13 +57,13 @@ def saddle_hessian_of(model: MultiHeadModel):
     MultiHeadModel, this becomes ``return saddle_hessian(model)``."""
     from theory.models.sagitova2026 import saddle_hessian
     if model.output != "mean":
-        raise NotImplementedError(f"saddle Hessian: output={model.output!r} is not supported by "
+        raise NotImplementedError(f"output={model.output!r} is not supported by "
                                   "theory.models.sagitova2026.saddle_hessian (ŷ = (1/H)Σ_h only)")
     for name in SADDLE_BUILTINS:
         if _same_weights(model, name):
             return saddle_hessian(model.L, model.H, model.F, name)
     raise NotImplementedError(
-        f"saddle Hessian: activation {model.activation.name!r} has weights (at v = 0) unlike "
+        f"activation {model.activation.name!r} has weights (at v = 0) unlike "
         f"every built-in {list(SADDLE_BUILTINS)}, and theory.models.sagitova2026.saddle_hessian "
         "does not yet take a MultiHeadModel")
 
@@ -142,7 +144,7 @@ class HeadReduced(ReducedModel):
         bad = np.flatnonzero(~np.isfinite(y))
         if len(bad):
             i = bad[0]
-            raise ValueError(f"state coordinate {self.state_names[i]}={y[i]!r} is not finite; "
+            raise ValueError(f"state coordinate {self.state_names[i]}={float(y[i])} is not finite; "
                              "allowed: a finite real")
         r = self.unpack(y).r
         tol = 1e-9 * max(1.0, float(np.abs(r).max()))
@@ -185,21 +187,28 @@ class HeadReduced(ReducedModel):
         return np.stack(cols, 1)
 
     def _crn_loss(self, y) -> float:
-        return float(self.flow.loss_samples(self.unpack(y)).mean())
+        """The common-random-number loss; NaN outside the PSD cone of r, where the estimator
+        (ω = √r g with r's eigenvalues clipped at 0) has a kink and no second derivative."""
+        st = self.unpack(y)
+        if np.linalg.eigvalsh(st.r).min() < -1e-12:
+            return float("nan")
+        return float(self.flow.loss_samples(st).mean())
 
     def hessian(self, y: np.ndarray) -> np.ndarray:
-        """∂²L/∂y² of the common-random-number loss by central differences."""
+        """∂²L/∂y² of the common-random-number loss by central differences. Entries whose
+        stencil leaves the PSD cone of r (r-entries at a singular r, e.g. r = 0) are NaN: the
+        estimator has a kink there."""
         y = self._vector(y)
         n, h = y.size, self.step
         E = np.eye(n) * h
-        f0 = self._crn_loss(y)
+        f = self._crn_loss
+        f0 = f(y)
         out = np.zeros((n, n))
         for i in range(n):
-            out[i, i] = (self._crn_loss(y + E[i]) - 2 * f0 + self._crn_loss(y - E[i])) / h**2
+            out[i, i] = (f(y + E[i]) - 2 * f0 + f(y - E[i])) / h**2
             for j in range(i + 1, n):
-                out[i, j] = out[j, i] = (
-                    self._crn_loss(y + E[i] + E[j]) - self._crn_loss(y + E[i] - E[j])
-                    - self._crn_loss(y - E[i] + E[j]) + self._crn_loss(y - E[i] - E[j])) / (4 * h**2)
+                out[i, j] = out[j, i] = (f(y + E[i] + E[j]) - f(y + E[i] - E[j])
+                                         - f(y - E[i] + E[j]) + f(y - E[i] - E[j])) / (4 * h**2)
         return out
 
     def default_box(self) -> list[tuple[float, float]]:

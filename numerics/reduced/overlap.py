@@ -34,14 +34,18 @@ class OverlapReduced(ReducedModel):
                 are available, numerical methods raise).
     """
 
+    loss_name = "risk"
+
     def __init__(self, derivation: OverlapDerivation, params: Mapping[str, float] | None = None,
                  name: str = "", default_state: Mapping[str, float] | None = None,
                  model: Model | None = None, backend: str = "numpy", engine=None,
                  risk_name: tuple[str, str] = ("R", "R")):
         self.derivation = derivation
-        self.name = name or derivation.geometry.name
+        self.name = name or derivation.geometry.name or "overlap model"
         self.model = model
         self.backend, self.engine = backend, engine
+        if params is None and not derivation.params:
+            params = {}                     # nothing to bind
         self._bound = None if params is None else check_params(derivation.params, params, self.name)
         self._default = dict(default_state or {})
         self._risk_name = risk_name
