@@ -80,7 +80,7 @@ class Vector:
     name: str
     constraint: str = "sphere"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.constraint not in ("sphere", "free"):
             raise ValueError(f"Vector {self.name}: constraint must be 'sphere' or 'free', "
                              f"got {self.constraint!r}")

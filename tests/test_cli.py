@@ -1,0 +1,90 @@
+"""The command line's model commands (derive, evaluate, heads) on the reduced-model interface."""
+
+import re
+
+from typer.testing import CliRunner
+
+from verification.cli import app
+
+runner = CliRunner()
+
+
+def _ok(args):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _bad(args, *fragments):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)      # no traceback
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
+    for f in fragments:
+        assert f in res.output, res.output
+    return res.output
+
+
+def test_derive_marion_prints_the_risk_and_its_flow():
+    out = _ok(["derive", "marion2025"])
+    assert out.startswith("R = ") and "dkappa/dt = " in out and "drho/dt = " in out
+
+
+def test_derive_dohmatob_prints_rbar_and_its_overlap_flow():
+    out = _ok(["derive", "dohmatob2025"])
+    assert out.startswith("Rbar = ") and "dmu/dt = " in out and "dzeta/dt = " in out
+    assert "multi-head" not in out
+    tex = _ok(["derive", "dohmatob2025", "--latex"])
+    assert tex.startswith(r"\bar{R} = ") and r"\frac{d\mu}{dt}" in tex
+
+
+def test_derive_sagitova_prints_weights_loss_flow_and_saddle_hessian():
+    out = _ok(["derive", "sagitova2026"])
+    for piece in ("w_0 = ", "w_3 = ", "phi = ", "dm_hf/dtau = -E sum_l dphi/ds_hl * chi_lf",
+                  "dr/dtau = ", "db_h/dtau = ", "saddle Hessian d2L/dm2", "S_11",
+                  "saddle Hessian at the prior's moments"):
+        assert piece in out, piece
+
+
+def test_evaluate_uses_defaults_and_overrides():
+    out = _ok(["evaluate", "marion2025"])
+    assert re.search(r"^risk = 1\.42492680\d*$", out, re.M) and "dkappa/dt = -0.16487" in out
+    out = _ok(["evaluate", "marion2025", "--param", "d=10", "--state", "kappa=0.1", "--overlap", "nu=0.2"])
+    assert "risk = " in out and "± " not in out
+    out = _ok(["evaluate", "dohmatob2025", "--param", "link=quadratic", "--state", "mu=0.9"])
+    assert "risk = " in out and "dmu/dt = " in out
+
+
+def test_evaluate_sagitova_gives_the_loss_with_its_error():
+    out = _ok(["evaluate", "sagitova2026", "--param", "n=1024", "--param", "L=3",
+               "--state", "m[0,0]=0.3"])
+    assert re.search(r"^loss = [0-9.]+ ± [0-9.e-]+$", out, re.M)
+    assert "dm[0,0]/dtau = " in out and "dr[0,1]/dtau = " in out and "dv[1]/dtau = 0" in out
+
+
+def test_bad_input_is_one_line_naming_the_parameter_and_the_allowed_values():
+    _bad(["evaluate", "marion2025", "--param", "gamma=-1"], "gamma='-1' is out of range",
+         "allowed: real in (0")
+    _bad(["evaluate", "marion2025", "--param", "beta=1"], "unknown parameter(s) ['beta']", "known:")
+    _bad(["evaluate", "marion2025", "--state", "kappa=1.3"], "kappa=1.3 is out of range",
+         "allowed: real in [-1, 1]")
+    _bad(["evaluate", "marion2025", "--state", "kapa=0.3"], "unknown state coordinate(s) ['kapa']")
+    _bad(["evaluate", "marion2025", "--param", "d"], "must look like name=value")
+    _bad(["evaluate", "dohmatob2025", "--param", "link=cubic"], "link='cubic'", "linear")
+    _bad(["evaluate", "sagitova2026", "--param", "H=0"], "H='0' is out of range", "integer in [1")
+    _bad(["evaluate", "sagitova2026", "--param", "n=1022"], "n=1022", "multiple of 4")
+    _bad(["evaluate", "sagitova2026", "--param", "n=1024", "--state", "r[0,0]=-1"], "r[0,0]=-1")
+    _bad(["evaluate", "nomodel"], "model 'nomodel' not found", "marion2025")
+    _bad(["derive", "nomodel"], "not found")
+
+
+def test_heads_prints_the_saddle_hessian_or_why_not():
+    out = _ok(["heads", "--H", "1", "--L", "2", "--F", "1"])
+    assert "phi = " in out and "saddle Hessian d2L/dm2" in out and "Matrix([[2/9]])" not in out
+    sinks = _ok(["heads", "--H", "1", "--L", "2", "--F", "1", "--activation", "softmax-v"])
+    assert "dv_h/dtau = -E dphi/dv_h" in sinks and "v = 0" in sinks
+    assert "Matrix([[2/9]])" in sinks                   # softmax-v at v = 0 is softmax-1
+    summed = _ok(["heads", "--H", "1", "--L", "2", "--F", "1", "--output", "sum"])
+    assert "saddle Hessian: not available: output='sum'" in summed
+    _bad(["heads", "--activation", "relu"], "activation='relu'", "softmax")
