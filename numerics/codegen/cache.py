@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import contextlib
 import hashlib
 import os
@@ -48,7 +49,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def cached_text(kind: str, key: str, make) -> str:
+def cached_text(kind: str, key: str, make: Callable[[], str]) -> str:
     """The text stored under (kind, key), computing it with ``make()`` on a miss."""
     path = cache_dir() / kind / f"{key}.py"
     if path.exists():
