@@ -1,5 +1,7 @@
 """Shared strategies and helpers for the tests."""
 
+from __future__ import annotations
+
 from collections.abc import Mapping
 
 import numpy as np
