@@ -10,14 +10,22 @@ is the reference in the tests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
+if TYPE_CHECKING:
+    import torch
+
 __all__ = ["REMSample", "extreme_value_sample", "brute_force_sample", "gibbs_average",
            "brute_force_gibbs_average", "softmax_risk_mc", "brute_force_softmax_risk",
            "direct_softmax_risk"]
+
+ArrayFn = Callable[[np.ndarray], np.ndarray]
+"""A vectorised function of one variable (a link σ or a test function F), numpy in, numpy out."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,9 @@ def _check(alpha, beta, d, n):
         raise ValueError(f"n_samples={n} must be >= 1")
 
 
-def brute_force_sample(alpha, beta, d, n_samples, seed, max_levels=5_000_000) -> REMSample:
+def brute_force_sample(alpha: float, beta: float, d: float, n_samples: int, seed: int,
+                       max_levels: int = 5_000_000) -> REMSample:
+    """Reference for ``extreme_value_sample`` drawing all e^{αd} levels (small αd only)."""
     _check(alpha, beta, d, n_samples)
     N = int(round(np.exp(alpha * d)))
     if N > max_levels:
@@ -96,7 +106,10 @@ def _levels(alpha, beta, d, n_samples, rng, top_k):
     return _Levels(E_top, log_bulk, logZ, tau, mean_t)
 
 
-def extreme_value_sample(alpha, beta, d, n_samples, seed, top_k=2000) -> REMSample:
+def extreme_value_sample(alpha: float, beta: float, d: float, n_samples: int, seed: int,
+                         top_k: int = 2000) -> REMSample:
+    """(βd)⁻¹·log Z and the Gibbs mean energy density of N = e^{αd} levels E ~ N(0, d), the
+    top ``top_k`` exactly, the bulk through its truncated-Gaussian moments (module docstring)."""
     _check(alpha, beta, d, n_samples)
     lv = _levels(alpha, beta, d, n_samples, np.random.default_rng(seed), top_k)
     w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
@@ -124,7 +137,9 @@ def _gibbs_from_levels(lv, F, beta, d, rho, rng):
     return np.sum(w_top * top, axis=1) + w_bulk * bulk_avg
 
 
-def softmax_risk_mc(link, alpha, beta, gamma, d, overlaps, n_samples, seed, top_k=2000):
+def softmax_risk_mc(link: ArrayFn, alpha: float, beta: float, gamma: float, d: float,
+                    overlaps: Mapping[str, float], n_samples: int, seed: int,
+                    top_k: int = 2000) -> tuple[float, float]:
     """Monte Carlo of Dohmatob's risk E(f − σ(x_*ᵀv*))² (ε² removed) at L − 1 = e^{αd}
     dummy tokens: the secret token's projections on (u, v, v*) are sampled exactly
     (mean c√d·(µ, ζ, 0), covariance γ²·Gram), the dummies through extreme-value sampling of
@@ -153,8 +168,9 @@ def softmax_risk_mc(link, alpha, beta, gamma, d, overlaps, n_samples, seed, top_
     return float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_samples))
 
 
-def brute_force_softmax_risk(link, alpha, beta, gamma, d, overlaps, n_samples, seed,
-                             max_levels=2_000_000):
+def brute_force_softmax_risk(link: ArrayFn, alpha: float, beta: float, gamma: float, d: float,
+                             overlaps: Mapping[str, float], n_samples: int, seed: int,
+                             max_levels: int = 2_000_000) -> tuple[float, float]:
     """Reference for ``softmax_risk_mc``: every dummy token's projections drawn (small αd)."""
     _check(alpha, beta, d, n_samples)
     N = int(round(np.exp(alpha * d)))
@@ -178,7 +194,8 @@ def brute_force_softmax_risk(link, alpha, beta, gamma, d, overlaps, n_samples, s
     return float(out.mean()), float(out.std(ddof=1) / np.sqrt(n_samples))
 
 
-def gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k=2000) -> np.ndarray:
+def gibbs_average(F: ArrayFn, alpha: float, beta: float, d: float, rho: float, n_samples: int,
+                  seed: int, top_k: int = 2000) -> np.ndarray:
     """Σ_ℓ q_ℓ·F(x_ℓᵀv/√d) over N = e^{αd} dummy tokens with Gibbs weights q ∝ e^{β√d·x_ℓᵀu}
     and ρ = uᵀv: x_ℓᵀv/√d = ρ·E_ℓ/d + √(1−ρ²)·z_ℓ/√d with z_ℓ ~ N(0, 1) independent.
     Top levels exactly; the bulk by quadrature over its tilted truncated law
@@ -191,7 +208,8 @@ def gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k=2000) -> np.nda
     return _gibbs_from_levels(lv, F, beta, d, rho, rng)
 
 
-def brute_force_gibbs_average(F, alpha, beta, d, rho, n_samples, seed, max_levels=5_000_000):
+def brute_force_gibbs_average(F: ArrayFn, alpha: float, beta: float, d: float, rho: float,
+                              n_samples: int, seed: int, max_levels: int = 5_000_000) -> np.ndarray:
     """Reference for ``gibbs_average`` drawing all e^{αd} levels (small αd only)."""
     _check(alpha, beta, d, n_samples)
     N = int(round(np.exp(alpha * d)))
@@ -208,7 +226,9 @@ def brute_force_gibbs_average(F, alpha, beta, d, rho, n_samples, seed, max_level
     return out
 
 
-def direct_softmax_risk(link, alpha, beta, gamma, d, overlaps, n_samples, seed, max_tokens=20_000):
+def direct_softmax_risk(link: Callable[[torch.Tensor], torch.Tensor], alpha: float, beta: float,
+                        gamma: float, d: int, overlaps: Mapping[str, float], n_samples: int,
+                        seed: int, max_tokens: int = 20_000) -> tuple[float, float]:
     """Reference in R^d: unit vectors (u, v, u*, v*) realising the overlaps, 1 + e^{αd} whole
     tokens per sample (secret x* ~ N(c√d·u*, γ²I), dummies N(0, I)), softmax(β√d·xᵀu)."""
     import torch

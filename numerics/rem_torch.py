@@ -5,12 +5,17 @@ SciPy) is its reference in the tests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .rem import _check, _log_trunc_moments
 from .sgd.base import resolve_device
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["ndtri_exp", "softmax_risk_mc_torch"]
 
@@ -21,7 +26,7 @@ def _log_phi(x):
     return -x * x / 2 - _LOG_2PI / 2
 
 
-def ndtri_exp(y):
+def ndtri_exp(y: torch.Tensor) -> torch.Tensor:
     """x with log Φ(x) = y for y < 0 (Φ⁻¹ in log space, no underflow for y down to −10⁶):
     a tail asymptotic or Φ⁻¹(eʸ) to start, then Newton on log Φ."""
     import torch
@@ -37,8 +42,10 @@ def ndtri_exp(y):
     return x
 
 
-def softmax_risk_mc_torch(link, alpha, beta, gamma, d, overlaps, n_samples, seed, top_k=2000,
-                          device="auto", dtype="float64"):
+def softmax_risk_mc_torch(link: Callable[[torch.Tensor], torch.Tensor], alpha: float, beta: float,
+                          gamma: float, d: float, overlaps: Mapping[str, float], n_samples: int,
+                          seed: int, top_k: int = 2000, device: str = "auto",
+                          dtype: str = "float64") -> tuple[float, float]:
     """Same estimator as ``numerics.rem.softmax_risk_mc`` (docstring there); ``link`` acts
     on torch tensors. Returns (mean, stderr)."""
     import torch

@@ -7,15 +7,24 @@ empirical risk of n samples: u ← (u − s·P⊥_u∇_u R̂)/‖·‖, likewise
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
+
+Link = Callable[["torch.Tensor"], "torch.Tensor"]
 
 __all__ = ["AttentionData", "sample_data", "student", "pgd_empirical"]
 
 
 @dataclass(frozen=True)
 class AttentionData:
+    """n samples of Dohmatob's data law (tensors)."""
+
     X: object          # (n, L, d) tensor
     y: object          # (n,) noisy labels
     clean: object      # (n,) σ(x_{ℓ*}ᵀv*) without label noise
@@ -29,7 +38,10 @@ def _check(d, L, beta, gamma, eps, n):
             raise ValueError(f"{name}={v!r} must be {rng}")
 
 
-def sample_data(n, d, L, gamma, eps, link, u_star, v_star, generator):
+def sample_data(n: int, d: int, L: int, gamma: float, eps: float, link: Link, u_star: torch.Tensor,
+                v_star: torch.Tensor, generator: torch.Generator) -> AttentionData:
+    """n samples: the secret index uniform on [L], x_{ℓ*} = c√d·u* + γ·N(0, I), the other
+    tokens N(0, I), y = σ(x_{ℓ*}ᵀv*) + ε·N(0, 1), all drawn from ``generator``."""
     import torch
     c = np.sqrt(1 - gamma**2)
     dt = u_star.dtype
@@ -42,7 +54,7 @@ def sample_data(n, d, L, gamma, eps, link, u_star, v_star, generator):
     return AttentionData(X, y, clean)
 
 
-def student(X, u, v, beta, link):
+def student(X: torch.Tensor, u: torch.Tensor, v: torch.Tensor, beta: float, link: Link) -> torch.Tensor:
     """f = Σ_ℓ softmax(β√d·x_ℓᵀu)·σ(x_ℓᵀv) for X (n, L, d); u, v (..., d) broadcast."""
     import torch
     d = X.shape[-1]
@@ -50,8 +62,10 @@ def student(X, u, v, beta, link):
     return (p * link(X @ v)).sum(-1)
 
 
-def pgd_empirical(d, L, beta, gamma, eps, link, n_train, n_test, step, n_steps, record_every,
-                  seed, init=None, dtype="float64"):
+def pgd_empirical(d: int, L: int, beta: float, gamma: float, eps: float, link: Link, n_train: int,
+                  n_test: int, step: float, n_steps: int, record_every: int, seed: int,
+                  init: Sequence[np.ndarray | torch.Tensor] | None = None,
+                  dtype: str = "float64") -> dict[str, np.ndarray]:
     """PGD on the empirical risk of ``n_train`` samples; at every record, the overlaps
     (µ, ν, ζ, η, ρ) and the test risk E(f − σ(x_{ℓ*}ᵀv*))² on ``n_test`` fresh samples (the
     irreducible ε² removed by testing against noise-free labels) with its standard error."""

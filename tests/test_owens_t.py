@@ -24,11 +24,10 @@ def test_torch_owens_t_matches_mpmath(hv, av):
 
 @given(st.floats(-3, 3), st.floats(0.05, 1.0))
 def test_symbolic_derivatives_match_numerical(hv, av):
-    for var in (h, a):
-        d = sp.diff(OwensT(h, a), var)
-        exact = float(d.subs({h: hv, a: av}).evalf(25))
-        num = float(mpmath.diff(lambda t: owens_t_mpmath(*( (t, av) if var == h else (hv, t))),
-                                hv if var == h else av))
+    along = {h: (lambda t: owens_t_mpmath(t, av), hv), a: (lambda t: owens_t_mpmath(hv, t), av)}
+    for var, (section, at) in along.items():
+        exact = float(sp.diff(OwensT(h, a), var).subs({h: hv, a: av}).evalf(25))
+        num = float(mpmath.diff(section, at))
         assert exact == pytest.approx(num, rel=1e-9, abs=1e-12)
 
 

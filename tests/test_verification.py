@@ -118,6 +118,31 @@ def test_cli_run_writes_reports_and_guard_round_trip(tmp_path):
     assert res.exit_code == 1 and "verdict refuted -> confirmed" in res.output
 
 
+def test_run_from_python_touches_no_global_state(tmp_path):
+    """What a notebook does: ``run`` in-process, quietly, figures drawn without switching
+    matplotlib's backend (a notebook's inline backend must survive a run)."""
+    import matplotlib
+
+    from verification import run
+    from verification.report import render_figures
+
+    previous = matplotlib.get_backend()
+    matplotlib.use("svg")                  # stands for the user's own backend
+    try:
+        paths = render_figures({"a:b[c]": lambda fig: fig.add_subplot().plot([0, 1], [1, 0])},
+                               tmp_path / "figures")
+        assert matplotlib.get_backend() == "svg"
+        report = run(claims_for("marion2025", ["marion2025:prop3-linear"]), show=False,
+                     out=tmp_path / "run")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(previous)
+    assert paths == {"a:b[c]": "figures/a_b_c.png"}
+    assert (tmp_path / "figures" / "a_b_c.png").read_bytes()[:4] == b"\x89PNG"
+    assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
+    assert (tmp_path / "run" / "report.json").exists()
+
+
 def test_python_dash_m_entry_point():
     res = subprocess.run([sys.executable, "-m", "verification", "--help"], capture_output=True,
                          text=True, timeout=120)

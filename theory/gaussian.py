@@ -26,6 +26,7 @@ K i.i.d. standard normals (K = number of distinct linear forms), evaluated numer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 import operator
@@ -42,7 +43,7 @@ __all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate"]
 class GaussianLaw:
     """A Gaussian vector: ``variables`` ~ N(mean, cov), all given symbolically."""
 
-    variables: tuple
+    variables: tuple[sp.Symbol, ...]
     mean: sp.Matrix
     cov: sp.Matrix
 
@@ -63,25 +64,25 @@ class GaussianExpectation(sp.Expr):
 
     is_commutative = True
 
-    def __new__(cls, integrand, *zs):
+    def __new__(cls, integrand: sp.Expr | float, *zs: sp.Symbol) -> sp.Expr:
         integrand = sp.sympify(integrand)
         if not any(z in integrand.free_symbols for z in zs):
             return integrand
         return sp.Expr.__new__(cls, integrand, *zs)
 
     @property
-    def integrand(self):
+    def integrand(self) -> sp.Expr:
         return self.args[0]
 
     @property
-    def variables(self):
+    def variables(self) -> tuple[sp.Symbol, ...]:
         return self.args[1:]
 
     @property
-    def free_symbols(self):
+    def free_symbols(self) -> set[sp.Basic]:
         return self.integrand.free_symbols - set(self.variables)
 
-    def law(self):
+    def law(self) -> GaussianLaw:
         n = len(self.variables)
         return GaussianLaw(tuple(self.variables), sp.zeros(n, 1), sp.eye(n))
 
@@ -95,7 +96,7 @@ class GaussianExpectation(sp.Expr):
         # a substitution can make a closed form reachable (e.g. a mean that becomes zero)
         return expect(self.integrand.subs(old, new), self.law())
 
-    def conditioned(self):
+    def conditioned(self) -> tuple[sp.Expr, tuple[sp.Symbol, ...]]:
         """The same expectation with the last variable integrated in closed form where the
         rules reach one (treating the others as constants): fewer dimensions, no kink left in
         that variable. Returns (integrand, remaining variables)."""
@@ -120,10 +121,10 @@ class GaussianExpectation(sp.Expr):
 
     def _latex(self, printer):
         zs = ",".join(printer._print(z) for z in self.variables)
-        return r"\mathbb{E}_{%s}\left[%s\right]" % (zs, printer._print(self.integrand))
+        return rf"\mathbb{{E}}_{{{zs}}}\left[{printer._print(self.integrand)}\right]"
 
     def _sympystr(self, printer):
-        return "E_{%s}[%s]" % (", ".join(map(str, self.variables)), printer._print(self.integrand))
+        return f"E_{{{', '.join(map(str, self.variables))}}}[{printer._print(self.integrand)}]"
 
 
 _MPMATH_KINKS = {"Relu": lambda x: max(x, 0), "Heaviside": lambda x, h0=0.5: mpmath.mpf(
@@ -276,45 +277,74 @@ def _is(fn, func):
 
 
 def _expect_term(t: _Term):
-    law = t.law
-    # absorb exponential factors first
-    for k, (fn, lin) in enumerate(t.factors):
-        if fn == _GAUSS or _is(fn, sp.exp):
-            norm, new_law = (_tilt_square if fn == _GAUSS else _tilt_linear)(law, lin)
-            rest = t.factors[:k] + t.factors[k + 1:]
-            return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
+    """E[coef × monomial(g) × Π_k φ_k(u_k)] under ``t.law``: exponential factors are absorbed
+    into the law first, then Stein's identity lowers the monomial, then the factors left take
+    their closed forms (or an explicit node)."""
+    k = _exponential_factor(t.factors)
+    if k is not None:
+        return _absorb_exponential(t, k)
     if t.mono:
-        i = next(iter(t.mono))
-        mono = dict(t.mono)
-        mono[i] -= 1
-        if mono[i] == 0:
-            del mono[i]
-        out = law.mean[i] * _expect_term(_Term(t.coef, mono, t.factors, law))
-        for j in range(len(law.variables)):
-            cij = law.cov[i, j]
-            if cij == 0:
-                continue
-            if j in mono:  # ∂_j of the monomial
-                m2 = dict(mono)
-                p = m2[j]
-                m2[j] -= 1
-                if m2[j] == 0:
-                    del m2[j]
-                out += cij * p * _expect_term(_Term(t.coef, m2, t.factors, law))
-            for k, (fn, lin) in enumerate(t.factors):  # ∂_j of each factor
-                if lin.b[j] == 0:
-                    continue
-                rest = t.factors[:k] + t.factors[k + 1:]
-                if _is(fn, sp.erf):
-                    norm, new_law = _tilt_square(law, lin)
-                    out += cij * lin.b[j] * 2 / sp.sqrt(sp.pi) * norm * _expect_term(
-                        _Term(t.coef, mono, rest, new_law))
-                else:
-                    dfn = sp.Lambda(_T, sp.diff(fn.expr, _T))
-                    out += cij * lin.b[j] * _expect_term(
-                        _Term(t.coef, mono, rest + [(dfn, lin)], law))
-        return out
-    return t.coef * _expect_factors(t.factors, law)
+        return _stein_step(t)
+    return t.coef * _expect_factors(t.factors, t.law)
+
+
+def _exponential_factor(factors):
+    """Index of the first factor exp(−u²) or exp(u), or None."""
+    return next((k for k, (fn, _) in enumerate(factors) if fn == _GAUSS or _is(fn, sp.exp)), None)
+
+
+def _absorb_exponential(t: _Term, k: int):
+    """Factor k (exp(−u²) or exp(u)) absorbed by tilting the law: normaliser × E′[the rest]."""
+    fn, lin = t.factors[k]
+    tilt = _tilt_square if fn == _GAUSS else _tilt_linear
+    norm, new_law = tilt(t.law, lin)
+    rest = t.factors[:k] + t.factors[k + 1:]
+    return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
+
+
+def _lower_power(mono: dict, i: int) -> dict:
+    """The monomial divided by g_i (g_i dropped when its power reaches zero)."""
+    lowered = dict(mono)
+    lowered[i] -= 1
+    if lowered[i] == 0:
+        del lowered[i]
+    return lowered
+
+
+def _stein_step(t: _Term):
+    """Multivariate Stein on the first monomial variable g_i, h = the rest of the term:
+    E[g_i·h(g)] = μ_i·E[h] + Σ_j C_ij·E[∂_j h]."""
+    law = t.law
+    i = next(iter(t.mono))
+    mono = _lower_power(t.mono, i)
+    out = law.mean[i] * _expect_term(_Term(t.coef, mono, t.factors, law))
+    for j in range(len(law.variables)):
+        cij = law.cov[i, j]
+        if cij == 0:
+            continue
+        # one term at a time, in this order, so the sum is built exactly as before the split
+        for term in _partial_terms(t, mono, j, cij):
+            out += term
+    return out
+
+
+def _partial_terms(t: _Term, mono: dict, j: int, cij):
+    """The terms of C_ij·E[∂_j h] for h = coef × monomial × Π φ_k(u_k): ∂_j of the monomial,
+    then ∂_j of each factor (φ_k′(u_k)·b_kj; erf′ = (2/√π)·exp(−u²) is absorbed by a tilt)."""
+    law = t.law
+    if j in mono:
+        yield cij * mono[j] * _expect_term(_Term(t.coef, _lower_power(mono, j), t.factors, law))
+    for k, (fn, lin) in enumerate(t.factors):
+        if lin.b[j] == 0:
+            continue
+        rest = t.factors[:k] + t.factors[k + 1:]
+        if _is(fn, sp.erf):
+            norm, new_law = _tilt_square(law, lin)
+            yield cij * lin.b[j] * 2 / sp.sqrt(sp.pi) * norm * _expect_term(
+                _Term(t.coef, mono, rest, new_law))
+        else:
+            dfn = sp.Lambda(_T, sp.diff(fn.expr, _T))
+            yield cij * lin.b[j] * _expect_term(_Term(t.coef, mono, rest + [(dfn, lin)], law))
 
 
 def _Phi(x):
@@ -360,31 +390,43 @@ def _relu_pair(g1, g2, law):
 
 
 def _expect_factors(factors, law):
+    """E[Π_k φ_k(u_k)]: the factors grouped by linear form; closed forms for one or two forms
+    where the rules reach one, an explicit node otherwise."""
     if not factors:
         return sp.S.One
     groups = {}
     for fn, lin in factors:
         groups.setdefault(lin.key(), (lin, []))[1].append(fn)
+    closed = None
     if len(groups) == 1:
-        lin, fns = next(iter(groups.values()))
-        m, s2 = lin.mean(law), lin.var(law)
-        relu = _relu_single(fns, m, s2)
-        if relu is not None:
-            return relu
-        if len(fns) == 1 and _is(fns[0], sp.erf):
-            return sp.erf(m / sp.sqrt(1 + 2 * s2))
-        if len(fns) == 2 and all(_is(f, sp.erf) for f in fns):
-            return 1 - 8 * OwensT(sp.sqrt(2) * m / sp.sqrt(1 + 2 * s2), 1 / sp.sqrt(1 + 4 * s2))
-    if len(groups) == 2 and all(len(fns) == 1 and _is(fns[0], sp.erf) for _, fns in groups.values()):
-        (l1, _), (l2, _) = groups.values()
-        if sp.simplify(l1.mean(law)) == 0 and sp.simplify(l2.mean(law)) == 0:
-            c = l1.cov_with(l2, law)
-            return 2 / sp.pi * sp.asin(2 * c / sp.sqrt((1 + 2 * l1.var(law)) * (1 + 2 * l2.var(law))))
-    if len(groups) == 2:
-        relu = _relu_pair(*groups.values(), law)
-        if relu is not None:
-            return relu
-    return _node(list(groups.values()), law)
+        closed = _one_form_closed_form(*next(iter(groups.values())), law)
+    elif len(groups) == 2:
+        closed = _two_form_closed_form(*groups.values(), law)
+    return closed if closed is not None else _node(list(groups.values()), law)
+
+
+def _one_form_closed_form(lin, fns, law):
+    """E[Π φ(u)] for one form u ~ N(m, s²): ReLU/Heaviside, erf and erf² (Owen's T), or None."""
+    m, s2 = lin.mean(law), lin.var(law)
+    relu = _relu_single(fns, m, s2)
+    if relu is not None:
+        return relu
+    if len(fns) == 1 and _is(fns[0], sp.erf):
+        return sp.erf(m / sp.sqrt(1 + 2 * s2))
+    if len(fns) == 2 and all(_is(f, sp.erf) for f in fns):
+        return 1 - 8 * OwensT(sp.sqrt(2) * m / sp.sqrt(1 + 2 * s2), 1 / sp.sqrt(1 + 4 * s2))
+    return None
+
+
+def _two_form_closed_form(g1, g2, law):
+    """E[φ(u)·φ′(u′)] for two zero-mean forms: erf·erf (arcsine law) or the arc-cosine
+    kernels of ReLU/Heaviside; None otherwise."""
+    (l1, fns1), (l2, fns2) = g1, g2
+    single_erfs = len(fns1) == 1 == len(fns2) and _is(fns1[0], sp.erf) and _is(fns2[0], sp.erf)
+    if single_erfs and sp.simplify(l1.mean(law)) == 0 and sp.simplify(l2.mean(law)) == 0:
+        c = l1.cov_with(l2, law)
+        return 2 / sp.pi * sp.asin(2 * c / sp.sqrt((1 + 2 * l1.var(law)) * (1 + 2 * l2.var(law))))
+    return _relu_pair(g1, g2, law)
 
 
 def _node(groups, law):
@@ -412,7 +454,7 @@ def _cholesky(S):
     return A
 
 
-def expect(expr, law: GaussianLaw):
+def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     """E[expr] under ``law``, in closed form where the rules above reach one."""
     expr = sp.expand(sp.sympify(expr))
     out = sp.S.Zero
@@ -426,31 +468,33 @@ def expect(expr, law: GaussianLaw):
     return out
 
 
-def evaluate(expr, values: dict) -> float:
+def evaluate(expr: sp.Expr, values: Mapping[sp.Basic, float | sp.Expr]) -> float:
     """float(expr) at ``values``, with every remaining :class:`GaussianExpectation` node
     integrated in float64 by adaptive quadrature (scipy) after closed-form conditioning:
     fast and accurate to ~1e-10 for the kinked ReLU integrands, where Gauss–Hermite is not."""
-    import numpy as np
-    from scipy import integrate
-
     expr = sp.sympify(expr).subs(values)
-    nodes = {}
-    for node in expr.atoms(GaussianExpectation):
-        integrand, zs = node.conditioned()
-        f = sp.lambdify(zs, integrand, modules=[_NUMPY_KINKS, "numpy"])
-        dens = lambda *z: f(*z) * np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
-        if len(zs) == 1:
-            pts = sorted(float(p) for p in _breakpoints(integrand, zs[0])[1:-1])
-            val = sum(integrate.quad(dens, a, b, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
-                      for a, b in zip([-np.inf] + pts, pts + [np.inf]))
-        else:
-            val = integrate.nquad(dens, [[-np.inf, np.inf]] * len(zs))[0]
-        nodes[node] = val
+    nodes = {node: _integrate_node(node) for node in expr.atoms(GaussianExpectation)}
     out = sp.sympify(expr.xreplace({k: sp.Float(v) for k, v in nodes.items()}))
     value = complex(out.evalf())
     if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)):
         raise ValueError(f"evaluate: complex value {value} for {expr}")
     return value.real
+
+
+def _integrate_node(node: GaussianExpectation) -> float:
+    """One node with no free symbol left, in float64: scipy's adaptive quadrature split at the
+    kinks in one dimension, ``nquad`` in several."""
+    import numpy as np
+    from scipy import integrate
+
+    integrand, zs = node.conditioned()
+    f = sp.lambdify(zs, integrand, modules=[_NUMPY_KINKS, "numpy"])
+    dens = lambda *z: f(*z) * np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
+    if len(zs) == 1:
+        pts = sorted(float(p) for p in _breakpoints(integrand, zs[0])[1:-1])
+        return sum(integrate.quad(dens, a, b, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
+                   for a, b in zip([-np.inf] + pts, pts + [np.inf]))
+    return integrate.nquad(dens, [[-np.inf, np.inf]] * len(zs))[0]
 
 
 _NUMPY_KINKS = {"Relu": lambda x: max(x, 0.0), "Heaviside": lambda x, h0=0.5: (

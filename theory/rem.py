@@ -20,7 +20,7 @@ _eps = sp.Symbol("epsilon", real=True)
 
 
 @lru_cache(maxsize=1)
-def rem_constants() -> dict:
+def rem_constants() -> dict[str, sp.Expr]:
     """{'psi', 'r', 'beta_c', 'entropy', 'argmax'}: ψ(β, α), r(β, α), β_c(α) as SymPy."""
     entropy = alpha - _eps**2 / 2                     # log-density of levels, per d
     objective = entropy + beta * _eps

@@ -14,6 +14,8 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+__all__ = ["OwensT", "owens_t_mpmath", "Relu"]
+
 
 class OwensT(sp.Function):
     """Owen's T function T(h, a), with ∂T/∂h = −φ(h)·erf(a·h/√2)/2 and
@@ -51,7 +53,7 @@ class OwensT(sp.Function):
         return all(arg.is_real for arg in self.args) or None
 
 
-def owens_t_mpmath(h, a):
+def owens_t_mpmath(h: float | mpmath.mpf, a: float | mpmath.mpf) -> mpmath.mpf:
     """Owen's T by mpmath quadrature of its defining integral (reference precision)."""
     h = mpmath.mpf(h)
     a = mpmath.mpf(a)

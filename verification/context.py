@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 import hashlib
+from typing import TypeVar
 
 import numpy as np
 from scipy.stats import norm
@@ -12,15 +14,19 @@ __all__ = ["Context", "PROFILES"]
 
 PROFILES = ("quick", "full")
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class Context:
+    """The run's settings as one claim sees them (frozen: a claim cannot change the run)."""
+
     profile: str = "quick"
     seed: int = 0
     device: str = "cpu"
     alpha: float = 1e-3          # family-wise error rate of a whole run
     n_claims: int = 1            # statistical claims in the run (Bonferroni over claims)
-    progress: object = None      # callable(fraction) or None
+    progress: Callable[[float], object] | None = None      # callable(fraction) or None
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -28,7 +34,8 @@ class Context:
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha={self.alpha} must be in (0, 1)")
 
-    def pick(self, quick, full):
+    def pick(self, quick: _T, full: _T) -> _T:
+        """``quick`` under the quick profile, ``full`` under the full one."""
         return quick if self.profile == "quick" else full
 
     def z(self, n_checks: int) -> float:
@@ -45,6 +52,7 @@ class Context:
     def rng(self, claim_id: str) -> np.random.Generator:
         return np.random.default_rng(self.claim_seed(claim_id))
 
-    def tick(self, fraction: float):
+    def tick(self, fraction: float) -> None:
+        """Report progress (clipped to [0, 1]) to the runner's progress bar, if any."""
         if self.progress is not None:
             self.progress(min(max(float(fraction), 0.0), 1.0))

@@ -11,7 +11,8 @@ from pathlib import Path
 __all__ = ["compare", "save_baseline", "load_report"]
 
 
-def load_report(path) -> dict:
+def load_report(path: str | Path) -> dict:
+    """A report.json, given the file or the run folder holding it."""
     path = Path(path)
     if path.is_dir():
         path = path / "report.json"
@@ -20,13 +21,14 @@ def load_report(path) -> dict:
     return json.loads(path.read_text())
 
 
-def save_baseline(report_path, baseline_path):
+def save_baseline(report_path: str | Path, baseline_path: str | Path) -> None:
+    """Store a run's report (file or folder) as the baseline ``compare`` reads."""
     from numerics.codegen.cache import atomic_write_text
     text = json.dumps(load_report(report_path), indent=2)
     atomic_write_text(Path(baseline_path), text + "\n")
 
 
-def compare(baseline: dict, current: dict) -> list:
+def compare(baseline: dict, current: dict) -> list[str]:
     """List of human-readable differences (empty when the run matches the baseline)."""
     diffs = []
     cur = {c["id"]: c for c in current["claims"]}

@@ -6,8 +6,14 @@ with the paper's defaults, so tests can feed it a deliberately wrong model and s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from collections.abc import Callable
+from typing import Any
+
+if TYPE_CHECKING:
+    from .context import Context
 
 __all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "claims_for", "get_claim",
            "load_all"]
@@ -35,6 +41,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Claim:
+    """One registered paper statement: ``check(ctx, **overrides) -> Outcome``."""
+
     id: str
     paper: str
     label: str
@@ -43,14 +51,15 @@ class Claim:
     statistical: bool = True
     reading: str = ""
 
-    def __call__(self, ctx, **overrides) -> Outcome:
+    def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
         return self.check(ctx, **overrides)
 
 
-REGISTRY: dict = {}
+REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, label: str, statement: str, statistical: bool = True, reading: str = ""):
+def claim(id: str, label: str, statement: str, statistical: bool = True,
+          reading: str = "") -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
     """Register a claim check under ``id`` ('<paper>:<claim>')."""
     paper = id.split(":", 1)[0]
 
@@ -64,13 +73,16 @@ def claim(id: str, label: str, statement: str, statistical: bool = True, reading
     return wrap
 
 
-def load_all():
+def load_all() -> dict[str, Claim]:
     """Import every claims module (each registers its claims)."""
     from . import claims  # noqa: F401
     return REGISTRY
 
 
-def claims_for(paper: str | None = None, ids=None) -> list:
+def claims_for(paper: str | None = None, ids: Iterable[str] | None = None) -> list[Claim]:
+    """The registered claims of ``paper`` (all when None), restricted to ``ids`` (an id, or
+    its stem before ``[`` to select every variant); ValueError on an unknown paper or id."""
+    ids = list(ids) if ids is not None else None
     load_all()
     papers = sorted({c.paper for c in REGISTRY.values()})
     if paper is not None and paper not in papers:
@@ -87,6 +99,7 @@ def claims_for(paper: str | None = None, ids=None) -> list:
 
 
 def get_claim(id: str) -> Claim:
+    """The claim registered under ``id``; KeyError when there is none."""
     load_all()
     if id not in REGISTRY:
         raise KeyError(f"unknown claim {id!r}")

@@ -3,15 +3,21 @@ and the terminal verdict table. Files are written atomically."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 import html
 import io
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from numerics.codegen.cache import atomic_write_bytes, atomic_write_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from rich.console import Console
 
 __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
            "render_figures", "verdict_table"]
@@ -19,7 +25,9 @@ __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_ht
 COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
 
 
-def to_jsonable(x):
+def to_jsonable(x: Any) -> Any:
+    """``x`` with numpy scalars and arrays as Python numbers and lists, tuples as lists,
+    non-finite floats as None, complex as {re, im}, anything else unknown as its str()."""
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -40,22 +48,24 @@ def to_jsonable(x):
     return str(x)
 
 
-def write_json(path, obj):
+def write_json(path: str | Path, obj: Any) -> None:
+    """``obj`` as indented strict JSON (``to_jsonable`` first), written atomically."""
     atomic_write_text(Path(path), json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
 
 
-def write_npz(path, arrays: dict):
+def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
+    """The arrays, compressed, in one NPZ file written atomically."""
     buf = io.BytesIO()
     np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
     atomic_write_bytes(Path(path), buf.getvalue())
 
 
-def render_figures(figures: dict, folder: Path) -> dict:
+def render_figures(figures: Mapping[str, Callable[[Figure], object]], folder: Path) -> dict[str, str]:
     """Draw each figure callable on a fresh matplotlib Figure; returns {name: relative path}."""
     if not figures:
         return {}
-    import matplotlib
-    matplotlib.use("Agg")
+    # a bare Figure renders through the Agg canvas without touching pyplot's global backend,
+    # so a notebook's inline plotting survives a run
     from matplotlib.figure import Figure
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -76,7 +86,8 @@ def _fmt_evidence(ev: dict, limit=1500) -> str:
     return text if len(text) <= limit else text[:limit] + "\n…"
 
 
-def write_markdown(path, report: dict, figure_paths: dict):
+def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
+    """report.md: the verdict table, then per claim its statement, reading, figures, evidence."""
     lines = ["# Claim verification report", "",
              f"suite {report['suite_version']} · profile `{report['profile']}` · seed "
              f"{report['seed']} · device {report['device']} · started {report['started']}", "",
@@ -97,7 +108,8 @@ def write_markdown(path, report: dict, figure_paths: dict):
     atomic_write_text(Path(path), "\n".join(lines) + "\n")
 
 
-def write_html(path, report: dict, figure_paths: dict):
+def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
+    """report.html: the same content as ``write_markdown``, self-contained but for the figures."""
     rows = "".join(
         f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['label'])}</td>"
         f"<td style='color:{COLOURS[c['verdict']]}'><b>{c['verdict']}</b></td>"
@@ -123,7 +135,8 @@ def write_html(path, report: dict, figure_paths: dict):
     atomic_write_text(Path(path), doc)
 
 
-def verdict_table(report: dict, console=None):
+def verdict_table(report: dict, console: Console | None = None) -> None:
+    """Print the run's verdicts as a rich table (on ``console``, default a new one)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import datetime as _dt
+from pathlib import Path
 import platform
 import time
 import traceback
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .context import Context
 from .registry import Outcome
@@ -14,12 +16,18 @@ from .report import (render_figures, verdict_table, write_html, write_json, writ
                      write_npz)
 from .stats import NaNInEvidence
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .registry import Claim
+
 SUITE_VERSION = "0.1.0"
 
 __all__ = ["run_claim", "run", "environment", "SUITE_VERSION"]
 
 
-def environment() -> dict:
+def environment() -> dict[str, str | None]:
+    """Versions of Python and the numerical libraries, and the platform (for the report)."""
     import mpmath
     import numpy
     import scipy
@@ -35,7 +43,7 @@ def environment() -> dict:
     return env
 
 
-def run_claim(claim, ctx: Context, **overrides) -> tuple:
+def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outcome]:
     """(entry for report.json, Outcome). Exceptions become verdict 'error'."""
     start = time.perf_counter()
     try:
@@ -59,8 +67,13 @@ def run_claim(claim, ctx: Context, **overrides) -> tuple:
     return entry, outcome
 
 
-def run(claims, profile="quick", seed=0, device="auto", out=None, show=True, figures=True,
-        console=None) -> dict:
+def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
+        out: str | Path | None = None, show: bool = True, figures: bool = True,
+        console: Console | None = None) -> dict:
+    """Run ``claims`` and return the report (the report.json schema). ``out``: also write
+    report.json/.npz/.md/.html and figures/ there; ``show``: progress bars and the verdict
+    table on ``console``. No global state is touched (no pyplot backend, no global seeds), so
+    a notebook can call it: ``run(claims_for("marion2025"), show=False)``."""
     from numerics.sgd.base import resolve_device
 
     device = resolve_device(device)

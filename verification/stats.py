@@ -5,7 +5,10 @@ Bonferroni-corrected and an explicit finite-size term ``bias``. No verdict from 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["NaNInEvidence", "z_compare", "finite", "trend_to_zero", "extrapolate_to_zero"]
 
@@ -14,13 +17,15 @@ class NaNInEvidence(ValueError):
     """Raised instead of computing a verdict from a non-finite number."""
 
 
-def finite(*arrays, what="value"):
+def finite(*arrays: ArrayLike, what: str = "value") -> None:
+    """Raise :class:`NaNInEvidence` when any entry of ``arrays`` is NaN or infinite."""
     for a in arrays:
         if not np.all(np.isfinite(np.asarray(a, dtype=float))):
             raise NaNInEvidence(f"non-finite {what} in the evidence; no verdict computed")
 
 
-def z_compare(theory, estimate, stderr, z, bias=0.0):
+def z_compare(theory: ArrayLike, estimate: ArrayLike, stderr: ArrayLike, z: float,
+              bias: ArrayLike = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Per-point pass flags and the normalised excess (|Δ| − bias)/stderr."""
     theory, estimate, stderr = (np.asarray(x, float) for x in (theory, estimate, stderr))
     bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
@@ -32,7 +37,8 @@ def z_compare(theory, estimate, stderr, z, bias=0.0):
     return ok, score
 
 
-def trend_to_zero(dims, values, stderrs, z, power=0.5):
+def trend_to_zero(dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, z: float,
+                  power: float = 0.5) -> dict[str, Any]:
     """Weighted least-squares fit values ≈ a + b·d^(−power): the asymptotic statement
     "values → 0 as d → ∞" predicts a = 0. Returns a, its standard error and b."""
     dims, values, stderrs = (np.asarray(x, float) for x in (dims, values, stderrs))
@@ -50,7 +56,8 @@ def trend_to_zero(dims, values, stderrs, z, power=0.5):
             "b_stderr": float(np.sqrt(cov[1, 1])), "chi2_per_dof": chi2}
 
 
-def extrapolate_to_zero(x, Y, SE, degree=1):
+def extrapolate_to_zero(x: ArrayLike, Y: ArrayLike, SE: ArrayLike,
+                        degree: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise weighted polynomial fit Y[i, m] ≈ a[m] + b[m]·x[i] (+ c[m]·x[i]² for
     degree 2) with known standard errors SE: the value a at x = 0 (the d → ∞ limit when x is
     the finite-size parameter) and its standard error. Needs degree + 1 distinct x."""

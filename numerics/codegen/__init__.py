@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
 from .base import CodeGenerator, numbers_to_floats
 from .numpy_backend import NumpyGenerator
 from .torch_backend import TorchGenerator
+
+if TYPE_CHECKING:
+    from numerics.expectation import ExpectationEngine
 
 BACKENDS = {"numpy": NumpyGenerator, "torch": TorchGenerator}
 
@@ -12,7 +20,8 @@ __all__ = ["generate", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BAC
            "numbers_to_floats"]
 
 
-def generate(args, outputs, backend: str = "numpy", engine=None):
+def generate(args: Iterable[sp.Symbol], outputs: Iterable[sp.Expr | float], backend: str = "numpy",
+             engine: ExpectationEngine | None = None) -> Callable[..., tuple]:
     """Compile ``outputs`` (expressions in ``args``) to a batched function of ``backend``.
 
     ``engine`` evaluates any :class:`theory.gaussian.GaussianExpectation` node (default:

@@ -16,8 +16,9 @@ The source is cached on disk by a hash of the expressions, the backend and libra
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from collections.abc import Sequence
+from typing import Any
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1, log1p
@@ -25,10 +26,13 @@ from sympy.codegen.cfunctions import expm1, log1p
 from theory.gaussian import GaussianExpectation
 from .cache import cached_text, content_hash
 
+__all__ = ["CodeGenerator", "GeneratedSource", "numbers_to_floats", "stable_rewrites",
+           "GENERATOR_VERSION"]
+
 GENERATOR_VERSION = "1"
 
 
-def numbers_to_floats(expr):
+def numbers_to_floats(expr: sp.Expr) -> sp.Expr:
     """Replace compound numeric sub-expressions by 17-digit floats (correct rounding, and no
     backend function ever receives a Python number)."""
     def is_compound_number(e):
@@ -37,7 +41,7 @@ def numbers_to_floats(expr):
     return expr.replace(is_compound_number, lambda e: sp.Float(e.evalf(20), 20))
 
 
-def stable_rewrites(expr):
+def stable_rewrites(expr: sp.Expr) -> sp.Expr:
     """log(1 + x) → log1p(x); exp(x) − 1 → expm1(x) (sympy's generic ``optimize`` is far
     slower on large expressions and finds the same patterns here)."""
     expr = expr.replace(lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
@@ -62,6 +66,8 @@ def _prepare(expr):
 
 @dataclass
 class GeneratedSource:
+    """Generated source text and the number of expectation nodes in it."""
+
     text: str
     n_nodes: int
 
@@ -72,7 +78,7 @@ class CodeGenerator(abc.ABC):
     name: str = "abstract"
 
     @abc.abstractmethod
-    def printer(self): ...
+    def printer(self) -> Any: ...
 
     @abc.abstractmethod
     def prelude(self) -> str: ...
@@ -81,7 +87,7 @@ class CodeGenerator(abc.ABC):
     def library_versions(self) -> str: ...
 
     @abc.abstractmethod
-    def wrap(self, namespace: dict, n_outputs: int, engine): ...
+    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]: ...
 
     def lift(self, arg: str) -> str:
         """Source that appends a trailing axis to an argument (for expectation nodes)."""
@@ -89,6 +95,7 @@ class CodeGenerator(abc.ABC):
 
     # ---------------------------------------------------------------------------------------
     def source(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr]) -> str:
+        """The generated module's source (from the disk cache when this exact input was seen)."""
         key = content_hash(GENERATOR_VERSION, self.name, self.library_versions(), sp.__version__,
                            self.prelude(),
                            sp.srepr(tuple(args)), sp.srepr(tuple(sp.sympify(o) for o in outputs)))
@@ -138,7 +145,8 @@ class CodeGenerator(abc.ABC):
         return lines
 
     # ---------------------------------------------------------------------------------------
-    def compile(self, args, outputs, engine=None):
+    def compile(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr],
+                engine: Any = None) -> Callable[..., tuple]:
         """A callable evaluating all ``outputs`` at broadcast array arguments; returns a tuple."""
         text = self.source(args, outputs)
         namespace = {"_ENGINE": engine}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -38,10 +40,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -49,7 +49,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def cached_text(kind: str, key: str, make) -> str:
+def cached_text(kind: str, key: str, make: Callable[[], str]) -> str:
     """The text stored under (kind, key), computing it with ``make()`` on a miss."""
     path = cache_dir() / kind / f"{key}.py"
     if path.exists():

@@ -6,7 +6,12 @@ import numpy as np
 import scipy
 from sympy.printing.numpy import SciPyPrinter
 
+from collections.abc import Callable
+from typing import Any
+
 from .base import CodeGenerator
+
+__all__ = ["NumpyGenerator"]
 
 
 class _Printer(SciPyPrinter):
@@ -18,23 +23,25 @@ class _Printer(SciPyPrinter):
 
 
 class NumpyGenerator(CodeGenerator):
+    """Generated functions of numpy arrays (SciPy special functions), float64."""
+
     name = "numpy"
 
-    def printer(self):
+    def printer(self) -> SciPyPrinter:
         return _Printer()
 
-    def prelude(self):
+    def prelude(self) -> str:
         return ("import numpy\nimport scipy.special\n\n"
                 "def _contract(values, weights):\n"
                 "    return numpy.asarray(values) @ weights\n")
 
-    def library_versions(self):
+    def library_versions(self) -> str:
         return f"numpy={np.__version__};scipy={scipy.__version__}"
 
-    def lift(self, arg):
+    def lift(self, arg: str) -> str:
         return f"numpy.asarray({arg}, dtype=float)[..., None]"
 
-    def wrap(self, namespace, n_outputs, engine):
+    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]:
         fn = namespace["generated"]
 
         def call(*args):

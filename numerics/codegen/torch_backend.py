@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 
 from sympy.printing.pytorch import TorchPrinter
 
 from .base import CodeGenerator
+
+__all__ = ["TorchGenerator"]
 
 
 class _Printer(TorchPrinter):
@@ -60,19 +64,22 @@ def _contract(values, weights):
 
 
 class TorchGenerator(CodeGenerator):
+    """Generated differentiable functions of torch tensors on any device; Python numbers are
+    converted with ``dtype`` (default float64) on ``device``."""
+
     name = "torch"
 
-    def printer(self):
+    def printer(self) -> TorchPrinter:
         return _Printer()
 
-    def prelude(self):
+    def prelude(self) -> str:
         return _PRELUDE
 
-    def library_versions(self):
+    def library_versions(self) -> str:
         import torch
         return f"torch={torch.__version__}"
 
-    def wrap(self, namespace, n_outputs, engine):
+    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]:
         import torch
         fn = namespace["generated"]
 

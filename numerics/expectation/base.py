@@ -9,16 +9,28 @@ Every engine is a small immutable object with
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sp
+
+if TYPE_CHECKING:
+    import torch
+
+Nodes = tuple[np.ndarray, np.ndarray]
+"""(Z, W): points Z (K × n) and weights W (n)."""
+Integrand = Callable[[np.ndarray], np.ndarray]
+"""A vectorised f(Z) -> (..., n) over the K × n points Z."""
 
 __all__ = ["Estimate", "ExpectationEngine"]
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """A value with its standard error (0 for exact rules); unpacks as (value, stderr)."""
+
     value: np.ndarray | float
     stderr: np.ndarray | float
 
@@ -27,22 +39,26 @@ class Estimate:
 
 
 class ExpectationEngine(abc.ABC):
+    """E[f(z)] over K i.i.d. standard normals; ``deterministic``: same answer on every call."""
+
     deterministic: bool = True
 
     @abc.abstractmethod
-    def nodes(self, K: int): ...
+    def nodes(self, K: int) -> Nodes: ...
 
-    def expect(self, f, K: int) -> Estimate:
+    def expect(self, f: Integrand, K: int) -> Estimate:
         Z, W = self.nodes(K)
         return Estimate(np.asarray(f(Z)) @ W, 0.0)
 
-    def expectation(self, integrand, zs, values=None) -> Estimate:
+    def expectation(self, integrand: sp.Expr, zs: Sequence[sp.Symbol],
+                    values: Mapping[sp.Basic, float] | None = None) -> Estimate:
         values = values or {}
         expr = sp.sympify(integrand).subs(values)
         fn = sp.lambdify(zs, expr, modules=["scipy", "numpy"])
         return self.expect(lambda Z: np.broadcast_to(fn(*Z), Z.shape[1:]), len(zs))
 
-    def for_torch(self, dtype=None, device=None):
+    def for_torch(self, dtype: torch.dtype | None = None,
+                  device: str | torch.device | None = None) -> _TorchNodes:
         return _TorchNodes(self, dtype, device)
 
 

@@ -8,18 +8,23 @@ import numpy as np
 import sympy as sp
 
 from theory.gaussian import GaussianExpectation, GaussianLaw, expect
-from .base import Estimate, ExpectationEngine
+from collections.abc import Mapping, Sequence
+
+from .base import Estimate, ExpectationEngine, Integrand, Nodes
 
 
 @dataclass(frozen=True)
 class ClosedForm(ExpectationEngine):
-    def nodes(self, K):
+    """Exact symbolic integration (``theory.gaussian.expect``); no nodes, no error."""
+
+    def nodes(self, K: int) -> Nodes:
         raise NotImplementedError("ClosedForm has no nodes: it integrates symbolically")
 
-    def expect(self, f, K):
+    def expect(self, f: Integrand, K: int) -> Estimate:
         raise NotImplementedError("ClosedForm integrates SymPy integrands only; use expectation()")
 
-    def expectation(self, integrand, zs, values=None):
+    def expectation(self, integrand: sp.Expr, zs: Sequence[sp.Symbol],
+                    values: Mapping[sp.Basic, float] | None = None) -> Estimate:
         law = GaussianLaw(tuple(zs), sp.zeros(len(zs), 1), sp.eye(len(zs)))
         result = expect(integrand, law)
         if result.has(GaussianExpectation):

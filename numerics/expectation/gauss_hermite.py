@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from .base import Estimate, ExpectationEngine
+from .base import Estimate, ExpectationEngine, Integrand, Nodes
 
 
 @cache
@@ -23,6 +23,8 @@ def _rule(n: int, K: int):
 
 @dataclass(frozen=True)
 class GaussHermite(ExpectationEngine):
+    """n-point rule per dimension (n^K points in all, at most ``max_points``)."""
+
     n: int = 40
     max_points: int = 2_000_000
 
@@ -30,13 +32,13 @@ class GaussHermite(ExpectationEngine):
         if self.n < 1:
             raise ValueError(f"GaussHermite: n={self.n} must be a positive integer")
 
-    def nodes(self, K):
+    def nodes(self, K: int) -> Nodes:
         if self.n**K > self.max_points:
             raise ValueError(f"GaussHermite: {self.n}^{K} points exceed max_points="
                              f"{self.max_points}; use QuasiMonteCarlo for K={K} dimensions")
         return _rule(self.n, K)
 
-    def expect(self, f, K):
+    def expect(self, f: Integrand, K: int) -> Estimate:
         """Value with an error estimate: the difference with the rule of half the points."""
         Z, W = self.nodes(K)
         value = np.asarray(f(Z)) @ W

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Estimate, ExpectationEngine
+from .base import Estimate, ExpectationEngine, Integrand, Nodes
 
 
 @dataclass(frozen=True)
 class MonteCarlo(ExpectationEngine):
+    """n i.i.d. draws from ``numpy.random.default_rng(seed)``."""
+
     n: int = 100_000
     seed: int = 0
     deterministic = False
@@ -19,11 +21,11 @@ class MonteCarlo(ExpectationEngine):
         if self.n < 2:
             raise ValueError(f"MonteCarlo: n={self.n} must be >= 2")
 
-    def nodes(self, K):
+    def nodes(self, K: int) -> Nodes:
         Z = np.random.default_rng(self.seed).standard_normal((K, self.n))
         return Z, np.full(self.n, 1.0 / self.n)
 
-    def expect(self, f, K):
+    def expect(self, f: Integrand, K: int) -> Estimate:
         Z, _ = self.nodes(K)
         v = np.asarray(f(Z))
         return Estimate(v.mean(-1), v.std(-1, ddof=1) / np.sqrt(self.n))

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
 
-from .base import Estimate, ExpectationEngine
+from .base import Estimate, ExpectationEngine, Integrand, Nodes
 
 
 @lru_cache(maxsize=32)
@@ -24,6 +24,8 @@ def _replicates(K, m, R, seed):
 
 @dataclass(frozen=True)
 class QuasiMonteCarlo(ExpectationEngine):
+    """``replicates`` scrambled Sobol' sequences of 2^m points each."""
+
     m: int = 12
     replicates: int = 8
     seed: int = 0
@@ -36,12 +38,12 @@ class QuasiMonteCarlo(ExpectationEngine):
         if not 1 <= self.m <= 30:
             raise ValueError(f"QuasiMonteCarlo: m={self.m} must be in [1, 30] (2^m points)")
 
-    def nodes(self, K):
+    def nodes(self, K: int) -> Nodes:
         Z = _replicates(K, self.m, self.replicates, self.seed)
         R, _, n = Z.shape
         return np.concatenate(list(Z), axis=1), np.full(R * n, 1.0 / (R * n))
 
-    def expect(self, f, K):
+    def expect(self, f: Integrand, K: int) -> Estimate:
         Z = _replicates(K, self.m, self.replicates, self.seed)
         means = np.stack([np.asarray(f(z)).mean(-1) for z in Z])
         return Estimate(means.mean(0), means.std(0, ddof=1) / np.sqrt(len(means)))
