@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
-import sympy as sp
 
 from theory import derive
 from theory.derived import OverlapDerivation, memo_by_model
@@ -22,15 +21,6 @@ from theory.model import Model, check_params
 from .codegen import generate
 
 __all__ = ["CompiledDerivation", "CompiledModel", "compiled"]
-
-
-def _min_max_as_piecewise(expr):
-    """Min/Max (e.g. Dohmatob's r = min(β, √(2α))) as Piecewise, which every backend prints
-    (the numpy printer's Min/Max needs functools, absent from the generated module)."""
-    if not (isinstance(expr, sp.Basic) and expr.has(sp.Min, sp.Max)):
-        return expr
-    return expr.replace(lambda e: isinstance(e, (sp.Min, sp.Max)),
-                        lambda e: e.rewrite(sp.Piecewise))
 
 
 class CompiledDerivation:
@@ -46,7 +36,6 @@ class CompiledDerivation:
         self.name = name
 
     def _gen(self, outputs):
-        outputs = [_min_max_as_piecewise(e) for e in outputs]
         return generate(self.derived.args, outputs, backend=self.backend, engine=self.engine)
 
     @cached_property

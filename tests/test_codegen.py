@@ -97,3 +97,17 @@ def test_cache_is_written_atomically_and_reused(tmp_path, monkeypatch):
     mtime = files[0].stat().st_mtime_ns
     generate([x], [sp.erf(x) * 3 + x**7])
     assert files[0].stat().st_mtime_ns == mtime
+
+
+def test_min_max_generate_in_every_backend():
+    """Dohmatob's r = min(β, √(2α)): the numpy printer writes Min/Max with functools.reduce."""
+    import torch
+    a, b = sp.symbols("a b", positive=True)
+    exprs = [sp.Min(a, sp.sqrt(2 * b)), sp.Max(a, b)]
+    x, y = np.array([1.0, 3.0]), np.array([2.0, 0.5])
+    want = [np.minimum(x, np.sqrt(2 * y)), np.maximum(x, y)]
+    got_np = generate([a, b], exprs, backend="numpy")(x, y)
+    got_t = generate([a, b], exprs, backend="torch")(torch.tensor(x), torch.tensor(y))
+    for w, n, t in zip(want, got_np, got_t):
+        np.testing.assert_allclose(n, w, rtol=1e-15)
+        np.testing.assert_allclose(t.numpy(), w, rtol=1e-15)

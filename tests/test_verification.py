@@ -156,7 +156,7 @@ def test_cli_evaluate_answers_bad_input_with_the_parameter_and_range():
     res = runner.invoke(app, base + ["--param", "d=-3", "--overlap", "kappa=0.5"] + ov)
     assert res.exit_code == 2 and "d='-3' is out of range; allowed: integer in [1, inf]" in res.output
     res = runner.invoke(app, base + ["--param", "d=20", "--overlap", "kappa=1.3"] + ov)
-    assert res.exit_code == 2 and "kappa='1.3' is out of range" in res.output
+    assert res.exit_code == 2 and "kappa=1.3 is out of range" in res.output
     res = runner.invoke(app, base + ["--param", "d=20", "--overlap", "kappa=0.5"] + ov)
     assert res.exit_code == 0 and "risk = " in res.output and "dkappa/dt" in res.output
 
@@ -172,7 +172,6 @@ def test_cli_heads_prints_weights_loss_and_the_saddle_hessian():
     assert res.exit_code == 0 and "phi = " in res.output and "S_11/27" in res.output
     bad = runner.invoke(app, ["heads", "--activation", "relu"])
     assert bad.exit_code == 2 and "activation=" in bad.output
-    assert runner.invoke(app, ["derive", "sagitova2026"]).exit_code == 2
 
 
 def test_terminal_table_shows_sub_claim_ids_verbatim():

@@ -31,7 +31,7 @@ class NumpyGenerator(CodeGenerator):
         return _Printer()
 
     def prelude(self) -> str:
-        return ("import numpy\nimport scipy.special\n\n"
+        return ("import functools\nimport numpy\nimport scipy.special\n\n"
                 "def _contract(values, weights):\n"
                 "    return numpy.asarray(values) @ weights\n")
 
