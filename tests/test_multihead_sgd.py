@@ -90,7 +90,7 @@ def test_bad_configurations_are_rejected():
 
 def test_head_config_is_keyword_only_and_shares_the_validation():
     with pytest.raises(TypeError):
-        HeadSGDConfig(100, 0.1, 1)                                    # noqa: the point of the test
+        HeadSGDConfig(100, 0.1, 1)                                    # keywords only
     with pytest.raises(ValueError, match=r"n_test=-1; allowed: an integer ≥ 0"):
         HeadSGDConfig(D=100, lr=0.1, steps=1, n_test=-1)
     with pytest.raises(ValueError, match=r"init=-0.5; allowed: a HeadState or σ₀ ≥ 0"):
@@ -106,7 +106,11 @@ def test_result_names_time_axis_head_state_and_until():
     cfg = HeadSGDConfig(D=40, lr=0.05, steps=10, seeds=2, record_every=2, init=st, device="cpu")
     for sim in (simulate_heads, simulate_heads_gram):
         seen = []
-        res = sim(md, flipping_spike(1.0, 2.0), cfg, until=lambda s: seen.append(s["m"].shape) or len(seen) == 2)
+
+        def second_record(state, seen=seen):
+            seen.append(state["m"].shape)
+            return len(seen) == 2
+        res = sim(md, flipping_spike(1.0, 2.0), cfg, until=second_record)
         assert res.names == ("m", "r", "b", "v") and res.loss is None
         np.testing.assert_allclose(res.t, [0.0, 0.1, 0.2])
         assert seen == [(2, 2, 2)] * 2 and res.extras["steps_done"] == 4

@@ -83,7 +83,7 @@ def test_sgd_config_rejects_bad_input():
 
 def test_sgd_config_is_keyword_only_and_names_the_allowed_range():
     with pytest.raises(TypeError):
-        SGDConfig(P, 0.1, 1)                                          # noqa: the point of the test
+        SGDConfig(P, 0.1, 1)                                          # keywords only
     for bad, match in ((dict(steps=0), r"steps=0; allowed: an integer ≥ 1"),
                        (dict(steps=2.5), r"steps=2.5; allowed"), (dict(batch=0), "batch=0"),
                        (dict(seeds=0), "seeds=0"), (dict(record_every=0), "record_every=0"),

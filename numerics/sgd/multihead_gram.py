@@ -59,9 +59,8 @@ class MultiHeadGramSGD(HeadSimulator):
         self.G = G
 
     def step(self):
-        torch, cfg, md = self.torch, self.cfg, self.model
-        S, B, L, H, F, n = cfg.seeds, cfg.batch, md.L, md.H, md.F, self.n
-        q = self.q
+        cfg, md = self.cfg, self.model
+        S, B, L, H, F, n, q = cfg.seeds, cfg.batch, md.L, md.H, md.F, self.n, self.q
         V = psd_factor(self.G)                                           # S,n,n rows: vectors
         X, onehot = self._embed(*self._draw_tokens(B, n), V)              # S,B,L,n (E coords)
         P = X @ V.transpose(1, 2)[:, None]                                # S,B,L,n projections
