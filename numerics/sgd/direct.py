@@ -8,7 +8,8 @@ x_ℓ = s_noise·g_ℓ + μ_noise. Projections and gradients only need g through
     xᵀw = s_ℓ·gᵀw + μ_ℓᵀw,       ∇_w ℓ = 2(ŷ − y)·Σ_ℓ ∂t/∂(xᵀw)·(s_ℓ·g_ℓ + μ_ℓ),
 
 where ∂t/∂(xᵀw) is generated from the model's student expression: no autograd, so one step
-costs little more than drawing the B·L·d Gaussians per seed.
+costs little more than drawing the B·L·d Gaussians per seed. The fresh-sample test loss is
+the skeleton's (``SGDSimulator.test_loss``), in law through ``gram()``.
 """
 
 from __future__ import annotations
