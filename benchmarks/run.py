@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 import torch  # noqa: E402
 
-from numerics import SGDConfig, compiled  # noqa: E402
+from numerics import SGDConfig  # noqa: E402
 from numerics.sgd import DirectSGD  # noqa: E402
 from theory import derive  # noqa: E402
 from theory.models.marion2025 import MODEL  # noqa: E402
@@ -140,7 +140,6 @@ def bench_codegen(repeats):
     n = 10_000
     q = rng.uniform(-0.3, 0.3, (n, 5))
     pv = [20.0, 3.0, 0.7, 0.8, 0.3]
-    cm = compiled(MODEL)
     from numerics import generate
     gen = generate(args, outputs)
     from scipy.special import owens_t
@@ -173,7 +172,7 @@ def bench_heads_ode():
     prior = GaussianPrior([0.0, 0.0, 0.0], np.diag([4.0, 2.5, 1.5]))
     st = HeadState.make(np.random.default_rng(0).standard_normal((4, 3)) * 1e-3, 1e-2 * np.eye(4))
     out = {}
-    for rep in range(2):
+    for _repeat in range(2):
         for backend in ("numpy", "torch"):
             fl = ReducedFlow(md, prior, n=2**14, seed=1, backend=backend)
             fl.derivative(st)                                   # code generation, not timed
@@ -204,7 +203,8 @@ def bench_heads_gram(repeats):
         g3, g9 = MultiHeadGramSGD(md, prior, cfg(10**3)), MultiHeadGramSGD(md, prior, cfg(10**9))
         g3.step(), g9.step()
         t = interleaved({"gram_D1e3": g3.step, "gram_D1e9": g9.step}, n=50, repeats=repeats)
-        out["d_independence"] = {"seconds_per_step": t, "cost_D1e9_over_D1e3": t["gram_D1e9"] / t["gram_D1e3"]}
+        out["d_independence"] = {"seconds_per_step": t,
+                                 "cost_D1e9_over_D1e3": t["gram_D1e9"] / t["gram_D1e3"]}
         g, direct = MultiHeadGramSGD(md, prior, cfg(4000)), MultiHeadSGD(md, prior, cfg(4000))
         g.step(), direct.step()
         t = interleaved({"gram": g.step, "direct": direct.step}, n=5, repeats=repeats)

@@ -29,8 +29,8 @@ def _compare_in_law(a, b):
 def _laws(d, batch, seeds, steps, lr, init=INIT):
     cfg = SGDConfig(params=dict(d=d, L=3, lam=0.7, gamma=0.8, eps=0.3), lr=lr, steps=steps,
                     seeds=seeds, batch=batch, record_every=1, init=init, device="cpu", seed=11)
-    direct = simulate_direct(MODEL, cfg).q
-    gram = simulate_gram(MODEL, SGDConfig(**{**cfg.__dict__, "seed": 12})).q
+    direct = simulate_direct(MODEL, cfg).stacked()
+    gram = simulate_gram(MODEL, SGDConfig(**{**cfg.__dict__, "seed": 12})).stacked()
     return direct, gram
 
 
@@ -57,11 +57,14 @@ def test_random_initialisation_has_the_same_law():
 def test_fixed_seed_regression():
     cfg = SGDConfig(params=dict(d=1000, L=3, lam=0.7, gamma=0.8, eps=0.3), lr=0.01, steps=10,
                     seeds=3, batch=2, record_every=10, init=INIT, device="cpu", seed=123)
-    q = simulate_gram(MODEL, cfg).q[-1]
+    q = simulate_gram(MODEL, cfg).stacked()[-1]
     pinned = np.array([
-        [0.027792585995853745, -0.04970556687218298, 0.4006335393324992, -0.031104611598976685, 0.0935803345341752],
-        [-0.3353075063477818, -0.017135112032731804, -0.06867531788896147, -0.028509557492774572, 0.21244968259890226],
-        [0.24894026713706857, -0.038511923919793245, -0.06744531326195786, 0.00814414495045359, -0.2582493735224713]])
+        [0.027792585995853745, -0.04970556687218298, 0.4006335393324992, -0.031104611598976685,
+         0.0935803345341752],
+        [-0.3353075063477818, -0.017135112032731804, -0.06867531788896147, -0.028509557492774572,
+         0.21244968259890226],
+        [0.24894026713706857, -0.038511923919793245, -0.06744531326195786, 0.00814414495045359,
+         -0.2582493735224713]])
     np.testing.assert_allclose(q, pinned, rtol=1e-9, atol=1e-12)
 
 

@@ -12,8 +12,8 @@ from theory.multihead import MultiHeadModel
 
 
 def _flat(res, k):
-    S = res.m.shape[1]
-    return np.concatenate([res.m[k].reshape(S, -1), res.r[k].reshape(S, -1), res.b[k], res.v[k]], 1)
+    S = res["m"].shape[1]
+    return np.concatenate([res[name][k].reshape(S, -1) for name in ("m", "r", "b", "v")], 1)
 
 
 def _sd_var(x):
@@ -27,7 +27,7 @@ def _sd_var(x):
 
 def _same_law(a, b, records):
     """Two-sample z for means and standard deviations of every component, Bonferroni over all."""
-    S = a.m.shape[1]
+    S = a["m"].shape[1]
     rows = []
     for k in records:
         qa, qb = _flat(a, k), _flat(b, k)
@@ -63,7 +63,7 @@ def test_gram_simulator_regression_pin():
     cfg = HeadSGDConfig(D=1000, lr=0.01, steps=50, batch=2, seeds=2, seed=5, record_every=50,
                         init=0.1, device="cpu")
     res = simulate_heads_gram(md, GaussianPrior([0.5, 0.0], np.diag([2.0, 1.0])), cfg)
-    got = np.concatenate([res.m[-1].ravel(), res.b[-1].ravel()])
+    got = np.concatenate([res["m"][-1].ravel(), res["b"][-1].ravel()])
     np.testing.assert_allclose(got, PIN, rtol=1e-9, atol=1e-12)
 
 
@@ -72,7 +72,7 @@ def test_gram_cost_does_not_need_d_dimensional_vectors():
     cfg = HeadSGDConfig(D=10**9, lr=1e-9, steps=3, batch=2, seeds=4, seed=0, record_every=1,
                         init=0.1, device="cpu")
     res = simulate_heads_gram(md, flipping_spike(1.0, 1.0), cfg)
-    assert np.all(np.isfinite(res.m)) and abs(res.r[0, 0, 0, 0] - 0.01) < 1e-5
+    assert np.all(np.isfinite(res["m"])) and abs(res["r"][0, 0, 0, 0] - 0.01) < 1e-5
 
 
 def test_bad_configurations_are_rejected():
@@ -86,6 +86,41 @@ def test_bad_configurations_are_rejected():
     with pytest.raises(ValueError, match="F="):
         simulate_heads_gram(md, GaussianPrior([0.0], [[1.0]]), HeadSGDConfig(D=50, lr=0.1, steps=1,
                                                                                device="cpu"))
+
+
+def test_head_config_is_keyword_only_and_shares_the_validation():
+    with pytest.raises(TypeError):
+        HeadSGDConfig(100, 0.1, 1)                                    # keywords only
+    with pytest.raises(ValueError, match=r"n_test=-1; allowed: an integer ≥ 0"):
+        HeadSGDConfig(D=100, lr=0.1, steps=1, n_test=-1)
+    with pytest.raises(ValueError, match=r"init=-0.5; allowed: a HeadState or σ₀ ≥ 0"):
+        HeadSGDConfig(D=100, lr=0.1, steps=1, init=-0.5)
+    assert HeadSGDConfig(D=100, lr=0.02, steps=1, batch=4).kappa == pytest.approx(0.5)
+
+
+def test_result_names_time_axis_head_state_and_until():
+    """Both simulators: m, r, b, v on τ = step·γ, a HeadState per record and seed, and the
+    early stop seeing the named order parameters."""
+    md = MultiHeadModel(2, 3, 2, "softmax-v")
+    st = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.2, 0.0])
+    cfg = HeadSGDConfig(D=40, lr=0.05, steps=10, seeds=2, record_every=2, init=st, device="cpu")
+    for sim in (simulate_heads, simulate_heads_gram):
+        seen = []
+
+        def second_record(state, seen=seen):
+            seen.append(state["m"].shape)
+            return len(seen) == 2
+        res = sim(md, flipping_spike(1.0, 2.0), cfg, until=second_record)
+        assert res.names == ("m", "r", "b", "v") and res.loss is None
+        np.testing.assert_allclose(res.t, [0.0, 0.1, 0.2])
+        assert seen == [(2, 2, 2)] * 2 and res.extras["steps_done"] == 4
+        h = res.head_state(0, 1)
+        np.testing.assert_allclose(h.m, st.m, atol=1e-12)
+        np.testing.assert_allclose(h.r, st.r, atol=1e-12)
+        np.testing.assert_allclose(res.head_state(2, 0).b, res["b"][2, 0])
+        assert res.mean("r").shape == (3, 2, 2)
+        with pytest.raises(ValueError, match="scalar"):
+            res.stacked()
 
 
 PIN = np.array([0.00513074267797593, -0.0253463903232431, 0.00959053916494935,

@@ -8,13 +8,15 @@ x_ℓ = s_noise·g_ℓ + μ_noise. Projections and gradients only need g through
     xᵀw = s_ℓ·gᵀw + μ_ℓᵀw,       ∇_w ℓ = 2(ŷ − y)·Σ_ℓ ∂t/∂(xᵀw)·(s_ℓ·g_ℓ + μ_ℓ),
 
 where ∂t/∂(xᵀw) is generated from the model's student expression: no autograd, so one step
-costs little more than drawing the B·L·d Gaussians per seed.
+costs little more than drawing the B·L·d Gaussians per seed. The fresh-sample test loss is
+the skeleton's (``SGDSimulator.test_loss``), in law through ``gram()``.
 """
 
 from __future__ import annotations
 
 from theory.model import Model
-from .base import SGDConfig, SGDResult, TokenSumSimulator, realise_overlaps
+from .base import SGDResult, realise_overlaps
+from .token_sum import SGDConfig, TokenSumSimulator
 
 __all__ = ["simulate_direct", "DirectSGD"]
 
@@ -31,9 +33,7 @@ class DirectSGD(TokenSumSimulator):
         torch, cfg = self.torch, self.cfg
         S = cfg.seeds
         W = torch.zeros(S, self.p, self.d, dtype=self.dtype, device=self.device)
-        if isinstance(cfg.init, str):
-            if cfg.init != "random":
-                raise ValueError(f"init={cfg.init!r}; allowed: 'random' or a dict of overlaps")
+        if isinstance(cfg.init, str):                                           # 'random'
             W = torch.randn(S, self.p, self.d, generator=self.gen, dtype=self.dtype,
                             device=self.device)
             return W / W.norm(dim=-1, keepdim=True)
@@ -92,27 +92,14 @@ class DirectSGD(TokenSumSimulator):
         norm = W.norm(dim=-1, keepdim=True)
         self.W = torch.where(self.sphere[None, :, None], W / norm, W)
 
-    def test_risk(self, n):
-        """Fresh-sample risk per seed: tokens sampled exactly in law in span(hidden ∪ trainable)
-        (the orthogonal part of a token never enters the prediction or the label)."""
-        torch = self.torch
-        S, L = self.cfg.seeds, self.L
-        basis = torch.cat([torch.eye(self.q, self.d, dtype=self.dtype, device=self.device)
-                           .expand(S, -1, -1), self.W], 1)                    # S, q+p, d
-        Q, _ = torch.linalg.qr(basis.transpose(1, 2))                         # S, d, r
-        coordsW = torch.einsum("sdr,spd->srp", Q, self.W)
-        coordsH = torch.einsum("sdr,qd->srq", Q, torch.eye(self.q, self.d, dtype=self.dtype,
-                                                          device=self.device))
-        r = Q.shape[-1]
-        Z = torch.randn(S, n, L, r, generator=self.gen, dtype=self.dtype, device=self.device)
-        J = torch.randint(L, (S, n), generator=self.gen, device=self.device)
-        xi = torch.randn(S, n, generator=self.gen, dtype=self.dtype, device=self.device)
-        Praw = torch.einsum("sblr,srp->sblp", Z, coordsW)
-        Hraw = torch.einsum("sblr,srq->sblq", Z, coordsH)
-        res, *_ = self._forward(Praw, Hraw, J, self.W)
-        return ((res - self.label_noise * xi) ** 2).mean(1)
+    def gram(self):
+        """Gram matrix (S × n × n) of the hidden vectors e_1..e_q and the trainable rows of W."""
+        torch, S = self.torch, self.cfg.seeds
+        U = torch.cat([torch.eye(self.q, self.d, dtype=self.dtype, device=self.device)
+                       .expand(S, -1, -1), self.W], 1)                        # S, q+p, d
+        return U @ U.transpose(1, 2)
 
 
-def simulate_direct(model: Model, config: SGDConfig, progress=None) -> SGDResult:
-    """Run direct d-dimensional online SGD (see module docstring)."""
-    return DirectSGD(model, config).run(progress)
+def simulate_direct(model: Model, config: SGDConfig, progress=None, until=None) -> SGDResult:
+    """Run direct d-dimensional online SGD (see module docstring; ``run`` for progress/until)."""
+    return DirectSGD(model, config).run(progress, until)

@@ -18,9 +18,9 @@ derivative code as the direct simulator; the laws agree at every d (tests check 
 
 from __future__ import annotations
 
-
 from theory.model import Model
-from .base import SGDConfig, SGDResult, TokenSumSimulator, realise_overlaps
+from .base import SGDResult, psd_factor, realise_overlaps
+from .token_sum import SGDConfig, TokenSumSimulator
 
 __all__ = ["GramSGD", "simulate_gram", "standard_gamma", "wishart", "psd_factor"]
 
@@ -55,23 +55,6 @@ def standard_gamma(shape, gen):
     return out
 
 
-def psd_factor(M, rel_jitter=1e-13):
-    """M_f with M_f M_fᵀ = M for a batch of PSD matrices: Cholesky (fast) of M plus a relative
-    jitter far below float64 statistical resolution; entries where it fails (rank-deficient
-    beyond the jitter) fall back to the eigen-square-root."""
-    import torch
-    n = M.shape[-1]
-    scale = M.diagonal(dim1=-2, dim2=-1).sum(-1).clamp(min=1e-300) / n
-    eye = torch.eye(n, dtype=M.dtype, device=M.device)
-    Lc, info = torch.linalg.cholesky_ex(M + (rel_jitter * scale)[..., None, None] * eye)
-    bad = info != 0
-    if bool(bad.any()):
-        lam, U = torch.linalg.eigh(M[bad])
-        Lc = Lc.clone()
-        Lc[bad] = U * lam.clamp(min=0).sqrt().unsqueeze(-2)
-    return Lc
-
-
 def wishart(Sigma, dof: float, gen):
     """Wishart_p(dof, Σ) for a batch of PSD matrices Σ (… × p × p): M·T·Tᵀ·Mᵀ with M Mᵀ = Σ
     (any factor: the law only depends on M Mᵀ) and T the Bartlett factor."""
@@ -99,9 +82,7 @@ class GramSGD(TokenSumSimulator):
 
     def _init_gram(self):
         torch, S, n, q, p = self.torch, self.cfg.seeds, self.n, self.q, self.p
-        if isinstance(self.cfg.init, str):
-            if self.cfg.init != "random":
-                raise ValueError(f"init={self.cfg.init!r}; allowed: 'random' or a dict of overlaps")
+        if isinstance(self.cfg.init, str):                                      # 'random'
             # p i.i.d. N(0, I_d) vectors: hidden coordinates z, the rest a Wishart(d − q) Gram
             z = torch.randn(S, p, q, generator=self.gen, dtype=self.dtype, device=self.device)
             eye = torch.eye(p, dtype=self.dtype, device=self.device).expand(S, p, p)
@@ -131,22 +112,14 @@ class GramSGD(TokenSumSimulator):
         cols = [(names.index(a), names.index(b)) for (a, b) in self.model.overlaps]
         return self.torch.stack([self.G[:, i, j] for i, j in cols], -1)
 
-    def _sample_tokens(self, V, m):
-        """E-coordinates X (S × m × L × n) of m fresh samples, their projections, J, scales."""
-        torch, S, L, n, q = self.torch, self.cfg.seeds, self.L, self.n, self.q
-        Z = torch.randn(S, m, L, n, generator=self.gen, dtype=self.dtype, device=self.device)
-        J = torch.randint(L, (S, m), generator=self.gen, device=self.device)
-        xi = torch.randn(S, m, generator=self.gen, dtype=self.dtype, device=self.device)
-        onehot, scale, mu = self._token_terms(J)
-        X = scale[..., None] * Z + mu @ V[:, None, :q, :]                   # mean Σ_a μ_a·V_a
-        P = X @ V.transpose(1, 2)[:, None]
-        return X, P, onehot, scale, xi
-
     def step(self):
         torch, cfg = self.torch, self.cfg
         S, B, L, n, q, p = cfg.seeds, cfg.batch, self.L, self.n, self.q, self.p
         V = self._coords()
-        X, P, onehot, scale, xi = self._sample_tokens(V, B)
+        Z, J = self._draw_tokens(B, n)
+        xi = self._label_noise(B)
+        X, onehot, scale = self._embed_scaled(Z, J, V)
+        P = X @ V.transpose(1, 2)[:, None]
         r, dts = self._predict(P[..., q:], P[..., :q], onehot)
         r = r - self.label_noise * xi
         c = (2.0 / B) * r[..., None, None] * torch.stack(dts, -1)              # S,B,L,p
@@ -170,13 +143,11 @@ class GramSGD(TokenSumSimulator):
         new[:, q:, q:] = G[:, q:, q:] - lr * (tt + tt.transpose(1, 2)) + lr * lr * gg_t
         self.G = self._normalise(new)
 
-    def test_risk(self, m):
-        V = self._coords()
-        _, P, onehot, _, xi = self._sample_tokens(V, m)
-        r, _ = self._predict(P[..., self.q:], P[..., :self.q], onehot)
-        return ((r - self.label_noise * xi) ** 2).mean(1)
+    def gram(self):
+        return self.G
 
 
-def simulate_gram(model: Model, config: SGDConfig, progress=None) -> SGDResult:
-    """Online SGD exactly in law through the Gram matrix (see module docstring)."""
-    return GramSGD(model, config).run(progress)
+def simulate_gram(model: Model, config: SGDConfig, progress=None, until=None) -> SGDResult:
+    """Online SGD exactly in law through the Gram matrix (see module docstring; ``run`` for
+    progress/until)."""
+    return GramSGD(model, config).run(progress, until)

@@ -13,91 +13,62 @@ with step γ; τ = γ·t. The recorded order parameters are m = K e_{<F}, r = KK
 from __future__ import annotations
 
 from dataclasses import dataclass
-import time
 
 import numpy as np
 
 from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
-from .base import resolve_device
+from .base import SGDResult, SGDSimulator, SimulationConfig
 
-__all__ = ["HeadSGDConfig", "HeadSGDResult", "HeadSimulator", "MultiHeadSGD", "simulate_heads"]
+__all__ = ["HeadSGDConfig", "HeadSimulator", "MultiHeadSGD", "simulate_heads"]
 
 
-@dataclass(frozen=True)
-class HeadSGDConfig:
-    """D: dimension; lr: γ; steps; batch: N_b; seeds: independent runs; init: a HeadState
-    (the same order parameters in every seed) or a float σ₀ (keys ~ N(0, σ₀²I/D): m ~ σ₀/√D,
-    r ≈ σ₀²I, b = v = 0)."""
+@dataclass(frozen=True, kw_only=True)
+class HeadSGDConfig(SimulationConfig):
+    """Online SGD of multi-head attention in dimension D (keywords only): lr is γ and the flow
+    time τ = γ·step. D: dimension (integer ≥ 1); init: a HeadState (the same order parameters in
+    every seed) or a float σ₀ ≥ 0 (keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r ≈ σ₀²I, b = v = 0).
+    Shared fields: ``SimulationConfig``."""
 
     D: int
-    lr: float
-    steps: int
-    batch: int = 1
-    seeds: int = 8
-    seed: int = 0
-    record_every: int = 100
     init: HeadState | float = 0.1
-    device: str = "auto"
-    dtype: str = "float64"
-    n_test: int = 0
 
-    def __post_init__(self):
-        for name in ("D", "steps", "batch", "seeds", "record_every"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, np.integer)) and v >= 1):
-                raise ValueError(f"HeadSGDConfig: {name}={v!r} must be an integer ≥ 1")
-        if not (np.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"HeadSGDConfig: lr={self.lr!r} must be > 0")
-        if not (isinstance(self.n_test, (int, np.integer)) and self.n_test >= 0):
-            raise ValueError(f"HeadSGDConfig: n_test={self.n_test!r} must be an integer ≥ 0")
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"HeadSGDConfig: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
-        if not isinstance(self.init, HeadState) and not (float(self.init) >= 0):
-            raise ValueError(f"HeadSGDConfig: init={self.init!r} must be a HeadState or σ₀ ≥ 0")
+    def _check_kind(self) -> None:
+        if not (isinstance(self.D, (int, np.integer)) and not isinstance(self.D, bool) and self.D >= 1):
+            raise ValueError(f"HeadSGDConfig: D={self.D!r}; allowed: an integer ≥ 1")
+        if isinstance(self.init, HeadState):
+            return
+        try:
+            sigma0 = float(self.init)
+        except (TypeError, ValueError):
+            sigma0 = float("nan")
+        if not (np.isfinite(sigma0) and sigma0 >= 0):
+            raise ValueError(f"HeadSGDConfig: init={self.init!r}; allowed: a HeadState or σ₀ ≥ 0")
 
     @property
-    def kappa(self):
+    def kappa(self) -> float:
         """γD/N_b, the strength of the SGD-noise term of the reduced flow."""
         return self.lr * self.D / self.batch
 
 
-@dataclass
-class HeadSGDResult:
-    """tau[k]; m[k, seed, h, f], r[k, seed, h, h′], b[k, seed, h], v[k, seed, h]; loss[k, seed]
-    the fresh-sample test loss E(y − ŷ)² on n_test samples (None when n_test = 0)."""
+class HeadSimulator(SGDSimulator):
+    """The multi-head kind: the generated per-sample code, biases and sinks, θ draws, labels
+    and the prediction from projections. Order parameters m = K e_{<F}, r = KKᵀ − mmᵀ, b, v.
+    Subclasses keep the keys (or their Gram matrix) and implement ``step``, ``gram`` and
+    ``keys_gram`` (the keys' overlaps with the spikes and with each other)."""
 
-    tau: np.ndarray
-    m: np.ndarray
-    r: np.ndarray
-    b: np.ndarray
-    v: np.ndarray
-    steps_per_second: float = float("nan")
-    loss: np.ndarray | None = None
-
-    def state(self, k, seed):
-        return HeadState(self.m[k, seed], self.r[k, seed], self.b[k, seed], self.v[k, seed])
-
-
-class HeadSimulator:
-    """What the direct and the Gram simulators of multi-head SGD share: validation, device,
-    generator (explicit seed), the generated per-sample code, biases and sinks, θ draws and the
-    recording loop. Subclasses keep the keys (or their Gram matrix) and implement ``step`` and
-    ``order_parameters``."""
+    names = ("m", "r", "b", "v")
 
     def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
-        import torch
         from numerics.codegen import generate
         if prior.F != model.F:
             raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
         if config.D < model.F + 1 + model.H:
-            raise ValueError(f"D={config.D} must be ≥ F + 1 + H = {model.F + 1 + model.H}")
-        self.torch, self.model, self.prior, self.cfg = torch, model, prior, config
-        self.device = resolve_device(config.device)
-        self.dtype = getattr(torch, config.dtype)
-        self.gen = torch.Generator(device=self.device)
-        self.gen.manual_seed(int(config.seed))
-        H, L = model.H, model.L
+            raise ValueError(f"D={config.D}; allowed: D ≥ F + 1 + H = {model.F + 1 + model.H}")
+        super().__init__(config)
+        torch = self.torch
+        self.model, self.prior = model, prior
+        H, self.L = model.H, model.L
         outs = list(model.token_weights)
         outs += [j for Jh in model.weight_jacobian for row in Jh for j in row]      # h, ℓ, ℓ′
         if model.trains_sinks:
@@ -107,7 +78,7 @@ class HeadSimulator:
         kw = {"dtype": self.dtype, "device": self.device}
         if isinstance(config.init, HeadState):
             if config.init.m.shape != (H, model.F):
-                raise ValueError(f"init.m must be {H}×{model.F}")
+                raise ValueError(f"init.m has shape {config.init.m.shape}; allowed: {H}×{model.F}")
             self.b = torch.as_tensor(config.init.b, **kw).expand(S, H).clone()
             self.v = torch.as_tensor(config.init.v, **kw).expand(S, H).clone()
         else:
@@ -124,14 +95,18 @@ class HeadSimulator:
         th = self.prior.quantile(u.reshape(-1, self.prior.n_uniform)).reshape(*shape, self.prior.F)
         return self.torch.as_tensor(th, dtype=self.dtype, device=self.device)
 
+    def _weight_args(self, s):
+        """Arguments of the generated code: logits s (S,B,H,L) then the sinks v."""
+        S, B, H, L = s.shape
+        args = [s[..., h, l] for h in range(H) for l in range(L)]
+        return args + [self.v[:, h, None].expand(S, B) for h in range(H)]
+
     def _coefficients(self, s, z, y):
         """Per-sample gradient coefficients ∂(y − ŷ)²/∂s_hℓ (÷ batch) and the sink gradient,
         from logits s (S,B,H,L), values z (S,B,L) and labels y (S,B)."""
         torch, md = self.torch, self.model
         S, B, H, L = s.shape
-        args = [s[..., h, l] for h in range(H) for l in range(L)]
-        args += [self.v[:, h, None].expand(S, B) for h in range(H)]
-        out = self.code(*args)
+        out = self.code(*self._weight_args(s))
         w = torch.stack(out[:L], -1)                                                # S,B,L
         J = torch.stack(out[L:L + H * L * L], -1).reshape(S, B, H, L, L)
         res = (w * z).sum(-1) - y                                                   # ŷ − y
@@ -155,60 +130,30 @@ class HeadSimulator:
         if gv is not None:
             self.v = self.v - lr * gv
 
-    def gram(self):
-        """Gram matrix (S × n × n) of spikes, value direction and keys."""
+    def _embed(self, Z, J, V):
+        """Standard tokens in the frame V (rows: spikes, value, keys); the signal token J is
+        shifted by Σ_f θ_f k*_f with θ from the prior (drawn here)."""
+        onehot = self.torch.nn.functional.one_hot(J, self.L).to(self.dtype)
+        mu = self._theta(J.shape) @ V[:, :self.model.F, :]                # S,m,n (frame coords)
+        return Z + onehot[..., None] * mu[:, :, None, :], onehot
+
+    def _logits(self, P):
+        """s_hℓ = k_h·x_ℓ + b_h (S,B,H,L) from the projections P (S,B,L,n; keys last)."""
+        return P[..., self.model.F + 1:].transpose(2, 3) + self.b[:, None, :, None]
+
+    def _residual(self, P, onehot):
+        z = P[..., self.model.F]                                          # value projections
+        y = self._labels(z, onehot)
+        w = self.torch.stack(self.code(*self._weight_args(self._logits(P)))[:self.L], -1)
+        return (w * z).sum(-1) - y
+
+    def keys_gram(self):
+        """(k_h·k*_f) (S × H × F) and (k_h·k_k) (S × H × H)."""
         raise NotImplementedError
 
-    def test_loss(self, n):
-        """Fresh-sample loss per seed: a token's projections on (spikes, value, keys) are
-        N(mean, Gram) in law, so they are drawn in an n-dimensional coordinate system."""
-        from .gram import psd_factor
-        torch, md, S, L = self.torch, self.model, self.cfg.seeds, self.model.L
-        F, q = md.F, md.F + 1
-        V = psd_factor(self.gram())
-        X = torch.randn(S, n, L, V.shape[-1], generator=self.gen, dtype=self.dtype, device=self.device)
-        eps = torch.randint(L, (S, n), generator=self.gen, device=self.device)
-        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)
-        X = X + onehot[..., None] * (self._theta((S, n)) @ V[:, :F, :])[:, :, None, :]
-        P = X @ V.transpose(1, 2)[:, None]
-        z = P[..., F]
-        y = self._labels(z, onehot)
-        s = P[..., q:].transpose(2, 3) + self.b[:, None, :, None]
-        args = [s[..., h, l] for h in range(md.H) for l in range(L)]
-        args += [self.v[:, h, None].expand(S, n) for h in range(md.H)]
-        w = torch.stack(self.code(*args)[:L], -1)
-        return (((w * z).sum(-1) - y) ** 2).mean(1).cpu().numpy()
-
-    def run(self, progress=None, until=None) -> HeadSGDResult:
-        """Run ``steps`` steps, recording every ``record_every``; ``until(m, r, b, v)`` (arrays
-        over seeds) may stop the run early at a record when it returns True."""
-        cfg = self.cfg
-        losses = []
-
-        def record(k):
-            if cfg.n_test:
-                losses.append(self.test_loss(cfg.n_test))
-            return (k * cfg.lr, self.order_parameters())
-        with self.torch.no_grad():
-            rec = [record(0)]
-        start = time.perf_counter()
-        k = 0
-        with self.torch.no_grad():
-            for k in range(1, cfg.steps + 1):
-                self.step()
-                if k % cfg.record_every == 0 or k == cfg.steps:
-                    rec.append(record(k))
-                    if not np.all(np.isfinite(rec[-1][1][0])):
-                        raise FloatingPointError(f"SGD diverged at step {k} (lr={cfg.lr})")
-                    if progress is not None:
-                        progress(k, cfg.steps)
-                    if until is not None and until(*rec[-1][1]):
-                        break
-        elapsed = time.perf_counter() - start
-        tau = np.array([t for t, _ in rec])
-        m, r, b, v = (np.stack([q[i] for _, q in rec]) for i in range(4))
-        return HeadSGDResult(tau, m, r, b, v, k / max(elapsed, 1e-12),
-                             np.array(losses) if losses else None)
+    def order_parameters(self) -> dict:
+        m, kk = self.keys_gram()
+        return {"m": m, "r": kk - m @ m.transpose(1, 2), "b": self.b, "v": self.v}
 
 
 class MultiHeadSGD(HeadSimulator):
@@ -243,20 +188,17 @@ class MultiHeadSGD(HeadSimulator):
         self._move_scalars(c, gv)
 
     def gram(self):
-        torch, F, H = self.torch, self.model.F, self.model.H
-        q = F + 1
+        torch, q = self.torch, self.model.F + 1
         U = torch.cat([torch.eye(q, self.cfg.D, dtype=self.dtype, device=self.device)
                        .expand(self.cfg.seeds, q, self.cfg.D), self.K], 1)
         return U @ U.transpose(1, 2)
 
-    def order_parameters(self):
-        F = self.model.F
-        m = self.K[:, :, :F]
-        r = self.K @ self.K.transpose(1, 2) - m @ m.transpose(1, 2)
-        return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
+    def keys_gram(self):
+        return self.K[:, :, :self.model.F], self.K @ self.K.transpose(1, 2)
 
 
-
-def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None, until=None):
-    """Run online SGD of ``model`` on data from ``prior`` (see module docstring)."""
+def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None,
+                   until=None) -> SGDResult:
+    """Run online SGD of ``model`` on data from ``prior`` (see module docstring; ``run`` for
+    progress/until)."""
     return MultiHeadSGD(model, prior, config).run(progress, until)

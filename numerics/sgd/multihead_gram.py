@@ -22,7 +22,8 @@ import numpy as np
 
 from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
-from .gram import psd_factor, wishart
+from .base import SGDResult, psd_factor
+from .gram import wishart
 from .multihead import HeadSGDConfig, HeadSimulator
 
 __all__ = ["MultiHeadGramSGD", "simulate_heads_gram"]
@@ -58,18 +59,14 @@ class MultiHeadGramSGD(HeadSimulator):
         self.G = G
 
     def step(self):
-        torch, cfg, md = self.torch, self.cfg, self.model
-        S, B, L, H, F, q, n = cfg.seeds, cfg.batch, md.L, md.H, md.F, self.q, self.n
+        cfg, md = self.cfg, self.model
+        S, B, L, H, F, n, q = cfg.seeds, cfg.batch, md.L, md.H, md.F, self.n, self.q
         V = psd_factor(self.G)                                           # S,n,n rows: vectors
-        X = torch.randn(S, B, L, n, generator=self.gen, dtype=self.dtype, device=self.device)
-        eps = torch.randint(L, (S, B), generator=self.gen, device=self.device)
-        onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)
-        mu = self._theta((S, B)) @ V[:, :F, :]                           # S,B,n (E coords)
-        X = X + onehot[..., None] * mu[:, :, None, :]
+        X, onehot = self._embed(*self._draw_tokens(B, n), V)              # S,B,L,n (E coords)
         P = X @ V.transpose(1, 2)[:, None]                                # S,B,L,n projections
         z = P[..., F]
         y = self._labels(z, onehot)
-        s = P[..., q:].transpose(2, 3) + self.b[:, None, :, None]          # S,B,H,L
+        s = self._logits(P)                                               # S,B,H,L
         c, gv = self._coefficients(s, z, y)
         Cm = c.transpose(2, 3).reshape(S, B * L, H)
         gE = Cm.transpose(1, 2) @ X.reshape(S, B * L, n)                   # S,H,n (E coords)
@@ -87,14 +84,13 @@ class MultiHeadGramSGD(HeadSimulator):
     def gram(self):
         return self.G
 
-    def order_parameters(self):
-        F, q = self.model.F, self.q
-        m = self.G[:, q:, :F]
-        r = self.G[:, q:, q:] - m @ m.transpose(1, 2)
-        return (m.cpu().numpy(), r.cpu().numpy(), self.b.cpu().numpy(), self.v.cpu().numpy())
+    def keys_gram(self):
+        q = self.q
+        return self.G[:, q:, :self.model.F], self.G[:, q:, q:]
 
 
 def simulate_heads_gram(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None,
-                        until=None):
-    """Online SGD of ``model`` exactly in law through the Gram matrix (module docstring)."""
+                        until=None) -> SGDResult:
+    """Online SGD of ``model`` exactly in law through the Gram matrix (module docstring;
+    ``run`` for progress/until)."""
     return MultiHeadGramSGD(model, prior, config).run(progress, until)

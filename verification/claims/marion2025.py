@@ -452,7 +452,7 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
     evidence = {"params": SGD_PARAMS, "init": SGD_INIT, "T": T, "seeds": seeds, "rows": rows,
                 "noise_parameter_x": x, "intercepts_at_x0": a, "intercept_stderr": a_se,
                 "worst_intercept": worst, "z": z}
-    arrays = {f"sgd_q_d{dims[-1]}": res_last.q, f"ode_q_d{dims[-1]}": ode_last,
+    arrays = {f"sgd_q_d{dims[-1]}": res_last.stacked(), f"ode_q_d{dims[-1]}": ode_last,
               "t": res_last.t, "dims": np.array(dims), "max_deviation": D}
     figs = {"ode_vs_sgd": _draw_tracks(res_last, ode_last, dims[-1], cm, {"d": dims[-1], **SGD_PARAMS}),
             "deviation_vs_d": _draw_deviation(dims, x, np.array(devs), np.array(ses), a, a_se)}
@@ -483,9 +483,9 @@ def _draw_tracks(res, ode, dv, cm, p):
         ax.set_title(f"ODE (lines) vs SGD (dots), d={dv}", fontsize=9)
         ax.legend(fontsize=7)
         ax2 = fig.add_subplot(1, 2, 2)
-        if res.test_risk is not None:
-            ax2.errorbar(res.t, res.test_risk.mean(1),
-                         yerr=2 * res.test_risk.std(1) / np.sqrt(res.test_risk.shape[1]),
+        if res.loss is not None:
+            ax2.errorbar(res.t, res.loss.mean(1),
+                         yerr=2 * res.loss.std(1) / np.sqrt(res.loss.shape[1]),
                          fmt="o", ms=3, label="SGD test risk")
         ax2.plot(res.t, cm.risk(p, ode), "-", label="risk on ODE")
         ax2.set_xlabel("t")

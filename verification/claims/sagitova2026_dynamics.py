@@ -97,9 +97,9 @@ def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
                             init=init, device=ctx.device)
         simulate = simulate_heads if D <= 800 else simulate_heads_gram   # both exact in law
         res = simulate(md, prior, cfg)
-        if not np.allclose(res.tau, t_rec, atol=1e-9):
-            raise RuntimeError(f"SGD record times {res.tau} differ from the ODE's {t_rec}")
-        sgd = np.array([[res.state(k, i).pack() for i in range(seeds)] for k in range(len(res.tau))])
+        if not np.allclose(res.t, t_rec, atol=1e-9):
+            raise RuntimeError(f"SGD record times {res.t} differ from the ODE's {t_rec}")
+        sgd = np.array([[res.head_state(k, i).pack() for i in range(seeds)] for k in range(len(res.t))])
         finite(sgd, *odes)
         dev = sgd - odes[0][:, None, :]                                  # time, seed, comp
         bias, se = dev.mean(1), dev.std(1, ddof=1) / np.sqrt(seeds)
@@ -110,7 +110,7 @@ def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
                      "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
                      "rms_deviation_boot_sd": float(np.std(np.log(boot), ddof=1)),
                      "bias": bias.tolist(), "bias_se": se.tolist(), "ode_qmc_error": qmc.tolist(),
-                     "tau": res.tau.tolist(), "steps_per_second": res.steps_per_second})
+                     "tau": res.t.tolist(), "steps_per_second": res.steps_per_second})
         arrays[f"sgd_D{D}"] = sgd
         arrays[f"ode_D{D}"] = odes[0]
         ctx.tick((j + 1) / len(dims))
@@ -285,8 +285,8 @@ def prop_iii3(ctx, prior=None):
         cfg = HeadSGDConfig(D=D, lr=lr, steps=int(10 / lr), batch=B, seeds=16,
                             seed=ctx.claim_seed(f"iii3:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
                             init=SIGMA0, device=ctx.device)
-        res = simulate_heads(md, prior, cfg, until=lambda m, r, b, v: bool(np.all((m @ e).min(1) >= 0.3)))
-        taus = [first_passage(res.tau, (res.m[:, i] @ e).min(1), 0.3) for i in range(16)]
+        res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
+        taus = [first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)]
         ode = _trajectory(fl.with_noise(kappa), _small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
         sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.mean(taus)),
@@ -362,10 +362,10 @@ def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_
         cfg = HeadSGDConfig(D=D, lr=lr, steps=int(40 / lr), batch=B, seeds=sgd_seeds,
                             seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
                             init=SIGMA0, device="cpu")
-        res = simulate_heads_gram(md, prior, cfg, until=lambda m, r, b, v: bool(
-            np.all(np.sqrt((m**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
-        norms = np.sqrt((res.m**2).sum((2, 3)))
-        sgd[:, j] = [first_passage(res.tau, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
+        res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
+            np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
+        norms = np.sqrt((res["m"]**2).sum((2, 3)))
+        sgd[:, j] = [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
     # the SGD runs' own limit: the ODE with the κ-noise term, same small initialisations
     fl_k = fl.with_noise(kappa)
     ode_kappa = np.full((min(seeds, 3), len(sgd_dims)), np.nan)
@@ -572,14 +572,14 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
         res_D = simulate_heads_gram(md, prior, HeadSGDConfig(
             D=D, lr=lr, steps=int(t_sgd / lr), batch=B, seeds=sgd_seeds,
             seed=ctx.claim_seed(f"iii1:sgd:{D}"), record_every=max(1, int(1 / lr)), init=SIGMA0,
-            device=ctx.device), until=lambda m, r, b, v: bool(np.all(np.abs(m).max(1) >= 0.5)))
-        A_D = np.abs(res_D.m).max(2)                                     # τ × seed × F
-        sgd_times[:, j] = [[first_passage(res_D.tau, A_D[:, i, f], 0.5) for f in range(F)]
+            device=ctx.device), until=lambda s: bool(np.all(np.abs(s["m"]).max(1) >= 0.5)))
+        A_D = np.abs(res_D["m"]).max(2)                                  # τ × seed × F
+        sgd_times[:, j] = [[first_passage(res_D.t, A_D[:, i, f], 0.5) for f in range(F)]
                            for i in range(sgd_seeds)]
         sgd_runs[D] = res_D
     res = sgd_runs[sgd_dims[0]]
     D_sgd = sgd_dims[0]
-    sgdA = np.abs(res.m).max(2)
+    sgdA = np.abs(res["m"]).max(2)
     ode_noise = _trajectory(fl.with_noise(kappa), _small_init(G[0], D_sgd), t_eval)
     ok = np.all(np.isfinite(sgd_times), axis=(1, 2))
     sgd_delay = sgd_times[ok, :, 1] - sgd_times[ok, :, 0]
@@ -598,13 +598,13 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
         for f, c in zip(range(F), ("C0", "C1")):
             ax.plot(tt, np.abs(mo[:, :, f]).max(1), color=c, lw=2, label=f"ODE max_h |m_h{f + 1}|")
             for s in range(sgdA.shape[1]):
-                ax.plot(res.tau, sgdA[:, s, f], color=c, lw=0.6, alpha=0.5)
+                ax.plot(res.t, sgdA[:, s, f], color=c, lw=0.6, alpha=0.5)
         ax.set(xlabel="τ", ylabel="head–feature alignment",
                title=f"Result III.1: specialization staircase, D = {D_sgd} (thin: SGD seeds)")
         ax.legend()
     figs = {"staircase": draw}
     arrays = {"ode_times": times, "sgd_times": sgd_times,
-              **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.tau, "sgd_m": res.m}
+              **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.t, "sgd_m": res["m"]}
     if not np.all(np.isfinite(times)):
         return Outcome("refuted", f"a feature was never specialized on within τ = {t_max:.0f} "
                        f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
