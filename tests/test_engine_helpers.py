@@ -212,9 +212,9 @@ def test_roots_1d_finds_simple_and_double_roots():
     x = sp.Symbol("x", real=True)
     f = x**2 * (x - sp.Rational(1, 3)) * (x + sp.Rational(5, 7))
     roots = roots_1d(f, x, -1, 1, dps=50, grid=2000)
-    expected = [mpmath.mpf(-5) / 7, 0, mpmath.mpf(1) / 3]
     assert len(roots) == 3
     with mpmath.workdps(50):
+        expected = [mpmath.mpf(-5) / 7, 0, mpmath.mpf(1) / 3]
         assert all(abs(r - e) < mpmath.mpf(10) ** -40 for r, e in zip(roots, expected))
     with pytest.raises(ValueError, match="lo < hi"):
         roots_1d(f, x, 1, -1)
@@ -224,7 +224,7 @@ def test_factor_roots_solves_each_factor():
     x = sp.Symbol("x", real=True)
     expr = (sp.exp(x) - 2) * (x - sp.Rational(1, 2)) / (x + 2)
     fs, den = factors(expr)
-    assert len(fs) == 2 and den == x + 2
+    assert len(fs) == 2 and sp.simplify(den / (x + 2)).is_number
     roots = sorted(float(r) for r in factor_roots(expr, x, -1, 1))
     assert roots == pytest.approx([0.5, np.log(2)], abs=1e-15)
 
