@@ -1,13 +1,20 @@
-"""Projected gradient descent on the population risk, in R^d, by torch autograd.
+"""Projected gradient descent (PGD) on a risk of unit-norm and free vectors.
 
-u ← (u − s·P⊥_u∇_uR)/‖u − s·P⊥_u∇_uR‖ on the sphere, w ← w − s·∇_wR for free vectors, where
-R(w) = R̄(overlaps(w)) is the derived risk evaluated by the generated torch code. The
-gradient here comes from autograd through the overlaps, independently of the symbolic
-Gram-matrix chain rule used by the overlap flow."""
+u ← (u − s·P⊥_u∇_uR)/‖u − s·P⊥_u∇_uR‖ on the sphere (P⊥_u = I − uuᵀ), w ← w − s·∇_wR for
+free vectors. Two forms:
+
+* :func:`projected_gradient_descent`: any risk given as numpy functions R(Y), ∇R(Y) of a
+  batch of coordinate vectors Y (runs, n), e.g. the frame coordinates of
+  :mod:`numerics.frame`; returns the risk at every step, so descent can be judged step by
+  step (Dohmatob 2025, rebuttal's descent lemma).
+* :func:`projected_gd`: a :class:`theory.model.Model`'s population risk in R^d, with the
+  gradient from torch autograd through the overlaps, independently of the symbolic
+  Gram-matrix chain rule used by the overlap flow."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,7 +22,96 @@ from theory.model import Model
 from .compiled import compiled
 from .sgd.base import realise_overlaps
 
-__all__ = ["vectors_from_overlaps", "overlaps_of", "projected_gd", "autograd_flow"]
+__all__ = ["vectors_from_overlaps", "overlaps_of", "projected_gd", "autograd_flow", "PGDResult",
+           "project_gradient", "projected_gradient_descent"]
+
+
+def _check_blocks(blocks, n: int) -> list:
+    out = []
+    for block in blocks:
+        a, b, constraint = block
+        if constraint not in ("sphere", "free"):
+            raise ValueError(f"block {block}: constraint must be 'sphere' or 'free'")
+        if not (0 <= a < b <= n):
+            raise ValueError(f"block {block}: indices must satisfy 0 ≤ start < end ≤ {n}")
+        out.append((int(a), int(b), constraint))
+    return out
+
+
+def project_gradient(gradient: np.ndarray, Y: np.ndarray, blocks: Sequence[tuple]) -> np.ndarray:
+    """P⊥∇R: in each sphere block (start, end, 'sphere') of a batch Y (runs, n) the radial part
+    (gᵀw)·w of the Euclidean gradient is removed; free blocks are left as they are."""
+    g = np.asarray(gradient, dtype=float)
+    parts = []
+    for a, b, constraint in blocks:
+        gb, w = g[:, a:b], Y[:, a:b]
+        parts.append(gb - (gb * w).sum(1, keepdims=True) * w if constraint == "sphere" else gb)
+    return np.concatenate(parts, 1)
+
+
+@dataclass(frozen=True)
+class PGDResult:
+    """A batch of PGD runs: ``y`` the last iterates (runs, n); ``risk[k]`` the risk at iterate
+    k = 0..n_steps (n_steps + 1, runs); ``gradient_sq[k]`` = ‖P⊥∇R‖² at iterate k, the
+    gradient the step from iterate k used; ``gradient`` P⊥∇R at the last iterates."""
+
+    y: np.ndarray
+    risk: np.ndarray
+    gradient_sq: np.ndarray
+    gradient: np.ndarray
+    step: float
+
+    @property
+    def increases(self) -> np.ndarray:
+        """R_{k+1} − R_k per step (n_steps, runs): > 0 where a step went uphill."""
+        return self.risk[1:] - self.risk[:-1]
+
+    @property
+    def relative_increases(self) -> np.ndarray:
+        """(R_{k+1} − R_k)/|R_k| per step (n_steps, runs)."""
+        return self.increases / np.maximum(np.abs(self.risk[:-1]), 1e-300)
+
+    def largest_relative_increase(self) -> np.ndarray:
+        """max(0, max_k (R_{k+1} − R_k)/|R_k|) per run."""
+        worst = np.zeros(self.risk.shape[1])
+        if len(self.risk) > 1:
+            worst = np.maximum(worst, self.relative_increases.max(0))
+        return worst
+
+
+def projected_gradient_descent(risk: Callable[[np.ndarray], np.ndarray],
+                               gradient: Callable[[np.ndarray], np.ndarray], y0, step: float,
+                               n_steps: int, blocks: Sequence[tuple]) -> PGDResult:
+    """PGD on coordinates y ∈ R^n, batched over runs: y_{k+1} = N(y_k − s·P⊥∇R(y_k)), with N
+    the renormalisation of each sphere block and P⊥ the projection of
+    :func:`project_gradient`.
+
+    risk(Y) → (runs,), gradient(Y) → (runs, n): the risk and its Euclidean gradient at a batch
+    Y (runs, n). ``blocks``: (start, end, 'sphere' | 'free') covering the coordinates of each
+    vector. ``y0``: (runs, n) or (n,), unit norm on every sphere block."""
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"step={step!r} must be a finite number > 0")
+    if not (isinstance(n_steps, (int, np.integer)) and n_steps >= 0):
+        raise ValueError(f"n_steps={n_steps!r} must be an integer ≥ 0")
+    Y = np.array(y0, float, ndmin=2)
+    blocks = _check_blocks(blocks, Y.shape[1])
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("y0 must be finite")
+    for a, b, constraint in blocks:
+        if constraint == "sphere" and np.max(np.abs(np.linalg.norm(Y[:, a:b], axis=1) - 1)) > 1e-9:
+            raise ValueError(f"y0: the sphere block [{a}, {b}) must have unit norm")
+    sphere = [(a, b) for a, b, c in blocks if c == "sphere"]
+    risks, grad_sq = [np.asarray(risk(Y), float)], []
+    g = project_gradient(gradient(Y), Y, blocks)
+    for _ in range(n_steps):
+        grad_sq.append((g**2).sum(1))
+        Y = Y - step * g
+        for a, b in sphere:
+            Y[:, a:b] /= np.linalg.norm(Y[:, a:b], axis=1, keepdims=True)
+        risks.append(np.asarray(risk(Y), float))
+        g = project_gradient(gradient(Y), Y, blocks)
+    grad_sq.append((g**2).sum(1))
+    return PGDResult(Y, np.array(risks), np.array(grad_sq), g, float(step))
 
 
 def vectors_from_overlaps(model: Model, overlaps: Mapping[str, float], d: int):
@@ -56,7 +152,7 @@ def autograd_flow(model: Model, params, overlaps, d: int | None = None):
             if v.constraint == "sphere":
                 vel[i] += (g[i] @ W[i]) * W[i]
         Wd = W.detach()
-        eps = 1e-7  # exact for the bilinear overlaps: d/dt G = Ġ via the product rule
+        # d/dt of the bilinear overlaps by the product rule, Ġ = V̇Vᵀ + VV̇ᵀ (exact, no step)
         names = [v.name for v in model.trainable] + list(model.hidden)
         V, Vd = torch.cat([Wd, H]), torch.cat([vel, torch.zeros_like(H)])
         Gd = Vd @ V.T + V @ Vd.T

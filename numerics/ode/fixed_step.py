@@ -22,7 +22,10 @@ def integrate_rk4(rhs, y0, t_eval, dt):
     for t_next in t_eval[1:]:
         while t < t_next - 1e-12:
             h = min(dt, t_next - t)
-            k1 = rhs(y); k2 = rhs(y + h / 2 * k1); k3 = rhs(y + h / 2 * k2); k4 = rhs(y + h * k3)
+            k1 = rhs(y)
+            k2 = rhs(y + h / 2 * k1)
+            k3 = rhs(y + h / 2 * k2)
+            k4 = rhs(y + h * k3)
             y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
             t += h
             nfev += 4

@@ -202,6 +202,7 @@ def prop12_gibbs_average(ctx, limit=_paper_prop12):
 
 
 # -------------------------------------------------------------------------------------------
+from numerics.codegen import generate  # noqa: E402
 from theory.gaussian import GaussianExpectation, evaluate  # noqa: E402
 from theory.models import dohmatob2025 as dm  # noqa: E402
 
@@ -225,10 +226,15 @@ _SYMS = (dm.alpha, dm.beta, dm.gamma, dm.d, dm.mu, dm.nu, dm.zeta, dm.eta, dm.rh
 
 
 def _numeric(expr):
-    """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: lambdified when closed-form, else
-    with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
+    """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: generated code when closed-form,
+    else with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
     if not expr.has(GaussianExpectation):
-        return sp.lambdify(_SYMS, expr, modules="numpy")
+        # Min/Max as the equivalent Piecewise: the numpy backend prints them through
+        # functools.reduce, which its prelude does not import
+        closed = expr.replace(lambda e: isinstance(e, (sp.Min, sp.Max)),
+                              lambda e: e.rewrite(sp.Piecewise))
+        fn = generate(_SYMS, [closed])
+        return lambda *x: fn(*x)[0]
     return lambda *x: evaluate(expr, dict(zip(_SYMS, x)))
 
 
@@ -352,7 +358,7 @@ def _prop2_check(ctx, link, oracle_formula=None):
     sbar = float(dm.dual_kernel(link, 1).subs(dm.gamma, PROP1_GAMMA))
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     n, top_k = ctx.pick(4_000, 40_000), ctx.pick(300, 2000)
-    rows, checks = [], []
+    checks = []
     for i, (a_, b_, side) in enumerate(PROP2_SETTINGS):
         values, ses = [], []
         for dv in dims:
@@ -533,7 +539,8 @@ _per_link("prop3-gradient-span", "Prop. 3",
 
 # -------------------------------------------------------------------------------------------
 # Stationary points on M (Props. 7, 9, 10): exact arithmetic, several d
-from theory.stationary import classify_exact, stationary_points_exact  # noqa: E402
+from theory.stationary import (classify_exact, factor_roots, find_stationary_points,  # noqa: E402
+                               refine_root, stationary_points_exact)
 
 STATIONARY_SETTINGS = [  # exact parameters; ψ < c < 1 (learnable) and c < ψ < 1
     {"alpha": sp.Rational(1, 10), "beta": sp.Integer(1), "gamma": sp.Rational(3, 5)},
@@ -595,14 +602,7 @@ def _equation_roots(expr, var):
     """Zeros of expr(var) on [−1, 1]: the numerator is factored first (as the engine does for
     its flow), so that cancellations such as p(µ) − 1 = −e^{−x}/(1 + e^{−x}) are exact and
     not lost below the working precision at large d."""
-    from theory.stationary import _factors, _roots_1d
-    factors, _ = _factors(expr)
-    roots = []
-    for f in factors:
-        if f.is_positive or f.is_negative or var not in f.free_symbols:
-            continue
-        roots += [float(r) for r in _roots_1d(f, var, -1, 1, 50, 2000)]
-    return sorted(set(roots))
+    return sorted({float(r) for r in factor_roots(expr, var, -1, 1, dps=50, grid=2000)})
 
 
 def _paper_e_sets(link, setting, dv):
@@ -687,7 +687,8 @@ def _prop9_check(ctx, link, risk=None):
     evidence = {"link": link, "rows": rows}
     if bad:
         w = bad[0]
-        return Outcome("refuted", f"{link}: (1, 1) is {'not stationary' if any(x != '0' for x in w['rhs_at_oracle']) else 'a ' + w['class']} "
+        what = "not stationary" if any(x != "0" for x in w["rhs_at_oracle"]) else "a " + w["class"]
+        return Outcome("refuted", f"{link}: (1, 1) is {what} "
                        f"at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, d={w['d']} "
                        f"(eigenvalues {w['eigenvalues']})", evidence)
     slow = min(rows, key=lambda r: abs(float(r["eigenvalues"][0])))
@@ -712,6 +713,70 @@ PROP10_CLAIMED = {  # the paper's list: (µ, ν) → class; 'psi' marks the poin
 }
 
 
+def _prop10_targets(listed, st):
+    """(location, listed point, class) for each listed point; (ψ, 0) only where feasible
+    (ψ < 1, the paper's condition)."""
+    feasible_psi = st["psi"] < 1
+    return [((st["psi"] if loc[0] == "psi" else loc[0], loc[1]), loc, cls) for loc, cls in listed
+            if not (loc[0] == "psi" and not feasible_psi)]
+
+
+def _nearest_by_d(per_d, target):
+    """Per d: distance (L¹) to the found point nearest to target, its class and eigenvalues."""
+    dist, classes, eig = [], [], []
+    for found in per_d:
+        f = min(found, key=lambda f: abs(f["mu"] - target[0]) + abs(f["nu"] - target[1]),
+                default=None)
+        dist.append(np.inf if f is None else abs(f["mu"] - target[0]) + abs(f["nu"] - target[1]))
+        classes.append(None if f is None else f["class"])
+        eig.append(None if f is None else f["eigenvalues"])
+    return dist, classes, eig
+
+
+def _distance_limit(dims, dist):
+    """d → ∞ limit of the distance from its 1/d extrapolation (the largest distance when it
+    cannot be fitted)."""
+    if all(np.isfinite(dist)) and max(dist) > 0:
+        a, _ = _fit_intercepts(np.array(dims, float), np.array(dist)[:, None],
+                               np.ones((len(dims), 1)), basis=("1/d",))
+        return float(a[0])
+    return float(max(dist))
+
+
+def _prop10_entry(st, loc, cls, target, per_d, dims):
+    dist, classes, eig = _nearest_by_d(per_d, target)
+    limit = _distance_limit(dims, dist)
+    ok_loc = limit <= 1e-3
+    ok_cls = all(c == cls for c in classes)
+    return {**st, "point_claimed": [str(loc[0]), loc[1]], "location_claimed": list(target),
+            "distance_by_d": dist, "distance_limit": limit, "class_claimed": cls,
+            "class_found_by_d": classes, "eigenvalues_by_d": eig, "d": dims,
+            "ok": bool(ok_loc and ok_cls)}
+
+
+def _unlisted(st, dims, per_d, locations):
+    """Found stationary points farther than 0.05 from every listed location."""
+    return [{**st, "d": dv, "unlisted_stationary_point": f}
+            for dv, found in zip(dims, per_d) for f in found
+            if not any(_near((f["mu"], f["nu"]), q, 0.05) for q in locations)]
+
+
+def _prop10_problem_text(problems):
+    txt = []
+    for p in problems[:3]:
+        if "unlisted_stationary_point" in p:
+            f = p["unlisted_stationary_point"]
+            txt.append(f"unlisted {f['class']} at ({f['mu']:.4g}, {f['nu']:.4g}) "
+                       f"[α={p['alpha']}, β={p['beta']}, γ={p['gamma']}, d={p['d']}]")
+        else:
+            txt.append(f"({', '.join(p['point_claimed'][:1] + [str(p['point_claimed'][1])])}) "
+                       f"claimed {p['class_claimed']}: found {p['class_found_by_d'][-1]} at "
+                       f"distance {p['distance_by_d'][-1]:.3g} (→ {p['distance_limit']:.3g}) "
+                       f"[α={p['alpha']}, β={p['beta']}, γ={p['gamma']}, ψ={p['psi']:.3f}, "
+                       f"c={p['c']:.3f}]")
+    return "; ".join(txt) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+
+
 def _prop10_check(ctx, link, claimed=None):
     """Every listed point must be a stationary point of the derived flow with the listed class
     at every d (a listed location is matched by the nearest found point; for (ψ, 0) the
@@ -723,62 +788,24 @@ def _prop10_check(ctx, link, claimed=None):
     rows, problems, by_setting = [], [], []
     for setting in STATIONARY_SETTINGS:
         st = _setting_text(setting)
-        feasible_psi = st["psi"] < 1          # the paper's feasibility condition for (ψ, 0)
         per_d = []
         for dv in dims:
             found, _, _ = _engine_stationary(flow2, setting, dv)
             per_d.append(found)
             rows.append({**st, "d": dv, "found": found})
-        for (loc, cls) in listed:
-            if loc[0] == "psi" and not feasible_psi:
-                continue
-            target = (st["psi"] if loc[0] == "psi" else loc[0], loc[1])
-            dist, classes, eig = [], [], []
-            for found in per_d:
-                f = min(found, key=lambda f: abs(f["mu"] - target[0]) + abs(f["nu"] - target[1]),
-                        default=None)
-                dist.append(np.inf if f is None else abs(f["mu"] - target[0]) + abs(f["nu"] - target[1]))
-                classes.append(None if f is None else f["class"])
-                eig.append(None if f is None else f["eigenvalues"])
-            if all(np.isfinite(dist)) and max(dist) > 0:
-                a, _ = _fit_intercepts(np.array(dims, float), np.array(dist)[:, None],
-                                       np.ones((len(dims), 1)), basis=("1/d",))
-                limit = float(a[0])
-            else:
-                limit = float(max(dist))
-            ok_loc = limit <= 1e-3
-            ok_cls = all(c == cls for c in classes)
-            entry = {**st, "point_claimed": [str(loc[0]), loc[1]], "location_claimed": list(target),
-                     "distance_by_d": dist, "distance_limit": limit, "class_claimed": cls,
-                     "class_found_by_d": classes, "eigenvalues_by_d": eig, "d": dims,
-                     "ok": bool(ok_loc and ok_cls)}
+        targets = _prop10_targets(listed, st)
+        for target, loc, cls in targets:
+            entry = _prop10_entry(st, loc, cls, target, per_d, dims)
             by_setting.append(entry)
             if not entry["ok"]:
                 problems.append(entry)
         if complete:
-            for dv, found in zip(dims, per_d):
-                for f in found:
-                    locs = [(st["psi"] if l[0] == "psi" else l[0], l[1]) for l, _ in listed
-                            if not (l[0] == "psi" and not feasible_psi)]
-                    if not any(_near((f["mu"], f["nu"]), q, 0.05) for q in locs):
-                        problems.append({**st, "d": dv, "unlisted_stationary_point": f})
+            problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
     evidence = {"link": link, "claimed": [[list(map(str, l)), c] for l, c in listed],
                 "list_is_complete": complete, "checks": by_setting, "stationary_by_d": rows}
     figs = {"flow_on_M": _draw_flow_on_M(link, flow2, rows)}
     if problems:
-        txt = []
-        for p in problems[:3]:
-            if "unlisted_stationary_point" in p:
-                f = p["unlisted_stationary_point"]
-                txt.append(f"unlisted {f['class']} at ({f['mu']:.4g}, {f['nu']:.4g}) "
-                           f"[α={p['alpha']}, β={p['beta']}, γ={p['gamma']}, d={p['d']}]")
-            else:
-                txt.append(f"({', '.join(p['point_claimed'][:1] + [str(p['point_claimed'][1])])}) "
-                           f"claimed {p['class_claimed']}: found {p['class_found_by_d'][-1]} at "
-                           f"distance {p['distance_by_d'][-1]:.3g} (→ {p['distance_limit']:.3g}) "
-                           f"[α={p['alpha']}, β={p['beta']}, γ={p['gamma']}, ψ={p['psi']:.3f}, c={p['c']:.3f}]")
-        return Outcome("refuted", f"{link}: " + "; ".join(txt) +
-                       (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""), evidence,
+        return Outcome("refuted", f"{link}: " + _prop10_problem_text(problems), evidence,
                        figures=figs)
     return Outcome("confirmed", f"{link}: every listed point found with its class at every d, "
                    f"{'and no other' if complete else 'list not exhaustive'}", evidence, figures=figs)
@@ -787,7 +814,7 @@ def _prop10_check(ctx, link, claimed=None):
 def _draw_flow_on_M(link, flow2, rows):
     setting, dv = STATIONARY_SETTINGS[0], 100
     vals = _setting_values(setting, dv)
-    f = sp.lambdify((dm.mu, dm.nu), [r.subs(vals) for r in flow2.rhs], modules="numpy")
+    f = generate((dm.mu, dm.nu), [r.subs(vals) for r in flow2.rhs])
     found = next((r["found"] for r in rows if r["d"] == dv and r["alpha"] == float(setting["alpha"])),
                  rows[0]["found"])
     colours = {"sink": "tab:blue", "source": "tab:red", "saddle": "tab:orange", "degenerate": "grey"}
@@ -836,70 +863,76 @@ def _gram_feasible(q, tol=1e-8):
     return bool(np.linalg.eigvalsh(G).min() > -tol)
 
 
-def _prop4_check(ctx, risk=None, setting=None):
-    """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
-    each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
-    PSD); classified from the Jacobian's eigenvalues."""
-    import mpmath
-    from theory.stationary import find_stationary_points
-    flow = dm.paper_flow("linear", risk)
+def _prop4_roots(flow, setting, dv, n_starts, seed):
+    """Realisable stationary points of the overlap flow at one d: roots from Sobol starts
+    (generated float code, symbolic Jacobian), kept when realisable (Gram PSD) and still roots
+    after refinement to 40 digits (residual < 1e-25; a refinement that fails discards it)."""
     state = flow.state
     order = [state.index(s) for s in (dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)]
-    setting = STATIONARY_SETTINGS[0] if setting is None else setting
-    dims = ctx.pick([10, 20], [10, 20, 40])
-    n_starts = ctx.pick(512, 2048)
-    rows, off_M, other_sinks, on_M_extra = [], [], [], []
-    for i, dv in enumerate(dims):
-        vals = _setting_values(setting, dv)
-        rhs = [r.subs(vals) for r in flow.rhs]
-        J = sp.Matrix(rhs).jacobian(sp.Matrix(state))
-        f = sp.lambdify([state], rhs, "numpy")
-        jf = sp.lambdify([state], J, "numpy")
-        fm = sp.lambdify(state, rhs, "mpmath")
-        with np.errstate(all="ignore"):
-            pts = find_stationary_points(lambda x: np.array(f(x), float), lambda x: np.array(jf(x), float),
-                                         [(-1, 1)] * len(state), n_starts=n_starts, tol=1e-11,
-                                         seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
-        for p in pts:
-            q = tuple(p.x[k] for k in order)
-            if not _gram_feasible(q):
-                continue
-            with mpmath.workdps(40):
-                try:
-                    x = mpmath.findroot(lambda *z: fm(*z), [mpmath.mpf(v) for v in p.x], tol=1e-30)
-                    res = float(max(abs(v) for v in fm(*x)))
-                except (ZeroDivisionError, ValueError):
-                    res = float("nan")
-            row = {"d": dv, "mu": q[0], "nu": q[1], "zeta": q[2], "eta": q[3], "rho": q[4],
-                   "residual_float64": p.residual, "residual_40_digits": res, "class": p.kind,
-                   "eigenvalues": [complex(e).real for e in p.eigenvalues]}
-            if not (res < 1e-25):
-                continue            # not a root at high precision: discard
-            rows.append(row)
-            on_m = abs(q[2]) + abs(q[3]) + abs(q[4]) < 1e-6
-            if not on_m:
-                off_M.append(row)
-            elif not (abs(abs(q[0]) - 1) < 1e-6 and abs(abs(q[1]) - 1) < 1e-6):
-                on_M_extra.append(row)
-            if p.kind == "sink" and not (abs(q[0] - 1) < 1e-6 and abs(q[1] - 1) < 1e-6 and on_m):
-                other_sinks.append(row)
-        ctx.tick((i + 1) / len(dims))
-    oracle = [r for r in rows if abs(r["mu"] - 1) < 1e-6 and abs(r["nu"] - 1) < 1e-6
-              and abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"]) < 1e-6]
-    evidence = {**_setting_text(setting), "d": dims, "n_starts": n_starts, "stationary_points": rows,
-                "off_M": off_M, "on_M_not_pm1": on_M_extra, "sinks_other_than_oracle": other_sinks,
-                "oracle_classes": [r["class"] for r in oracle]}
-    if off_M or on_M_extra or other_sinks or not oracle or any(r["class"] != "sink" for r in oracle):
-        w = (off_M or on_M_extra or other_sinks or [None])[0]
-        if w is None:
-            return Outcome("refuted", "(1, 1, 0, 0, 0) is not found as a sink "
-                           f"(classes {evidence['oracle_classes']})", evidence)
+    rhs = [r.subs(_setting_values(setting, dv)) for r in flow.rhs]
+    n = len(state)
+    f = generate(state, rhs)
+    jf = generate(state, list(sp.Matrix(rhs).jacobian(sp.Matrix(state))))
+    with np.errstate(all="ignore"):
+        pts = find_stationary_points(lambda x: np.array(f(*x), float),
+                                     lambda x: np.array(jf(*x), float).reshape(n, n),
+                                     [(-1, 1)] * n, n_starts=n_starts, tol=1e-11, seed=seed)
+    rows = []
+    for p in pts:
+        q = tuple(p.x[k] for k in order)
+        if not _gram_feasible(q):
+            continue
+        res = refine_root(rhs, state, p.x, dps=40, tol=1e-30).residual
+        if not (res < 1e-25):
+            continue            # not a root at high precision: discard
+        rows.append({"d": dv, "mu": q[0], "nu": q[1], "zeta": q[2], "eta": q[3], "rho": q[4],
+                     "residual_float64": p.residual, "residual_40_digits": res, "class": p.kind,
+                     "eigenvalues": [complex(e).real for e in p.eigenvalues]})
+    return rows
+
+
+def _on_M(r):
+    return abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"]) < 1e-6
+
+
+def _prop4_judge(rows, evidence):
+    """Every realisable stationary point on M at (±1, ±1), the oracle the only sink."""
+    off_M = [r for r in rows if not _on_M(r)]
+    on_M_extra = [r for r in rows if _on_M(r)
+                  and not (abs(abs(r["mu"]) - 1) < 1e-6 and abs(abs(r["nu"]) - 1) < 1e-6)]
+    other_sinks = [r for r in rows if r["class"] == "sink"
+                   and not (abs(r["mu"] - 1) < 1e-6 and abs(r["nu"] - 1) < 1e-6 and _on_M(r))]
+    oracle = [r for r in rows if abs(r["mu"] - 1) < 1e-6 and abs(r["nu"] - 1) < 1e-6 and _on_M(r)]
+    evidence.update({"stationary_points": rows, "off_M": off_M, "on_M_not_pm1": on_M_extra,
+                     "sinks_other_than_oracle": other_sinks,
+                     "oracle_classes": [r["class"] for r in oracle]})
+    if off_M or on_M_extra or other_sinks:
+        w = (off_M or on_M_extra or other_sinks)[0]
         return Outcome("refuted", f"{len(off_M)} stationary points off M (and {len(other_sinks)} "
                        f"other sinks), e.g. (µ, ν, ζ, η, ρ) = ({w['mu']:.4f}, {w['nu']:.4f}, "
                        f"{w['zeta']:.4f}, {w['eta']:.4f}, {w['rho']:.4f}) at d={w['d']}, a {w['class']} "
                        f"(residual {w['residual_40_digits']:.1e} at 40 digits, Gram PSD)", evidence)
+    if not oracle or any(r["class"] != "sink" for r in oracle):
+        return Outcome("refuted", "(1, 1, 0, 0, 0) is not found as a sink "
+                       f"(classes {evidence['oracle_classes']})", evidence)
     return Outcome("confirmed", f"all {len(rows)} realisable stationary points lie on M at "
                    f"(±1, ±1); (1, 1, 0, 0, 0) is the only sink", evidence)
+
+
+def _prop4_check(ctx, risk=None, setting=None):
+    """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
+    each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
+    PSD); classified from the Jacobian's eigenvalues."""
+    flow = dm.paper_flow("linear", risk)
+    setting = STATIONARY_SETTINGS[0] if setting is None else setting
+    dims = ctx.pick([10, 20], [10, 20, 40])
+    n_starts = ctx.pick(512, 2048)
+    rows = []
+    for i, dv in enumerate(dims):
+        rows += _prop4_roots(flow, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
+        ctx.tick((i + 1) / len(dims))
+    evidence = {**_setting_text(setting), "d": dims, "n_starts": n_starts}
+    return _prop4_judge(rows, evidence)
 
 
 claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
@@ -987,65 +1020,48 @@ claim(f"{PAPER}:fig2-agreement", "Fig. 2",
 
 
 # -------------------------------------------------------------------------------------------
-def _in_frame(risk, vals):
-    """R̄ with (µ, ν, ζ, η, ρ) written through u, v ∈ R⁴ in the frame (u*, v*, e3, e4)."""
-    U, V = sp.symbols("u1:5", real=True), sp.symbols("v1:5", real=True)
-    sub = {dm.mu: U[0], dm.nu: V[1], dm.zeta: V[0], dm.eta: U[1],
-           dm.rho: sum(a * b for a, b in zip(U, V))}
-    return sp.sympify(risk).subs(vals).subs(sub), U, V
+from numerics.frame import compile_frame_flow  # noqa: E402
+from numerics.ode import integrate  # noqa: E402
+from numerics.pgd import project_gradient, projected_gradient_descent  # noqa: E402
+from theory.frame import frame_flow  # noqa: E402
 
 
-def _vector_flow(risk, vals):
-    """Projected gradient flow of R̄ for (u, v) written in the frame (u*, v*, e3, e4): state
-    y = (u, v) ∈ R⁸, u̇ = −(I − uuᵀ)∇_u R̄, v̇ likewise, with R̄ expressed through the frame
-    coordinates (µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv). Returns (rhs, jac), both
-    SymPy-derived. Integrating vectors rather than overlaps keeps every state realisable and
+def _frame(risk, vals):
+    """Projected gradient flow of R̄ for (u, v) written in the frame (u*, v*, e3, e4) (the
+    engine's frame flow: state y = (u, v) ∈ R⁸, µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv),
+    compiled. Integrating vectors rather than overlaps keeps every state realisable and
     resolves tiny departures from an edge such as u = −u*, which overlap coordinates lose."""
-    R, U, V = _in_frame(risk, vals)
-    X = list(U) + list(V)
-    out = []
-    for W in (U, V):
-        g = [sp.diff(R, w) for w in W]
-        radial = sum(w * gi for w, gi in zip(W, g))
-        out += [-(gi - radial * w) for w, gi in zip(W, g)]
-    J = sp.Matrix(out).jacobian(X)
-    f, jf = sp.lambdify([X], out, "numpy"), sp.lambdify([X], J, "numpy")
-    return (lambda y: np.asarray(f(y), float)), (lambda y: np.asarray(jf(y), float))
+    return compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, risk, vals))
 
 
-class _Budget(Exception):
-    pass
-
-
-def _integrate_with_budget(rhs, y0, t_eval, jac=None, budget=100_000):
-    """LSODA, then BDF and Radau (all with the symbolic Jacobian) if a solver exceeds
-    ``budget`` right-hand-side evaluations (LSODA occasionally stalls on the slow edges)."""
-    from numerics.ode import integrate_adaptive
-    tried = []
-    for method in ("LSODA", "BDF", "Radau"):
-        count = [0]
-
-        def counted(y):
-            count[0] += 1
-            if count[0] > budget:
-                raise _Budget(method)
-            return rhs(y)
-        tried.append(method)
-        try:
-            with np.errstate(all="ignore"):
-                return integrate_adaptive(counted, y0, t_eval, jac=jac, method=method, rtol=1e-9,
-                                          atol=1e-14), method
-        except (_Budget, RuntimeError):
-            continue
-    return None, tried
+def _global_run(flow, dv, kind, y0, t_eval):
+    """One run of the flow from y0: LSODA, then BDF and Radau (symbolic Jacobian) when a
+    solver exceeds 10⁵ right-hand-side evaluations (LSODA occasionally stalls on the slow
+    edges); its final overlaps, distance to the oracle and speed."""
+    tr = integrate(flow.rhs, y0, t_eval, jac=flow.jacobian, method="LSODA", fallback=("BDF", "Radau"),
+                   rtol=1e-9, atol=1e-14, max_nfev=100_000)
+    if not tr.ok:
+        return {"d": dv, "start": kind, "outcome": "solver failed", "solvers_tried": list(tr.tried),
+                "status": tr.status, "message": tr.message}
+    final, q0 = flow.overlaps(tr.final), flow.overlaps(y0)
+    vec = flow.vectors(tr.final)
+    dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
+    speed = float(np.max(np.abs(flow.rhs(tr.final))))
+    return {"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
+            "final": {k: float(x) for k, x in final.items()},
+            "norms": [float(np.linalg.norm(vec["u"])), float(np.linalg.norm(vec["v"]))],
+            "distance_to_oracle": dist, "final_speed": speed, "nfev": int(tr.nfev),
+            "solver": tr.method,
+            "outcome": "oracle" if dist < 1e-6 else "stationary elsewhere"
+            if speed < 1e-12 else "not converged"}
 
 
 def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     """Projected gradient flow (the s → 0 limit of PGD) on the linear-link R̄, integrated with
     LSODA (stiff switching; vector coordinates keep tiny departures from an edge such as
-    u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations (u, v uniform on the sphere of
-    span{u*, v*, e3, e4}) and from small perturbations of the other stationary points on M
-    (the saddles (−1, ±1) and the source (1, −1))."""
+    u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations
+    (u, v uniform on the sphere of span{u*, v*, e3, e4}) and from small perturbations of the
+    other stationary points on M (the saddles (−1, ±1) and the source (1, −1))."""
     R = dm.paper_risk("linear") if risk is None else risk
     setting = STATIONARY_SETTINGS[0] if setting is None else setting
     dims = ctx.pick([10, 20], [10, 20, 40])
@@ -1054,7 +1070,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     t_eval = np.r_[0, np.logspace(-2, np.log10(horizon), 33)]
     runs = []
     for i, dv in enumerate(dims):
-        rhs, jac = _vector_flow(R, _setting_values(setting, dv))
+        flow = _frame(R, _setting_values(setting, dv))
         starts = [("random", rng.standard_normal(4), rng.standard_normal(4)) for _ in range(n_random)]
         for su, sv in ((-1, 1), (-1, -1), (1, -1)):
             starts.append((f"near ({su}, {sv}, 0, 0, 0)",
@@ -1062,23 +1078,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
                            np.array([0, sv, 0, 0.0]) + rng.standard_normal(4) * 1e-3))
         for kind, u, v in starts:
             y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
-            tr, solver = _integrate_with_budget(rhs, y0, t_eval, jac)
-            if tr is None:
-                runs.append({"d": dv, "start": kind, "outcome": "solver failed",
-                             "solvers_tried": solver})
-                continue
-            u1, v1 = tr.final[:4], tr.final[4:]
-            final = {"mu": u1[0], "nu": v1[1], "zeta": v1[0], "eta": u1[1], "rho": float(u1 @ v1)}
-            q0 = {"mu": y0[0], "nu": y0[5], "zeta": y0[4], "eta": y0[1], "rho": float(y0[:4] @ y0[4:])}
-            dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
-            speed = float(np.max(np.abs(rhs(tr.final))))
-            runs.append({"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
-                         "final": {k: float(x) for k, x in final.items()},
-                         "norms": [float(np.linalg.norm(u1)), float(np.linalg.norm(v1))],
-                         "distance_to_oracle": dist, "final_speed": speed, "nfev": int(tr.nfev),
-                         "solver": solver,
-                         "outcome": "oracle" if dist < 1e-6 else "stationary elsewhere"
-                         if speed < 1e-12 else "not converged"})
+            runs.append(_global_run(flow, dv, kind, y0, t_eval))
         ctx.tick((i + 1) / len(dims))
     evidence = {**_setting_text(setting), "runs": runs, "horizon": horizon}
     elsewhere = [r for r in runs if r["outcome"] == "stationary elsewhere"]
@@ -1111,23 +1111,40 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
 
 
 # -------------------------------------------------------------------------------------------
-def _frame_risk(risk, vals):
-    """R̄ as a function of u, v ∈ R⁴ in the frame (u*, v*, e3, e4), with its gradient and
-    Euclidean Hessian (SymPy-derived, lambdified); PGD started in this span stays in it, so
-    PGD here is PGD in R^d."""
-    R, U, V = _in_frame(risk, vals)
-    X = list(U) + list(V)
-    grad = [sp.diff(R, x) for x in X]
-    hess = sp.hessian(R, X)
-    return (sp.lambdify(X, R, "numpy"), sp.lambdify(X, grad, "numpy"), sp.lambdify(X, hess, "numpy"))
+def _step_bound(flow, pts, delta):
+    """L̂ = max |eig ∇²R| and M̂ = max ‖P⊥∇R‖ over the sampled points (lower bounds of the
+    smoothness and gradient constants), L_δ = 4L̂/(1 − δ)² and the step bound
+    min(1/(2L_δ), 1/M̂) of the rebuttal."""
+    with np.errstate(all="ignore"):
+        L_hat = float(np.abs(np.linalg.eigvalsh(flow.hessian(pts))).max(axis=1).max())
+        M_hat = float(np.linalg.norm(project_gradient(flow.gradient(pts), pts, flow.blocks), axis=1).max())
+    L_delta = 4 * L_hat / (1 - delta) ** 2
+    return L_hat, M_hat, L_delta, min(1 / (2 * L_delta), 1 / M_hat)
 
 
-def _projected(gradient, Y):
-    g = np.array(gradient(*Y.T), float).T
-    u, v = Y[:, :4], Y[:, 4:]
-    a = g[:, :4] - (g[:, :4] * u).sum(1, keepdims=True) * u
-    b = g[:, 4:] - (g[:, 4:] * v).sum(1, keepdims=True) * v
-    return np.concatenate([a, b], 1)
+def _sample_points(rng):
+    """3000 random points of S³ × S³ and a grid along M (µ ∈ [−1, 1], ν = 0.3)."""
+    pts = rng.standard_normal((3000, 8))
+    grid = np.linspace(-1, 1, 401)
+    onM = np.zeros((len(grid), 8))
+    onM[:, 0], onM[:, 2] = grid, np.sqrt(1 - grid**2)
+    onM[:, 5], onM[:, 7] = 0.3, np.sqrt(1 - 0.09)
+    pts = np.concatenate([pts, onM])
+    pts[:, :4] /= np.linalg.norm(pts[:, :4], axis=1, keepdims=True)
+    pts[:, 4:] /= np.linalg.norm(pts[:, 4:], axis=1, keepdims=True)
+    return pts
+
+
+def _descent_runs(flow, mu0, nu0, s, n_steps, L_delta):
+    """PGD from (µ₀, ν₀) on M (one run per start); per run the largest relative one-step
+    increase of R and whether the rebuttal's R_{k+1} ≤ R_k − (sL_δ/4)‖g_k‖² held at every step."""
+    Y0 = np.zeros((len(mu0), 8))
+    Y0[:, 0], Y0[:, 2], Y0[:, 5], Y0[:, 7] = mu0, np.sqrt(1 - mu0**2), nu0, np.sqrt(1 - nu0**2)
+    run = projected_gradient_descent(flow.risk, flow.gradient, Y0, s, n_steps, flow.blocks)
+    r, g2 = run.risk, run.gradient_sq
+    bound_ok = np.all(r[1:] <= r[:-1] - s * L_delta / 4 * g2[:-1] + 1e-15 * np.abs(r[:-1]), axis=0)
+    finite(run.y, r[-1])
+    return run, run.largest_relative_increase(), bound_ok
 
 
 def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01):
@@ -1144,48 +1161,21 @@ def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01):
     rng = ctx.rng("descent-lemma")
     rows, bad_increase, not_converged = [], [], []
     for dv in dims:
-        vals = _setting_values(setting, dv)
-        fR, fg, fH = _frame_risk(R, vals)
-        pts = rng.standard_normal((3000, 8))
-        grid = np.linspace(-1, 1, 401)
-        onM = np.zeros((len(grid), 8))
-        onM[:, 0], onM[:, 2] = grid, np.sqrt(1 - grid**2)
-        onM[:, 5], onM[:, 7] = 0.3, np.sqrt(1 - 0.09)
-        pts = np.concatenate([pts, onM])
-        pts[:, :4] /= np.linalg.norm(pts[:, :4], axis=1, keepdims=True)
-        pts[:, 4:] /= np.linalg.norm(pts[:, 4:], axis=1, keepdims=True)
-        with np.errstate(all="ignore"):
-            L_hat = max(float(np.abs(np.linalg.eigvalsh(np.array(fH(*p), float))).max()) for p in pts)
-            M_hat = float(np.linalg.norm(_projected(fg, pts), axis=1).max())
-        L_delta = 4 * L_hat / (1 - delta) ** 2
-        s_bound = min(1 / (2 * L_delta), 1 / M_hat)
-        found, _, _ = _engine_stationary(_flow_on_M("linear"), setting, dv) if risk is None else ([], None, None)
+        flow = _frame(R, _setting_values(setting, dv))
+        L_hat, M_hat, L_delta, s_bound = _step_bound(flow, _sample_points(rng), delta)
+        found = _engine_stationary(_flow_on_M("linear"), setting, dv)[0] if risk is None else []
         mu0, nu0 = rng.uniform(-0.95, 0.95, 6), rng.uniform(-0.95, 0.95, 6)
         for factor in step_factors:
             s = factor * s_bound
-            Y = np.zeros((6, 8))
-            Y[:, 0], Y[:, 2], Y[:, 5], Y[:, 7] = mu0, np.sqrt(1 - mu0**2), nu0, np.sqrt(1 - nu0**2)
-            r_prev = np.array(fR(*Y.T), float)
-            worst_increase = np.zeros(6)
-            bound_ok = np.ones(6, bool)
-            g = _projected(fg, Y)
-            for k in range(n_steps):
-                Z = Y - s * g
-                Z[:, :4] /= np.linalg.norm(Z[:, :4], axis=1, keepdims=True)
-                Z[:, 4:] /= np.linalg.norm(Z[:, 4:], axis=1, keepdims=True)
-                r_new = np.array(fR(*Z.T), float)
-                worst_increase = np.maximum(worst_increase, (r_new - r_prev) / np.maximum(np.abs(r_prev), 1e-300))
-                bound_ok &= r_new <= r_prev - s * L_delta / 4 * (g**2).sum(1) + 1e-15 * np.abs(r_prev)
-                Y, r_prev = Z, r_new
-                g = _projected(fg, Y)
-            finite(Y, r_prev)
-            gnorm = np.linalg.norm(g, axis=1)
-            for j in range(6):
-                mu_, nu_ = Y[j, 0], Y[j, 5]
+            run, worst_increase, bound_ok = _descent_runs(flow, mu0, nu0, s, n_steps, L_delta)
+            final = flow.overlaps(run.y)
+            gnorm = np.linalg.norm(run.gradient, axis=1)
+            for j in range(len(mu0)):
+                mu_, nu_ = final["mu"][j], final["nu"][j]
                 near = min((abs(f["mu"] - mu_) + abs(f["nu"] - nu_) for f in found), default=np.nan)
                 row = {"d": dv, "step": s, "step_factor": factor, "L_hat": L_hat, "M_hat": M_hat,
                        "L_delta": L_delta, "delta": delta, "mu0": float(mu0[j]), "nu0": float(nu0[j]),
-                       "final_mu": float(mu_), "final_nu": float(nu_), "final_risk": float(r_prev[j]),
+                       "final_mu": float(mu_), "final_nu": float(nu_), "final_risk": float(run.risk[-1, j]),
                        "final_grad_norm": float(gnorm[j]), "distance_to_stationary": float(near),
                        "largest_relative_increase": float(worst_increase[j]),
                        "rebuttal_bound_held_every_step": bool(bound_ok[j])}

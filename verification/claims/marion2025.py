@@ -370,7 +370,8 @@ def thm5_convergence(ctx, model=MODEL):
         from numerics.codegen import generate
         f = generate([kappa, nu], [r.subs(sub) for r in flow2.rhs])
         jf = generate([kappa, nu], [x.subs(sub) for x in flow2.jacobian()])
-        pts = find_stationary_points(lambda x: np.array(f(*x)), lambda x: np.array(jf(*x)).reshape(2, 2),
+        pts = find_stationary_points(lambda x, f=f: np.array(f(*x)),
+                                     lambda x, jf=jf: np.array(jf(*x)).reshape(2, 2),
                                      [(-1, 1), (-1, 1)], n_starts=64, seed=si)
         for pt in pts:
             stationary.append({**p, "point": pt.x, "class": pt.kind,
@@ -379,8 +380,8 @@ def thm5_convergence(ctx, model=MODEL):
     other_sinks = [st for st in stationary if st["class"] == "sink"
                    and min(max(abs(st["point"][0] - 1), abs(st["point"][1] - 1)),
                            max(abs(st["point"][0] + 1), abs(st["point"][1] + 1))) > 1e-6]
-    evidence = {"steps_used": steps_used, "n_steps": n_steps, "runs": runs, "stationary_points_on_M": stationary,
-                "stalled_elsewhere": stalled, "not_yet_converged": bad,
+    evidence = {"steps_used": steps_used, "n_steps": n_steps, "runs": runs,
+                "stationary_points_on_M": stationary, "stalled_elsewhere": stalled, "not_yet_converged": bad,
                 "other_sinks": other_sinks}
     n_ok = sum(r["distance_to_oracle"] <= 1e-3 for r in runs)
     tracked = {"fraction_converged": (n_ok / len(runs), 0.0)}
