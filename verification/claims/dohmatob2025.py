@@ -229,11 +229,7 @@ def _numeric(expr):
     """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: generated code when closed-form,
     else with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
     if not expr.has(GaussianExpectation):
-        # Min/Max as the equivalent Piecewise: the numpy backend prints them through
-        # functools.reduce, which its prelude does not import
-        closed = expr.replace(lambda e: isinstance(e, (sp.Min, sp.Max)),
-                              lambda e: e.rewrite(sp.Piecewise))
-        fn = generate(_SYMS, [closed])
+        fn = generate(_SYMS, [expr])
         return lambda *x: fn(*x)[0]
     return lambda *x: evaluate(expr, dict(zip(_SYMS, x)))
 
