@@ -239,3 +239,47 @@ def test_refine_root_reaches_1e_30_and_reports_failure():
     assert not bad.converged and np.isnan(bad.residual) and bad.message
     with pytest.raises(ValueError, match="agree"):
         refine_root([x], [x, y], [0.0, 0.0])
+
+
+def test_frame_flow_keeps_vectors_on_the_sphere():
+    """On the unit spheres the norm-restoring flow equals −(I − wwᵀ)g; off them it pulls the
+    norm back, d‖w‖²/dt = −2‖w‖²(‖w‖² − 1), where the plain flow has 2(wᵀg)(‖w‖² − 1)."""
+    kept = compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, dm.paper_risk("linear"), DOHMATOB_VALUES))
+    plain = compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, dm.paper_risk("linear"), DOHMATOB_VALUES,
+                                          keep_on_sphere=False))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        y = rng.standard_normal(8)
+        y[:4] /= np.linalg.norm(y[:4])
+        y[4:] /= np.linalg.norm(y[4:])
+        np.testing.assert_allclose(kept.rhs(y), plain.rhs(y), rtol=1e-10, atol=1e-12)
+        off = y * np.repeat([1.01, 0.98], 4)
+        f = kept.rhs(off)
+        for a, b in ((0, 4), (4, 8)):
+            n2 = off[a:b] @ off[a:b]
+            assert 2 * off[a:b] @ f[a:b] == pytest.approx(-2 * n2 * (n2 - 1), rel=1e-9, abs=1e-12)
+
+
+def test_global_convergence_run_that_leaves_the_sphere_is_not_judged():
+    """A trajectory off S^{d−1} × S^{d−1} is flagged 'left the sphere' (never 'oracle' or
+    'stationary elsewhere'), so no verdict rests on it."""
+    from verification.claims.dohmatob2025 import _global_run
+
+    class Growing:                       # a flow that inflates the vectors: ẏ = y/10
+        blocks = (("u", 0, 4, "sphere"), ("v", 4, 8, "sphere"))
+
+        def rhs(self, y):
+            return 0.1 * np.asarray(y)
+
+        def jacobian(self, y):
+            return 0.1 * np.eye(8)
+
+        def overlaps(self, y):
+            return {"mu": y[0], "nu": y[5], "zeta": y[4], "eta": y[1], "rho": float(y[:4] @ y[4:])}
+
+        def vectors(self, y):
+            return {"u": y[:4], "v": y[4:]}
+
+    y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
+    run = _global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
+    assert run["outcome"] == "left the sphere" and run["max_norm_deviation"] > 0.1

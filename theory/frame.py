@@ -17,6 +17,16 @@ coordinates are a closed ODE: PGD in R^d started in the span is PGD in these coo
 Integrating vectors rather than overlaps keeps every state realisable and resolves tiny
 departures from an edge such as u = −u*, which overlap coordinates lose.
 
+Staying on the sphere numerically. Along ẇ = −(I − wwᵀ)g one has d‖w‖²/dt = 2(wᵀg)(‖w‖² − 1):
+where wᵀg > 0 the unit sphere is *repelling*, so rounding errors grow (a Dohmatob run once ended
+with ‖u‖ = 124). With ``keep_on_sphere`` (the default) a sphere vector moves by
+
+    ẇ = −(I − wwᵀ/‖w‖²)·g − (‖w‖² − 1)·w,
+
+which equals the projected flow on the unit sphere (same trajectories, same stationary points
+and, tangentially, the same Jacobian), conserves ‖w‖ exactly in its tangential part and pulls
+any rounding drift back: d‖w‖²/dt = −2‖w‖²(‖w‖² − 1).
+
 The geometry is anything with ``hidden`` (names), ``trainable`` (objects with ``name`` and
 ``constraint`` 'sphere' or 'free') and ``overlaps`` ({(a, b): Symbol}).
 """
@@ -77,13 +87,15 @@ def _coordinates(geometry, n: int) -> dict:
     return out
 
 
-def frame_flow(geometry, risk: sp.Expr, values: dict | None = None) -> FrameFlow:
+def frame_flow(geometry, risk: sp.Expr, values: dict | None = None,
+               keep_on_sphere: bool = True) -> FrameFlow:
     """The projected gradient flow of ``risk`` (an expression in the geometry's overlap
     symbols; ``values`` substituted first, e.g. the parameters) in frame coordinates.
 
     The frame has n = len(hidden) + len(trainable) vectors, the hidden ones first; trainable
     vector w has coordinates w1..wn (e.g. for Dohmatob's (u, v; u*, v*): µ = u1, η = u2,
-    ζ = v1, ν = v2, ρ = Σ u_k v_k)."""
+    ζ = v1, ν = v2, ρ = Σ u_k v_k). ``keep_on_sphere`` adds the norm-restoring form of the
+    sphere vectors' flow (module docstring); False gives the plain −(I − wwᵀ)g."""
     if not geometry.trainable:
         raise ValueError("frame_flow: the geometry has no trainable vector")
     for w in geometry.trainable:
@@ -102,7 +114,11 @@ def frame_flow(geometry, risk: sp.Expr, values: dict | None = None) -> FrameFlow
     for w in geometry.trainable:
         W = coords[w.name]
         g = [sp.diff(R, x) for x in W]
-        if w.constraint == "sphere":       # ẇ = −(g − (wᵀg)·w)
+        if w.constraint == "sphere" and keep_on_sphere:
+            norm2 = sum(x**2 for x in W)          # ẇ = −(g − (wᵀg)w/‖w‖²) − (‖w‖² − 1)w
+            radial = sum(x * gi for x, gi in zip(W, g)) / norm2
+            rhs += [-(gi - radial * x) - (norm2 - 1) * x for x, gi in zip(W, g)]
+        elif w.constraint == "sphere":     # ẇ = −(g − (wᵀg)·w)
             radial = sum(x * gi for x, gi in zip(W, g))
             rhs += [-(gi - radial * x) for x, gi in zip(W, g)]
         else:

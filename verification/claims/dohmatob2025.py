@@ -1030,6 +1030,9 @@ def _frame(risk, vals):
     return compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, risk, vals))
 
 
+SPHERE_TOL = 1e-8     # |‖w‖ − 1| along a run above this: the run left the realisable set
+
+
 def _global_run(flow, dv, kind, y0, t_eval):
     """One run of the flow from y0: LSODA, then BDF and Radau (symbolic Jacobian) when a
     solver exceeds 10⁵ right-hand-side evaluations (LSODA occasionally stalls on the slow
@@ -1041,15 +1044,23 @@ def _global_run(flow, dv, kind, y0, t_eval):
                 "status": tr.status, "message": tr.message}
     final, q0 = flow.overlaps(tr.final), flow.overlaps(y0)
     vec = flow.vectors(tr.final)
+    # validity guard: the verdict may only rest on states of S^{d-1} × S^{d-1}
+    off_sphere = max(float(np.abs(np.linalg.norm(tr.y[:, a:b], axis=1) - 1).max())
+                     for _, a, b, _ in flow.blocks)
     dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
     speed = float(np.max(np.abs(flow.rhs(tr.final))))
+    if off_sphere > SPHERE_TOL:
+        outcome = "left the sphere"
+    elif dist < 1e-6:
+        outcome = "oracle"
+    else:
+        outcome = "stationary elsewhere" if speed < 1e-12 else "not converged"
     return {"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
             "final": {k: float(x) for k, x in final.items()},
             "norms": [float(np.linalg.norm(vec["u"])), float(np.linalg.norm(vec["v"]))],
+            "max_norm_deviation": off_sphere,
             "distance_to_oracle": dist, "final_speed": speed, "nfev": int(tr.nfev),
-            "solver": tr.method,
-            "outcome": "oracle" if dist < 1e-6 else "stationary elsewhere"
-            if speed < 1e-12 else "not converged"}
+            "solver": tr.method, "outcome": outcome}
 
 
 def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
@@ -1080,6 +1091,13 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     elsewhere = [r for r in runs if r["outcome"] == "stationary elsewhere"]
     pending = [r for r in runs if r["outcome"] == "not converged"]
     failed = [r for r in runs if r["outcome"] == "solver failed"]
+    invalid = [r for r in runs if r["outcome"] == "left the sphere"]
+    if invalid:
+        w = invalid[0]
+        return Outcome("inconclusive", f"{len(invalid)}/{len(runs)} runs left the unit spheres "
+                       f"(|‖w‖ − 1| up to {max(r['max_norm_deviation'] for r in invalid):.2g} > "
+                       f"{SPHERE_TOL:g}), e.g. from {w['start']} at d={w['d']}: no verdict rests on "
+                       "them; a tighter integration (rtol, atol) would decide", evidence)
     if elsewhere:
         w = elsewhere[0]
         return Outcome("refuted", f"{len(elsewhere)}/{len(runs)} runs end at another stationary "
