@@ -266,7 +266,7 @@ def test_global_convergence_run_that_leaves_the_sphere_is_not_judged():
     from verification.claims.dohmatob2025 import _global_run
 
     class Growing:                       # a flow that inflates the vectors: ẏ = y/10
-        blocks = (("u", 0, 4, "sphere"), ("v", 4, 8, "sphere"))
+        blocks = ((0, 4, "sphere"), (4, 8, "sphere"))
 
         def rhs(self, y):
             return 0.1 * np.asarray(y)

@@ -1046,7 +1046,7 @@ def _global_run(flow, dv, kind, y0, t_eval):
     vec = flow.vectors(tr.final)
     # validity guard: the verdict may only rest on states of S^{d-1} × S^{d-1}
     off_sphere = max(float(np.abs(np.linalg.norm(tr.y[:, a:b], axis=1) - 1).max())
-                     for _, a, b, _ in flow.blocks)
+                     for a, b, _ in flow.blocks)
     dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
     speed = float(np.max(np.abs(flow.rhs(tr.final))))
     if off_sphere > SPHERE_TOL:

@@ -11,9 +11,9 @@ import math
 import numpy as np
 import sympy as sp
 
-from numerics import compiled, direct_risk_mc, integrate_flow, projected_gd
+from numerics import direct_risk_mc, projected_gd, reduced
 from numerics.sgd import SGDConfig, simulate_direct
-from theory import derive, find_stationary_points
+from theory import derive
 from theory.linear import best_linear_risk, trivial_risk
 from theory.models.marion2025 import MODEL, L, d, eps, eta, gamma, kappa, lam, nu, rho, theta
 from ..registry import Outcome, claim
@@ -64,8 +64,10 @@ def thm1_risk(ctx, model=MODEL, theory=None):
     rng = ctx.rng(thm1_risk.claim.id)
     n_points = ctx.pick(10, 24)
     n_mc = ctx.pick(150_000, 1_000_000)
-    cm = compiled(model)
-    theory = theory or (lambda p, ov: float(cm.risk(p, cm.q_vector(ov))))
+    if theory is None:
+        def theory(p, ov):
+            rm = reduced(model, p)
+            return rm.loss(rm.check_state(rm.pack(ov)))[0]
     points = []
     for i in range(n_points):
         p = _params(SETTINGS[i % len(SETTINGS)])
@@ -338,8 +340,7 @@ def thm5_convergence(ctx, model=MODEL):
     """Batched PGD in R^d (autograd gradients) from random points of M; plus every stationary
     point of the derived 2-D flow on M, classified: a sink other than ±(1, 1) refutes."""
     rng = ctx.rng(thm5_convergence.claim.id)
-    der = derive(model)
-    flow2 = der.flow.restrict(MANIFOLD)
+    on_M = {q.name: v for q, v in MANIFOLD.items()}
     runs, stationary, bad, stalled, steps_used = [], [], [], [], []
     settings = THM5_SETTINGS[:ctx.pick(2, 4)]
     n_init, n_steps = ctx.pick(12, 48), ctx.pick(1500, 6000)
@@ -366,13 +367,8 @@ def thm5_convergence(ctx, model=MODEL):
             if dist[j] > 1e-3:
                 (stalled if moved[j] < 1e-9 else bad).append(rec)
         # stationary points of the 2-D flow on M
-        sub = {model.param(k).symbol: v for k, v in p.items()}
-        from numerics.codegen import generate
-        f = generate([kappa, nu], [r.subs(sub) for r in flow2.rhs])
-        jf = generate([kappa, nu], [x.subs(sub) for x in flow2.jacobian()])
-        pts = find_stationary_points(lambda x, f=f: np.array(f(*x)),
-                                     lambda x, jf=jf: np.array(jf(*x)).reshape(2, 2),
-                                     [(-1, 1), (-1, 1)], n_starts=64, seed=si)
+        pts = reduced(model, p).restrict(on_M).stationary_points([(-1, 1), (-1, 1)], n_starts=64,
+                                                                 seed=si)
         for pt in pts:
             stationary.append({**p, "point": pt.x, "class": pt.kind,
                                "eigenvalues": [complex(e) for e in pt.eigenvalues]})
@@ -408,14 +404,14 @@ SGD_INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
        reading="step lr = 0.5/d and batch ⌈d/8⌉, so that the SGD-noise drift, of order "
                "x = lr·d/batch = 4/d, vanishes as d grows. At every recorded time and order "
                "parameter the seed-mean deviation from the ODE is extrapolated in x (quadratic: "
-               "the finite-size terms to second order) to x = 0; the claim predicts a zero intercept everywhere (Bonferroni z).")
+               "the finite-size terms to second order) to x = 0; the claim predicts a zero "
+               "intercept everywhere (Bonferroni z).")
 def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
     """Batched direct SGD (float32) at several d against the derived ODE (Radau with the
     symbolic Jacobian); ``flow_model`` lets a test integrate a deliberately wrong ODE."""
     dims = ctx.pick([50, 100, 200, 400], [100, 200, 400, 800])
     seeds = ctx.pick(32, 64)
     T = 2.0
-    cm = compiled(flow_model or model)
     rows, trajectories, devs, ses = [], {}, [], []
     for i, dv in enumerate(dims):
         p = {"d": dv, **SGD_PARAMS}
@@ -425,7 +421,11 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
                         record_every=steps // 8, n_test=ctx.pick(500, 2000), init=SGD_INIT,
                         seed=ctx.claim_seed(f"sgd:{dv}"), device=ctx.device, dtype="float32")
         res = simulate_direct(model, cfg)
-        ode = integrate_flow(cm, p, cm.q_vector(SGD_INIT), res.t).y
+        flow = reduced(flow_model or model, p)
+        sol = flow.integrate(SGD_INIT, res.t)
+        if not sol.ok:
+            raise RuntimeError(f"the reduced ODE at d={dv} could not be integrated: {sol.message}")
+        ode = sol.y
         mean, se = res.mean(), res.stderr()
         finite(mean, se, ode)
         dev = mean - ode
@@ -455,7 +455,7 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
                 "worst_intercept": worst, "z": z}
     arrays = {f"sgd_q_d{dims[-1]}": res_last.stacked(), f"ode_q_d{dims[-1]}": ode_last,
               "t": res_last.t, "dims": np.array(dims), "max_deviation": D}
-    figs = {"ode_vs_sgd": _draw_tracks(res_last, ode_last, dims[-1], cm, {"d": dims[-1], **SGD_PARAMS}),
+    figs = {"ode_vs_sgd": _draw_tracks(res_last, ode_last, dims[-1], flow),
             "deviation_vs_d": _draw_deviation(dims, x, np.array(devs), np.array(ses), a, a_se)}
     tracked = {"max_deviation_largest_d": (float(D[-1]), 0.05)}
     summary = (f"max |mean SGD − ODE| = {', '.join(f'{v:.3f}' for v in D)} at d = {dims}; "
@@ -471,7 +471,7 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
                    tracked, arrays, figs)
 
 
-def _draw_tracks(res, ode, dv, cm, p):
+def _draw_tracks(res, ode, dv, flow):
     def draw(fig):
         ax = fig.add_subplot(1, 2, 1)
         mean, se = res.mean(), res.stderr()
@@ -488,7 +488,7 @@ def _draw_tracks(res, ode, dv, cm, p):
             ax2.errorbar(res.t, res.loss.mean(1),
                          yerr=2 * res.loss.std(1) / np.sqrt(res.loss.shape[1]),
                          fmt="o", ms=3, label="SGD test risk")
-        ax2.plot(res.t, cm.risk(p, ode), "-", label="risk on ODE")
+        ax2.plot(res.t, [flow.loss(y)[0] for y in ode], "-", label="risk on ODE")
         ax2.set_xlabel("t")
         ax2.set_title("risk along the trajectory", fontsize=9)
         ax2.legend(fontsize=7)
