@@ -7,10 +7,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from numerics.multihead import FlowDraws, HeadState, ReducedFlow, draws_for
-from numerics.sagitova import reduced_loss
-from theory.models.sagitova2026 import ACTIVATIONS as NUMPY_ACTIVATIONS
-from theory.models.sagitova2026 import Attention, GaussianPrior, flipping_spike
+from numerics.multihead import FlowDraws, HeadState, ReducedFlow, draws_for, reduced_loss, weights_function
+from theory.models.sagitova2026 import GaussianPrior, flipping_spike
 from theory.multihead import ACTIVATIONS, Activation, MultiHeadModel
 
 ACTS = sorted(ACTIVATIONS)
@@ -18,19 +16,19 @@ ACTS = sorted(ACTIVATIONS)
 
 def random_state(rng, H, F, scale=0.6):
     A = rng.standard_normal((H, H)) * 0.5
-    return HeadState.make(rng.standard_normal((H, F)) * scale, A @ A.T + 0.05 * np.eye(H), rng.normal(0, 0.3, H),
-                          rng.normal(0, 0.5, H))
+    return HeadState.make(rng.standard_normal((H, F)) * scale, A @ A.T + 0.05 * np.eye(H),
+                          rng.normal(0, 0.3, H), rng.normal(0, 0.5, H))
 
 
 @given(act=st.sampled_from(ACTS), H=st.integers(1, 3), L=st.integers(2, 4),
        seed=st.integers(0, 2**31))
-def test_symbolic_weights_equal_the_hand_written_numpy_activations(act, H, L, seed):
+def test_symbolic_weights_equal_their_generated_numpy_code(act, H, L, seed):
     md = MultiHeadModel(H, L, 1, act)
     rng = np.random.default_rng(seed)
     s, v = rng.normal(0, 2, (H, L)), rng.normal(0, 1, H)
     subs = dict(zip(md.arguments, list(s.ravel()) + list(v)))
     A_sym = np.array([[float(a.subs(subs)) for a in row] for row in md.head_weights])
-    assert np.allclose(A_sym, NUMPY_ACTIVATIONS[act](s, v), rtol=1e-12, atol=1e-14)
+    assert np.allclose(A_sym, weights_function(md, per_head=True)(s, v), rtol=1e-12, atol=1e-14)
 
 
 @given(act=st.sampled_from(ACTS), H=st.integers(1, 3), F=st.integers(1, 2),
@@ -124,8 +122,7 @@ def test_reduced_flow_loss_matches_the_numpy_reduced_loss(act):
     s = random_state(rng, 2, 2)
     md = MultiHeadModel(2, 4, 2, act, delta=0.3)
     a, a_se = ReducedFlow(md, prior, n=2**14, seed=1, kind="random").loss(s)
-    b, b_se, _ = reduced_loss(Attention(s.m, s.r, s.b, s.v, activation=act), prior, 4, 2**15,
-                              seed=2, delta=0.3)
+    b, b_se, _ = reduced_loss(md, s, prior, 2**15, seed=2)
     assert abs(a - b) <= 5 * np.hypot(a_se, b_se)
 
 
@@ -189,7 +186,7 @@ def test_bad_input_is_rejected_with_the_parameter_named():
 def test_reduced_loss_equals_finite_d_monte_carlo(act, H, F, L, seed):
     """With orthonormal spikes and a value direction orthogonal to keys and spikes, the keys'
     logits are exactly m·χ + N(0, r): the finite-D loss equals the reduced one at any D."""
-    from numerics.sagitova import finite_d_loss
+    from numerics.multihead import finite_d_loss
     rng = np.random.default_rng(seed)
     prior = GaussianPrior(rng.normal(0, 0.5, F), np.diag(rng.uniform(0.3, 2, F)))
     s = random_state(rng, H, F)
@@ -200,23 +197,27 @@ def test_reduced_loss_equals_finite_d_monte_carlo(act, H, F, L, seed):
     keys = np.zeros((H, D))
     keys[:, :F] = s.m
     keys[:, F + 1:F + 1 + H] = U * np.sqrt(np.clip(lam, 0, None))
-    fd, fd_se = finite_d_loss(keys, s.b, spikes, value, prior, act, L, 40_000, seed=seed,
-                              conditional=True)
+    fd, fd_se = finite_d_loss(MultiHeadModel(H, L, F, act), keys, s.b, spikes, value, prior, 40_000,
+                              seed=seed, conditional=True)
     red, red_se = ReducedFlow(MultiHeadModel(H, L, F, act), prior, n=2**14, seed=seed,
                               kind="random").loss(s)
     assert abs(fd - red) <= 5 * np.hypot(fd_se, red_se), (fd, red)
 
 
-@given(H=st.integers(1, 3), F=st.integers(1, 2), L=st.integers(2, 4), seed=st.integers(0, 2**31))
-def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, F, L, seed):
-    """dm/dτ = −∇_m L, so at m = 0, r = 0 its Jacobian in m is minus the saddle Hessian of
-    Lemma III.1; the Monte Carlo Jacobian (per-draw central differences) agrees within z·se."""
-    from theory.models.sagitova2026 import at_prior, saddle_hessian
+@given(H=st.integers(1, 3), F=st.integers(1, 2), L=st.integers(2, 4), seed=st.integers(0, 2**31),
+       act=st.sampled_from(ACTS), output=st.sampled_from(["mean", "sum"]))
+def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, F, L, seed, act, output):
+    """dm/dτ = −∇_m L, so at m = 0, r = 0 (b = v = 0) its Jacobian in m is minus the saddle
+    Hessian of Lemma III.1 for any activation and output convention; the Monte Carlo Jacobian
+    (per-draw central differences) agrees within z·se."""
+    from theory.models.sagitova2026 import at_prior
+    from theory.multihead import saddle_hessian
     rng = np.random.default_rng(seed)
     prior = GaussianPrior(rng.normal(0, 0.5, F), np.diag(rng.uniform(0.3, 2, F)))
-    Hm, ms, mu, S = saddle_hessian(L, H, F)
+    md = MultiHeadModel(H, L, F, act, output=output)
+    Hm, ms, mu, S = saddle_hessian(md)
     Hn = at_prior(Hm, prior, mu, S)
-    fl = ReducedFlow(MultiHeadModel(H, L, F), prior, n=2**14, seed=seed, kind="random")
+    fl = ReducedFlow(md, prior, n=2**14, seed=seed, kind="random")
     eps = 1e-4
     for j in range(H * F):
         e = np.zeros(H * F)
@@ -230,7 +231,7 @@ def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, 
 
 @given(act=st.sampled_from(ACTS), seed=st.integers(0, 2**31))
 def test_no_optimised_model_beats_the_bayes_risk(act, seed):
-    from numerics.sagitova import bayes_loss
+    from numerics.multihead import bayes_loss
     from theory.models.sagitova2026 import DiscretePrior
     rng = np.random.default_rng(seed)
     prior = DiscretePrior(rng.normal(0, 2, (3, 2)), rng.dirichlet(np.ones(3)))

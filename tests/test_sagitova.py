@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from numerics.sagitova import bayes_posterior, draw, reduced_loss
-from theory.models.sagitova2026 import (Attention, DiscretePrior, GaussianPrior,
-                                        bsoftmax_bayes_parameters, flipping_spike)
+from numerics.multihead import (HeadState, bayes_posterior, draw, reduced_loss, token_weights,
+                                weights_function)
+from theory.models.sagitova2026 import (DiscretePrior, GaussianPrior, bsoftmax_bayes_parameters,
+                                        flipping_spike)
+from theory.multihead import MultiHeadModel
 from verification import Context, get_claim, run_claim
 
 CTX = Context(profile="quick", seed=0)
@@ -24,7 +26,7 @@ def test_bsoftmax_equals_posterior_for_random_discrete_priors(S, F, L, seed):
     prior = DiscretePrior(rng.standard_normal((S, F)) * 2, rng.dirichlet(np.ones(S)))
     att = bsoftmax_bayes_parameters(prior)
     _, chi, _ = draw(prior, L, 200, seed)
-    w = att.weights(np.einsum("nlf,hf->nhl", chi, att.m)).mean(-2)
+    w = token_weights(MultiHeadModel(S, L, F, "b-softmax"), att, chi)
     assert np.allclose(w, bayes_posterior(prior, chi), atol=1e-12)
 
 
@@ -44,31 +46,37 @@ def test_head_permutation_symmetry_of_the_reduced_loss():
     b = np.array([0.1, -0.2, 0.3])
     draws = draw(prior, 4, 5000, 1, H_max=3)
     for act in ("softmax", "softmax-1", "b-softmax"):
-        a = reduced_loss(Attention(m, np.zeros((3, 3)), b=b, activation=act), prior, 4, 5000, 0, draws=draws)[0]
+        md = MultiHeadModel(3, 4, 2, act)
+        a = reduced_loss(md, HeadState.make(m, b=b), prior, 5000, 0, draws=draws)[0]
         p = [2, 0, 1]
-        c = reduced_loss(Attention(m[p], np.zeros((3, 3)), b=b[p], activation=act), prior, 4, 5000, 0, draws=draws)[0]
+        c = reduced_loss(md, HeadState.make(m[p], b=b[p]), prior, 5000, 0, draws=draws)[0]
         assert abs(a - c) < 1e-12
 
 
 def test_softmax1_is_softmax_v_at_zero_sink_and_bsoftmax_sums_to_h():
     rng = np.random.default_rng(2)
     s = rng.standard_normal((5, 3, 4))
-    a1 = Attention(np.zeros((3, 1)), np.zeros((3, 3)), activation="softmax-1").weights(s)
-    av = Attention(np.zeros((3, 1)), np.zeros((3, 3)), v=np.zeros(3), activation="softmax-v").weights(s)
-    assert np.allclose(a1, av)
-    ab = Attention(np.zeros((3, 1)), np.zeros((3, 3)), activation="b-softmax").weights(s)
-    assert np.allclose(ab.sum((-2, -1)), 3)
+
+    def weights(act, v=None):
+        return weights_function(MultiHeadModel(3, 4, 1, act), per_head=True)(s, v)
+    assert np.allclose(weights("softmax-1"), weights("softmax-v", np.zeros(3)))
+    assert not np.allclose(weights("softmax-1"), weights("softmax-v", np.ones(3)))
+    assert np.allclose(weights("b-softmax").sum((-2, -1)), 3)
 
 
 def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="probs"):
         DiscretePrior([[1.0], [2.0]], [0.5, 0.6])
     with pytest.raises(ValueError, match="activation"):
-        Attention(np.zeros((1, 1)), np.zeros((1, 1)), activation="relu")
+        MultiHeadModel(1, 4, 1, "relu")
     with pytest.raises(ValueError, match="r must"):
-        Attention(np.zeros((2, 1)), -np.eye(2))
+        HeadState.make(np.zeros((2, 1)), -np.eye(2))
     with pytest.raises(ValueError, match="L="):
-        reduced_loss(Attention(np.zeros((1, 1)), np.zeros((1, 1))), flipping_spike(1, 1), 1, 10, 0)
+        MultiHeadModel(1, 1, 1)
+    with pytest.raises(ValueError, match="n="):
+        reduced_loss(MultiHeadModel(1, 3, 2), HeadState.make(np.zeros((1, 2))), flipping_spike(1, 1), 1, 0)
+    with pytest.raises(ValueError, match="features"):
+        reduced_loss(MultiHeadModel(1, 3, 1), HeadState.make(np.zeros((1, 1))), flipping_spike(1, 1), 10, 0)
 
 
 def test_prop_iv2_refutes_biases_without_the_prior_log_weights():
@@ -76,7 +84,7 @@ def test_prop_iv2_refutes_biases_without_the_prior_log_weights():
 
     def wrong(prior):
         att = bsoftmax_bayes_parameters(prior)
-        return Attention(att.m, att.r, b=-0.5 * (prior.points**2).sum(1), activation="b-softmax")
+        return HeadState.make(att.m, att.r, -0.5 * (prior.points**2).sum(1))
     assert verdict("sagitova2026:prop-iv2-bsoftmax-bayes", parameters=wrong)["verdict"] == "refuted"
 
 
@@ -85,7 +93,8 @@ def test_prop_iv1_refutes_a_tempered_posterior():
 
     def tempered(prior, chi):
         a = 1.3 * prior.log_evidence(chi)
-        return np.exp(a - a.max(-1, keepdims=True)) / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)
+        e = np.exp(a - a.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
     entry = verdict("sagitova2026:prop-iv1-bayes", posterior=tempered)
     assert entry["verdict"] == "refuted" and "calibrated" in entry["summary"]
 
@@ -93,8 +102,8 @@ def test_prop_iv1_refutes_a_tempered_posterior():
 def test_prop_iii1_refutes_a_reduced_loss_that_forgets_the_residual_covariance():
     assert verdict("sagitova2026:prop-iii1-reduced-loss")["verdict"] == "confirmed"
 
-    def wrong(att, *a, **k):
-        return reduced_loss(Attention(att.m, 0 * att.r, b=att.b, activation=att.activation), *a, **k)
+    def wrong(model, state, *a, **k):
+        return reduced_loss(model, HeadState.make(state.m, 0 * state.r, state.b, state.v), *a, **k)
     assert verdict("sagitova2026:prop-iii1-reduced-loss", reduced=wrong)["verdict"] == "refuted"
 
 

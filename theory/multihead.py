@@ -20,7 +20,9 @@ Derived here:
   = 4Σ_ℓ[(φ + Δ²)·(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½·(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)]
   (Gaussian fourth moments of z; ∂w/∂s_hℓ is the vector over tokens ℓ′);
 * for online SGD on samples: w, ∂w_ℓ′/∂s_hℓ and ∂w_ℓ′/∂v_h, so that a per-sample gradient is
-  2(ŷ − y)·Σ_ℓ′ (∂w_ℓ′/∂·)z_ℓ′.
+  2(ŷ − y)·Σ_ℓ′ (∂w_ℓ′/∂·)z_ℓ′;
+* the Hessian of the reduced loss in the head overlaps m at the unspecialized saddle (Lemma
+  III.1), from the same conditional loss (``saddle_hessian``).
 """
 
 from __future__ import annotations
@@ -31,20 +33,37 @@ from collections.abc import Callable
 
 import sympy as sp
 
-__all__ = ["Activation", "ACTIVATIONS", "MultiHeadModel", "activation"]
+__all__ = ["Activation", "ACTIVATIONS", "SHIFT_INVARIANCES", "MultiHeadModel", "activation",
+           "saddle_hessian", "head_difference_block"]
+
+
+SHIFT_INVARIANCES = (None, "head", "all")
 
 
 @dataclass(frozen=True)
 class Activation:
-    """Attention weights of H heads as SymPy expressions.
+    """Attention weights of H heads as SymPy expressions: the one definition of an activation.
 
     ``weights(s, v)`` gets the logits ``s`` (H lists of L symbols) and the sink logits ``v``
     (H symbols) and returns H lists of L expressions A_hℓ. ``sinks`` says whether v_h are
-    trained parameters (softmax-v); otherwise they are ignored."""
+    trained parameters (softmax-v); otherwise they are ignored.
+
+    ``shift_invariance`` declares a symmetry the generated numerics use to avoid overflow
+    (``numerics.multihead.weights_function`` subtracts the largest logit before evaluating):
+    'head' when A_h is unchanged by adding one constant to head h's logits s_h (and to its
+    sink v_h when ``sinks``), 'all' when A is unchanged by adding one constant to every logit
+    (and sink), None when no such symmetry holds (softmax-1: its sink logit is fixed at 0).
+    The declaration is checked when the numerics are generated."""
 
     name: str
     weights: Callable
     sinks: bool = False
+    shift_invariance: str | None = None
+
+    def __post_init__(self):
+        if self.shift_invariance not in SHIFT_INVARIANCES:
+            raise ValueError(f"Activation {self.name!r}: shift_invariance={self.shift_invariance!r}; "
+                             f"allowed: {SHIFT_INVARIANCES}")
 
 
 def _softmax(s, v):
@@ -66,10 +85,10 @@ def _bsoftmax(s, v):
 
 
 ACTIVATIONS = {
-    "softmax": Activation("softmax", _softmax),
+    "softmax": Activation("softmax", _softmax, shift_invariance="head"),
     "softmax-1": Activation("softmax-1", _softmax_1),
-    "softmax-v": Activation("softmax-v", _softmax_v, sinks=True),
-    "b-softmax": Activation("b-softmax", _bsoftmax),
+    "softmax-v": Activation("softmax-v", _softmax_v, sinks=True, shift_invariance="head"),
+    "b-softmax": Activation("b-softmax", _bsoftmax, shift_invariance="all"),
 }
 
 
@@ -201,3 +220,58 @@ class MultiHeadModel:
         """The derived expressions as LaTeX (for reports)."""
         return {"token_weights": [sp.latex(w) for w in self.token_weights],
                 "conditional_loss": sp.latex(self.conditional_loss)}
+
+
+# --- the unspecialized saddle, symbolically (Lemma III.1; spec "Hints") --------------------
+def saddle_hessian(model: MultiHeadModel | int, H: int | None = None, F: int | None = None,
+                   activation: Activation | str = "softmax"):
+    """Hessian of the reduced loss in the keys' overlaps m (H×F, row-major) at m = 0, r = 0,
+    b = 0, v = 0 (all logits zero), for any :class:`MultiHeadModel` (any activation, either
+    output convention; sinks held at v = 0).
+
+    The model's own conditional loss φ(s, v) is taken with the logits s_hℓ = Σ_f m_hf χ_ℓf
+    and v = 0, differentiated twice in m at m = 0 — a quadratic form in the spike
+    projections χ — and its Gaussian expectation taken with χ_1 = θ + g₁, χ_ℓ = g_ℓ (g
+    standard; the signal token first), then E over θ through the symbols mu_f = Eθ_f and
+    S_ff′ = Eθ_fθ_f′. Exact in L, H and the moments of θ.
+
+    ``saddle_hessian(L, H, F, activation)`` is the same for ``MultiHeadModel(H, L, F,
+    activation)``. Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S)."""
+    from .gaussian import GaussianLaw, expect
+    if not isinstance(model, MultiHeadModel):
+        model = MultiHeadModel(H, model, F, activation)
+    H, L, F = model.H, model.L, model.F
+    m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
+    chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))
+    theta = sp.symbols(f"theta_1:{F + 1}", real=True)
+    mu = sp.symbols(f"mu_1:{F + 1}", real=True)
+    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
+    logits = {model.logits[h][l]: sum(m[h, f] * chi[l, f] for f in range(F))
+              for h in range(H) for l in range(L)}
+    logits.update({v: sp.S.Zero for v in model.sinks})
+    integrand = model.conditional_loss.xreplace(logits)
+    ms = list(m)
+    zero = {x: 0 for x in ms}
+    law = GaussianLaw(tuple(chi), sp.Matrix([theta[f] if l == 0 else 0 for l in range(L)
+                                             for f in range(F)]), sp.eye(L * F))
+    second = {theta[f] * theta[g]: S[f, g] for f in range(F) for g in range(F)}
+    squares = {theta[f] ** 2: S[f, f] for f in range(F)}
+    first = {theta[f]: mu[f] for f in range(F)}
+    Hm = sp.zeros(len(ms))
+    for i, a in enumerate(ms):
+        for j in range(i, len(ms)):
+            q = sp.expand(sp.diff(integrand, a, ms[j]).subs(zero))
+            e = sp.expand(expect(q, law))                      # quadratic in θ
+            e = e.subs(second).subs(squares).subs(first)
+            Hm[i, j] = Hm[j, i] = sp.simplify(e)
+    return Hm, ms, mu, S
+
+
+def head_difference_block(Hm, H: int, F: int, heads=(0, 1)):
+    """The Hessian restricted to the directions m_{h1} − m_{h2} (one per feature), unit norm."""
+    h1, h2 = heads
+    P = sp.zeros(H * F, F)
+    for f in range(F):
+        P[h1 * F + f, f] = 1 / sp.sqrt(2)
+        P[h2 * F + f, f] = -1 / sp.sqrt(2)
+    return sp.simplify(P.T * Hm * P)

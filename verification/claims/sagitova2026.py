@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.sagitova import bayes_loss, bayes_posterior, draw, finite_d_loss, reduced_loss
-from theory.models.sagitova2026 import (Attention, DiscretePrior, GaussianPrior,
+import functools
+
+import sympy as sp
+
+from numerics.multihead import (HeadState, bayes_loss, bayes_posterior, draw, finite_d_loss,
+                                reduced_loss, token_weights)
+from theory.models.sagitova2026 import (DiscretePrior, GaussianPrior, at_prior,
                                         bsoftmax_bayes_parameters, flipping_spike)
+from theory.multihead import MultiHeadModel, head_difference_block, saddle_hessian
 from ..registry import Outcome, claim
 from ..stats import finite
 
@@ -36,14 +42,14 @@ def prop_iv2(ctx, parameters=bsoftmax_bayes_parameters):
     for i, (S, F) in enumerate([(2, 2), (3, 2), (4, 3), (3, 3)]):
         prior = _random_discrete_prior(rng, S, F)
         att = parameters(prior)
+        md = MultiHeadModel(att.H, 4, F, "b-softmax")
         draws = draw(prior, 4, n, seed=ctx.claim_seed(f"iv2:{i}"), H_max=att.H)
         _, chi, g = draws
-        s = np.einsum("nlf,hf->nhl", chi, att.m)
-        w = att.weights(s).mean(-2)
+        w = token_weights(md, att, chi)
         post = bayes_posterior(prior, chi)
         gap = float(np.max(np.abs(w - post)))
         rb, rb_se, eb = bayes_loss(prior, 4, n, 0, draws=draws)
-        ra, ra_se, ea = reduced_loss(att, prior, 4, n, 0, draws=draws)
+        ra, ra_se, ea = reduced_loss(md, att, prior, n, 0, draws=draws)
         diff = ea - eb
         finite(rb, ra, diff)
         rows.append({"support_points": S, "F": F, "probs": prior.probs.tolist(),
@@ -65,18 +71,18 @@ def prop_iv2(ctx, parameters=bsoftmax_bayes_parameters):
 
 
 def _alternatives(prior, L, rng):
-    """Estimators to put against the Bayes one: uniform attention, B-softmax and softmax/
-    softmax-1 with random and with prior-informed parameters."""
+    """Estimators to put against the Bayes one, as (model, state): uniform attention,
+    B-softmax and softmax/softmax-1 with random and with prior-informed parameters."""
     F = prior.F
     mean = prior.mean()
-    alts = {"uniform": Attention(np.zeros((1, F)), np.zeros((1, 1)))}
+    alts = {"uniform": (MultiHeadModel(1, L, F), HeadState.make(np.zeros((1, F))))}
     for H in (1, 2, 4):
         m = rng.standard_normal((H, F)) * 1.5
         for act in ("softmax", "softmax-1", "b-softmax"):
-            alts[f"{act}, H={H}, random keys"] = Attention(m, 0.1 * np.eye(H), b=rng.normal(size=H),
-                                                           activation=act)
-    alts["softmax along Eθ"] = Attention(mean[None, :] * 1.0, np.zeros((1, 1)))
-    alts["softmax-1 along Eθ"] = Attention(mean[None, :], np.zeros((1, 1)), activation="softmax-1")
+            alts[f"{act}, H={H}, random keys"] = (MultiHeadModel(H, L, F, act), HeadState.make(
+                m, 0.1 * np.eye(H), rng.normal(size=H)))
+    alts["softmax along Eθ"] = (MultiHeadModel(1, L, F), HeadState.make(mean[None, :] * 1.0))
+    alts["softmax-1 along Eθ"] = (MultiHeadModel(1, L, F, "softmax-1"), HeadState.make(mean[None, :]))
     return alts
 
 
@@ -108,8 +114,8 @@ def prop_iv1(ctx, posterior=bayes_posterior):
         x = ((target - P) ** 2).sum(-1) - (P * (1 - P)).sum(-1)
         calib.append({"prior": name, "mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(n))})
         eb = ((target - P) ** 2).sum(-1)
-        for alt, att in _alternatives(prior, L, rng).items():
-            _, _, ea = reduced_loss(att, prior, L, n, 0, draws=draws)
+        for alt, (md, att) in _alternatives(prior, L, rng).items():
+            _, _, ea = reduced_loss(md, att, prior, n, 0, draws=draws)
             diff = ea - eb
             finite(diff)
             optimality.append({"prior": name, "estimator": alt, "risk": float(ea.mean()),
@@ -153,6 +159,7 @@ def prop_iii1(ctx, reduced=reduced_loss):
     rows, checks = [], []
     acts = ("softmax", "softmax-1", "b-softmax")
     for j, act in enumerate(acts):
+        md = MultiHeadModel(H, L, F, act)
         diffs, ses = [], []
         for dv in dims:
             rng = np.random.default_rng(ctx.claim_seed(f"iii1:{act}:{dv}"))
@@ -163,13 +170,13 @@ def prop_iii1(ctx, reduced=reduced_loss):
             keys = np.array([[1.5, 0.3], [-0.4, 1.2]]) @ spikes + rng.standard_normal((H, dv)) / np.sqrt(dv)
             keys -= np.outer(keys @ value, value)      # keys ⊥ v*: z independent of the logits
             b = np.array([0.2, -0.3])
-            fd, fd_se = finite_d_loss(keys, b, spikes, value, prior, act, L, n,
+            fd, fd_se = finite_d_loss(md, keys, b, spikes, value, prior, n,
                                       seed=ctx.claim_seed(f"fd:{act}:{dv}"), conditional=True)
             m = keys @ spikes.T
             r = keys @ keys.T - m @ m.T        # PSD up to the spikes' O(1/√D) non-orthonormality
             lam, U = np.linalg.eigh((r + r.T) / 2)
             r = (U * np.clip(lam, 0, None)) @ U.T
-            rd, rd_se, _ = reduced(Attention(m, r, b=b, activation=act), prior, L, n,
+            rd, rd_se, _ = reduced(md, HeadState.make(m, r, b), prior, n,
                                    seed=ctx.claim_seed(f"rd:{act}:{dv}"))
             finite(fd, rd)
             diffs.append(fd - rd)
@@ -197,16 +204,9 @@ def prop_iii1(ctx, reduced=reduced_loss):
 
 
 # -------------------------------------------------------------------------------------------
-import functools  # noqa: E402
-
-import sympy as sp  # noqa: E402
-
-from theory.models.sagitova2026 import at_prior, head_difference_block, saddle_hessian  # noqa: E402
-
-
 @functools.cache
 def _saddle_block(L, H, F, activation="softmax"):
-    Hm, ms, mu, S = saddle_hessian(L, H, F, activation)
+    Hm, ms, mu, S = saddle_hessian(MultiHeadModel(H, L, F, activation))
     return head_difference_block(Hm, H, F), mu, S
 
 
@@ -214,6 +214,7 @@ def _numeric_block(prior, L, H, F, n, seed, delta):
     """Head-difference Hessian of the Monte Carlo reduced loss at m = 0 by central second
     differences with common random numbers (one set of draws for every evaluation)."""
     draws = draw(prior, L, n, seed, H_max=H)
+    md = MultiHeadModel(H, L, F)
     dirs = []
     for f in range(F):
         dvec = np.zeros((H, F))
@@ -221,7 +222,7 @@ def _numeric_block(prior, L, H, F, n, seed, delta):
         dirs.append(dvec)
 
     def loss(mm):
-        return reduced_loss(Attention(mm, np.zeros((H, H))), prior, L, n, 0, draws=draws)[2]
+        return reduced_loss(md, HeadState.make(mm), prior, n, 0, draws=draws)[2]
     B, B_se = np.zeros((F, F)), np.zeros((F, F))
     for i in range(F):
         for j in range(F):

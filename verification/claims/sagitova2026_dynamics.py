@@ -5,7 +5,8 @@ the symmetric manifold (Sec. III), the unspecialized phase (Prop. III.3), the Θ
 The flow is the one SymPy derives for the multi-head model kind (``theory.multihead``),
 evaluated by antithetic quasi-Monte Carlo with common random numbers (``numerics.multihead``);
 SGD runs in R^D (``numerics.sgd.multihead``). The saddle's escape rate comes from the symbolic
-Hessian of Lemma III.1 (``theory.models.sagitova2026.saddle_hessian``)."""
+Hessian of Lemma III.1 (``theory.multihead.saddle_hessian``), derived from the model's own
+conditional loss."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ L = 4
 
 @functools.cache
 def _saddle(H, F):
-    return saddle_hessian(L, H, F)
+    return saddle_hessian(MultiHeadModel(H, L, F))
 
 
 def saddle_rate(prior, H):
@@ -43,23 +44,13 @@ def _flow(model, prior, n, seed, kappa=0.0):
     return ReducedFlow(model, prior, n=n, seed=seed, sgd_noise=kappa, backend="torch")
 
 
-def _trajectory(flow, state0, t_eval):
-    tr = flow.integrate(state0, t_eval, rtol=1e-6, atol=1e-12)
+def _trajectory(flow, state0, t_eval, **options):
+    """The flow's trajectory at ``t_eval`` (RK45, rtol 1e-6, atol 1e-12) and its states;
+    ``options`` (``stop``, ``chunk``) go to ``ReducedFlow.integrate``."""
+    tr = flow.integrate(state0, t_eval, rtol=1e-6, atol=1e-12, **options)
     H, F = flow.model.H, flow.model.F
     states = [HeadState.unpack(y, H, F) for y in tr.y]
     return tr, states
-
-
-def _trajectory_until(flow, state0, t_max, done, chunk=50.0, dt=0.5):
-    """Integrate in chunks of ``chunk`` until ``done(states)`` or τ = t_max (then stops)."""
-    ts, states, t0, s0 = [0.0], [state0], 0.0, state0
-    while t0 < t_max and not done(states):
-        t1 = min(t0 + chunk, t_max)
-        tr, st = _trajectory(flow, s0, np.linspace(t0, t1, int(round((t1 - t0) / dt)) + 1))
-        ts += list(tr.t[1:])
-        states += st[1:]
-        t0, s0 = t1, st[-1]
-    return np.array(ts), states
 
 
 # --- Prop. III.2 ---------------------------------------------------------------------------
@@ -208,7 +199,7 @@ def symmetric_manifold(ctx, activations=None):
         for pname, prior in priors.items():
             fl = ReducedFlow(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
                              sgd_noise=0.5, kind="random")
-            for p in range(n_points):
+            for _ in range(n_points):
                 a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
                 st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
                                     np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
@@ -547,19 +538,7 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     t_max = ctx.pick(800.0, 2000.0)
     fl = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
     G = ctx.rng("iii1:init").standard_normal((seeds, H, F))
-    times = np.full((seeds, len(dims), 2), np.nan)
-    curves = {}
-
-    def both(states):
-        return bool(np.all(np.abs(states[-1].m).max(0) >= 0.5))
-    for i in range(seeds):
-        for j, D in enumerate(dims):
-            t, states = _trajectory_until(fl, _small_init(G[i], D), t_max, both)
-            A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
-            times[i, j] = [first_passage(t, A[:, f], 0.5) for f in range(F)]
-            if i == 0:
-                curves[D] = np.array([s.m for s in states])
-        ctx.tick(0.7 * (i + 1) / seeds)
+    times, curves = _specialization_times(ctx, fl, G, dims, t_max)
     t_eval = np.linspace(0, min(float(np.nanmax(times[:, 0, 1]) * 1.3) if np.isfinite(times[:, 0, 1]).any()
                                 else 200.0, t_max), 401)
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
@@ -605,6 +584,38 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     figs = {"staircase": draw}
     arrays = {"ode_times": times, "sgd_times": sgd_times,
               **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.t, "sgd_m": res["m"]}
+    return _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays,
+                               figs)
+
+
+def _specialized(state, threshold=0.5):
+    """Every feature f has a head with |m_hf| ≥ threshold."""
+    return bool(np.all(np.abs(state.m).max(0) >= threshold))
+
+
+def _specialization_times(ctx, fl, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
+    """τ_f = first τ with max_h |m_hf| ≥ threshold, for each initial draw G[i] and D (states
+    sampled every ``dt``): the flow from ``_small_init(G[i], D)`` until every feature is
+    specialized or τ = t_max, the solver restarted every ``chunk`` time units. Returns the
+    times (draw × D × F) and the first draw's m(τ) per D."""
+    seeds, F = G.shape[0], G.shape[2]
+    times = np.full((seeds, len(dims), F), np.nan)
+    curves = {}
+    t_eval = np.linspace(0.0, t_max, int(round(t_max / dt)) + 1)
+    for i in range(seeds):
+        for j, D in enumerate(dims):
+            tr, states = _trajectory(fl, _small_init(G[i], D), t_eval, chunk=int(round(chunk / dt)),
+                                     stop=lambda t, s: _specialized(s, threshold))
+            A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
+            times[i, j] = [first_passage(tr.t, A[:, f], threshold) for f in range(F)]
+            if i == 0:
+                curves[D] = np.array([s.m for s in states])
+        ctx.tick(0.7 * (i + 1) / seeds)
+    return times, curves
+
+
+def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs):
+    """Result III.1's verdict from the ODE's (τ₁, τ₂) and SGD's, see the claim's reading."""
     if not np.all(np.isfinite(times)):
         return Outcome("refuted", f"a feature was never specialized on within τ = {t_max:.0f} "
                        f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
@@ -616,7 +627,8 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     if not order_ok:
         return Outcome("refuted", "the smaller-variance feature specialized first in some run "
                        f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
-    sgd_mean = np.nanmean(sgd_times, 0) if np.isfinite(sgd_times).any() else np.full((len(sgd_dims), 2), np.nan)
+    sgd_mean = (np.nanmean(sgd_times, 0) if np.isfinite(sgd_times).any()
+                else np.full((len(sgd_dims), 2), np.nan))
     if not np.all(sgd_mean[:, 0] < sgd_mean[:, 1]):
         return Outcome("refuted", f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D: "
                        f"{np.round(sgd_mean, 1).tolist()})", evidence, arrays=arrays, figures=figs)

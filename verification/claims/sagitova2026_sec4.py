@@ -3,7 +3,7 @@ B-softmax can reach against the Bayes risk (Prop. IV.3, softmax-1 and noise), wh
 trained heads learn, and head pruning.
 
 Best risks come from minimising the reduced loss (L-BFGS-B on the exact gradient of the
-common-random-number estimate, several starts; ``ReducedFlow.minimise``) and are re-evaluated
+common-random-number estimate, several starts; ``numerics.multihead.minimise``) and are re-evaluated
 on fresh draws, so the optimisation does not bias them low; Bayes risks from the exact
 posterior (Prop. IV.1). "Trained" heads come from integrating the derived gradient flow."""
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.multihead import HeadState, ReducedFlow
-from numerics.sagitova import bayes_loss
+from numerics.multihead import HeadState, ReducedFlow, bayes_loss, minimise
 from theory.models.sagitova2026 import DiscretePrior
 from theory.multihead import MultiHeadModel
 from ..registry import Outcome, claim
@@ -35,7 +34,7 @@ def best_risk(activation, prior, H, ctx, tag, output="mean", starts=6):
     fl = ReducedFlow(md, prior, n=ctx.pick(2**13, 2**15), seed=ctx.claim_seed(f"opt:{tag}"))
     st0 = [HeadState.make(rng.normal(0, 1.5, (H, prior.F)), 0.1 * np.eye(H), rng.normal(0, 2, H),
                           rng.normal(0, 1, H)) for _ in range(starts)]
-    best, _, _ = fl.minimise(st0)
+    best, _, _ = minimise(fl, st0)
     fresh = ReducedFlow(md, prior, n=ctx.pick(2**15, 2**17), seed=ctx.claim_seed(f"fresh:{tag}"),
                         kind="random")
     risk, se = fresh.loss(best)
@@ -180,14 +179,15 @@ def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.
     prior = _four_point_prior()
     H = 4
     out = {}
-    for i, (act, t_end) in enumerate(((softmax, t_end[0]), (bsoftmax, t_end[1]))):
-        st, fl, drift = _train(act, prior, H, ctx, f"mix:{act if isinstance(act, str) else act.name}", t_end)
+    for i, (act, tau_end) in enumerate(((softmax, t_end[0]), (bsoftmax, t_end[1]))):
+        st, fl, drift = _train(act, prior, H, ctx, f"mix:{act if isinstance(act, str) else act.name}",
+                               tau_end)
         m = st.m
         cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
         fresh = ReducedFlow(fl.model, prior, n=ctx.pick(2**15, 2**17),
                             seed=ctx.claim_seed(f"mix-fresh:{i}"), kind="random")
         risk, risk_se = fresh.loss(st)
-        out[i] = {"activation": act if isinstance(act, str) else act.name, "tau": t_end,
+        out[i] = {"activation": act if isinstance(act, str) else act.name, "tau": tau_end,
                   "m": m.tolist(), "purity": _purity(m).tolist(), "loss": risk, "loss_se": risk_se,
                   "late_drift": drift, "head_cosines": cos.tolist()}
         ctx.tick((i + 1) / 2)
@@ -214,7 +214,8 @@ def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.
                        f"{np.round(bs['purity'], 3).tolist()}", evidence, figures=figs)
     return Outcome("confirmed", f"softmax heads are mixtures (purity ≤ {max(sm['purity']):.2f}); "
                    f"B-softmax heads are pure (≥ {min(bs['purity']):.3f}) with risk "
-                   f"{bs['loss']:.4f} ± {bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh draws)", evidence, figures=figs)
+                   f"{bs['loss']:.4f} ± {bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh draws)",
+                   evidence, figures=figs)
 
 
 def _prune(state, model, prior, ctx, tag):

@@ -15,113 +15,24 @@ The r-equation is dQ − dm mᵀ − m dmᵀ with the Stein identity E[∂φ/∂
 ``theory.multihead`` (spec, "SGD"). Draws are scrambled Sobol' points with antithetic mirrors
 (θ − Eθ, ζ) → ±(θ − Eθ, ζ) and g → ±g independently (θ mirrored only for priors symmetric about
 their mean): at m = 0 the logits do not depend on χ, so the estimated drift E[∂φ/∂s·χ] is
-exactly ∂φ/∂s·Eθ and the saddle's unstable directions are not swamped by Monte Carlo bias. The same draws serve every evaluation: the right-hand side is deterministic, and
-dm is exactly minus the m-gradient of the estimated loss.
+exactly ∂φ/∂s·Eθ and the saddle's unstable directions are not swamped by Monte Carlo bias
+(``draws``). The same draws serve every evaluation: the right-hand side is deterministic, and
+dm is exactly minus the m-gradient of the estimated loss. The optimiser of that loss is in
+``optimise``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
-from scipy.special import ndtri
-from scipy.stats import qmc
 
 from theory.multihead import MultiHeadModel
+from .draws import draws_for, mean_and_se
+from .state import HeadState
 
-__all__ = ["HeadState", "FlowDraws", "ReducedFlow", "draws_for", "mean_and_se", "first_passage"]
-
-
-@dataclass(frozen=True)
-class HeadState:
-    """Order parameters of H heads: m (H × F), r (H × H, symmetric PSD), b (H), v (H)."""
-
-    m: np.ndarray
-    r: np.ndarray
-    b: np.ndarray
-    v: np.ndarray
-
-    @classmethod
-    def make(cls, m, r=None, b=None, v=None):
-        m = np.atleast_2d(np.asarray(m, float))
-        H = m.shape[0]
-        r = np.zeros((H, H)) if r is None else np.asarray(r, float)
-        b = np.zeros(H) if b is None else np.asarray(b, float).ravel()
-        v = np.zeros(H) if v is None else np.asarray(v, float).ravel()
-        if r.shape != (H, H) or b.shape != (H,) or v.shape != (H,):
-            raise ValueError(f"HeadState: r must be {H}×{H}, b and v must have {H} entries")
-        if not all(np.all(np.isfinite(x)) for x in (m, r, b, v)):
-            raise ValueError("HeadState: m, r, b and v must be finite")
-        r = (r + r.T) / 2
-        if np.linalg.eigvalsh(r).min() < -1e-9 * max(1.0, np.abs(r).max()):
-            raise ValueError("HeadState: r must be positive semi-definite")
-        return cls(m, r, b, v)
-
-    @property
-    def H(self):
-        return self.m.shape[0]
-
-    def pack(self) -> np.ndarray:
-        iu = np.triu_indices(self.H)
-        return np.concatenate([self.m.ravel(), self.r[iu], self.b, self.v])
-
-    @classmethod
-    def unpack(cls, y, H, F):
-        y = np.asarray(y, float)
-        iu = np.triu_indices(H)
-        k = H * F
-        nr = len(iu[0])
-        r = np.zeros((H, H))
-        r[iu] = y[k:k + nr]
-        r = r + np.triu(r, 1).T
-        return cls(y[:k].reshape(H, F), r, y[k + nr:k + nr + H], y[k + nr + H:k + nr + 2 * H])
-
-    def permuted(self, perm):
-        p = np.asarray(perm)
-        return HeadState(self.m[p], self.r[np.ix_(p, p)], self.b[p], self.v[p])
-
-    def to_dict(self):
-        return {k: getattr(self, k).tolist() for k in ("m", "r", "b", "v")}
-
-
-@dataclass(frozen=True)
-class FlowDraws:
-    """Common random numbers: θ (n, F), ζ (n, L, F), g (n, L, H); second half mirrors the first."""
-
-    theta: np.ndarray
-    zeta: np.ndarray
-    g: np.ndarray
-
-    @property
-    def n(self):
-        return self.theta.shape[0]
-
-
-def draws_for(prior, L, H, n, seed, kind="sobol") -> FlowDraws:
-    """n (a multiple of 4) draws: n/4 scrambled-Sobol' (``kind='sobol'``) or pseudo-random base
-    points, each in four antithetic copies (θ − Eθ, ζ) → ±(θ − Eθ, ζ) times g → ±g (θ mirrored only
-    for priors symmetric about their mean), see module docstring."""
-    if not (isinstance(n, (int, np.integer)) and n >= 8 and n % 4 == 0):
-        raise ValueError(f"n={n!r} must be a multiple of 4, ≥ 8")
-    if kind not in ("sobol", "random"):
-        raise ValueError(f"kind={kind!r}; allowed: 'sobol', 'random'")
-    F, k = prior.F, prior.n_uniform
-    dim = k + L * F + L * H
-    q = n // 4
-    if kind == "sobol":
-        u = qmc.Sobol(dim, scramble=True, seed=np.random.default_rng(seed)).random(q)
-    else:
-        u = np.random.default_rng(seed).random((q, dim))
-    theta = prior.quantile(u[:, :k])
-    z = ndtri(np.clip(u[:, k:], 1e-16, 1 - 1e-16))
-    zeta = z[:, :L * F].reshape(q, L, F)
-    g = z[:, L * F:].reshape(q, L, H)
-    mirrored = prior.reflect(theta)
-    theta2 = theta if mirrored is None else mirrored
-    return FlowDraws(np.concatenate([theta, theta2, theta, theta2]),
-                     np.concatenate([zeta, -zeta, zeta, -zeta]),
-                     np.concatenate([g, g, -g, -g]))
+__all__ = ["ReducedFlow"]
 
 
 class ReducedFlow:
@@ -195,11 +106,7 @@ class ReducedFlow:
         xp = self.xp
         as_x = (lambda a: xp.as_tensor(a, dtype=xp.float64, device=self.device)) if xp is not np \
             else (lambda a: np.asarray(a, float))
-        if root is None:
-            lam, U = np.linalg.eigh(state.r)
-            R = U * np.sqrt(np.clip(lam, 0, None))
-        else:
-            R = root
+        R = state.residual_root() if root is None else root
         chi = self._chi()
         s = (xp.einsum("nlf,hf->nhl", chi, as_x(state.m)) + xp.einsum("nlk,hk->nhl", self._g, as_x(R))
              + as_x(state.b)[None, :, None])
@@ -221,7 +128,7 @@ class ReducedFlow:
         e = self.loss_samples(state)
         if not np.all(np.isfinite(e)):
             raise FloatingPointError("reduced loss: non-finite value (logits too large?)")
-        return _mean_se(e)
+        return mean_and_se(e)
 
     def _integrands(self, state: HeadState):
         """Per-draw pieces of the flow: −Σ_ℓ φ_hℓ χ_ℓf, Σ_ℓ ∂²φ (upper H×H), −Σ_ℓ φ_hℓ, −∂φ/∂v, N."""
@@ -274,7 +181,7 @@ class ReducedFlow:
         """d(m, r, b, v)/dτ as a HeadState (and its standard errors when ``with_se``)."""
         md = self.model
         if with_se:
-            mean, se = _mean_se(self.derivative_draws(state))
+            mean, se = mean_and_se(self.derivative_draws(state))
             return HeadState.unpack(mean, md.H, md.F), HeadState.unpack(se, md.H, md.F)
         per = self._integrands(state)
         est = {k: v.mean(0) for k, v in per.items()}
@@ -302,98 +209,37 @@ class ReducedFlow:
         return loss, gm, gA, gb, gv
 
     def minimise(self, starts, max_iter=500, residual=True, bound=(15.0, 5.0, 150.0)):
-        """Lowest loss found by L-BFGS-B from each start (HeadStates) on the exact gradient of
-        the common-random-number loss; r = AAᵀ with A lower triangular (``residual=False``
-        keeps r = 0). ``bound`` = (|m|, |A|, |b|, |v|) box limits keeping the logits far from
-        float64 overflow. Returns (best state, its loss on these draws, all (state, loss));
-        the loss on the draws it was optimised on is biased low: re-evaluate on fresh draws."""
-        from scipy.optimize import minimize
-        md = self.model
-        H, F = md.H, md.F
-        il = np.tril_indices(H)
-        nA = len(il[0]) if residual else 0
-
-        def unpack(x):
-            m = x[:H * F].reshape(H, F)
-            A = np.zeros((H, H))
-            if residual:
-                A[il] = x[H * F:H * F + nA]
-            b = x[H * F + nA:H * F + nA + H]
-            v = x[H * F + nA + H:] if md.trains_sinks else np.zeros(H)
-            return m, A, b, v
-
-        def fun(x):
-            m, A, b, v = unpack(x)
-            try:
-                loss, gm, gA, gb, gv = self.loss_and_gradient(m, A, b, v)
-            except FloatingPointError:      # overflowing logits: make the line search back off
-                return 1e6, np.zeros_like(x)
-            parts = [gm.ravel()] + ([gA[il]] if residual else []) + [gb]
-            if md.trains_sinks:
-                parts.append(gv)
-            return loss, np.concatenate(parts)
-        found = []
-        for st in starts:
-            A0 = np.linalg.cholesky(st.r + 1e-12 * np.eye(H)) if residual else np.zeros((H, H))
-            x0 = np.concatenate([st.m.ravel()] + ([A0[il]] if residual else []) + [st.b] +
-                                ([st.v] if md.trains_sinks else []))
-            bm, bA, bb = bound
-            box = ([(-bm, bm)] * (H * F) + [(-bA, bA)] * nA + [(-bb, bb)] * H
-                   + ([(-bb, bb)] * H if md.trains_sinks else []))
-            x0 = np.clip(x0, [lo for lo, _ in box], [hi for _, hi in box])
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=box,
-                           options={"maxiter": max_iter})
-            if res.fun >= 1e6:
-                continue
-            m, A, b, v = unpack(res.x)
-            found.append((HeadState(m, A @ A.T, b, v), float(res.fun)))
-        if not found:
-            raise FloatingPointError("minimise: every start overflowed")
-        best = min(found, key=lambda t: t[1])
-        return best[0], best[1], found
+        """``numerics.multihead.optimise.minimise`` on this flow's draws."""
+        from .optimise import minimise
+        return minimise(self, starts, max_iter=max_iter, residual=residual, bound=bound)
 
     def rhs(self, y):
         """The packed right-hand side (for ODE solvers)."""
         md = self.model
         return self.derivative(HeadState.unpack(y, md.H, md.F)).pack()
 
-    def integrate(self, state0: HeadState, t_eval, method="RK45", rtol=1e-6, atol=1e-9):
-        """Integrate the (deterministic, common-random-number) flow; returns a Trajectory of
-        packed states (``unpack`` with H, F)."""
-        from numerics.ode.adaptive import integrate_adaptive
-        return integrate_adaptive(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol)
+    def integrate(self, state0: HeadState, t_eval, method: str = "RK45", rtol: float = 1e-6,
+                  atol: float = 1e-9, stop: Callable[[float, HeadState], bool] | None = None,
+                  chunk: int | None = None):
+        """Integrate the (deterministic, common-random-number) flow with ``numerics.ode.integrate``;
+        returns its Trajectory of packed states (``HeadState.unpack`` with H, F; coordinates
+        named by ``HeadState.names``). ``stop(t, state)`` ends the integration at the first
+        output time where it holds (status 'stopped'); with ``chunk`` the solver restarts
+        every ``chunk`` output intervals from the state reached. Raises FloatingPointError for
+        a non-finite state and RuntimeError when the solver fails."""
+        from numerics.ode import integrate
+        H, F = self.model.H, self.model.F
+        halt = None if stop is None else (lambda t, y: bool(stop(t, HeadState.unpack(y, H, F))))
+        tr = integrate(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol,
+                       stop=halt, chunk=chunk, names=HeadState.names(H, F))
+        if tr.status == "nonfinite":
+            raise FloatingPointError(f"ReducedFlow.integrate: {tr.message}")
+        if not tr.ok:
+            raise RuntimeError(f"ReducedFlow.integrate ({method}) failed: {tr.message}")
+        return tr
 
     def with_noise(self, sgd_noise):
         new = object.__new__(ReducedFlow)
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_flow_code"})
         new.kappa = float(sgd_noise)
         return new
-
-
-def mean_and_se(x):
-    """Estimate and standard error from per-draw values (see ``_mean_se``)."""
-    return _mean_se(x)
-
-
-def _mean_se(x):
-    """Mean and standard error with each group of four antithetic copies averaged first (the
-    group means are independent for pseudo-random draws; for Sobol' points the error is an
-    upper estimate)."""
-    x = np.asarray(x, float)
-    q = x.shape[0] // 4
-    groups = x[:4 * q].reshape(4, q, *x.shape[1:]).mean(0)
-    return groups.mean(0), groups.std(0, ddof=1) / np.sqrt(q)
-
-
-def first_passage(t, values, threshold):
-    """First time a sampled path crosses ``threshold`` upwards, linearly interpolated between
-    samples; nan when it never does."""
-    values = np.asarray(values, float)
-    above = np.flatnonzero(values >= threshold)
-    if len(above) == 0:
-        return float("nan")
-    i = above[0]
-    if i == 0:
-        return float(t[0])
-    v0, v1 = values[i - 1], values[i]
-    return float(t[i - 1] + (threshold - v0) / (v1 - v0) * (t[i] - t[i - 1]))
