@@ -6,7 +6,8 @@ import sympy as sp
 
 from numerics import compiled
 from numerics.multihead import HeadState, ReducedFlow
-from numerics.reduced import HeadReduced, OverlapReduced, ReducedModel, reduced, saddle_hessian_of
+from numerics.reduced import HeadReduced, OverlapReduced, ReducedModel, reduced
+from theory.multihead import saddle_hessian
 from theory import Geometry, Vector
 from theory.models import dohmatob2025 as dm
 from theory.models import marion2025 as mm
@@ -190,7 +191,7 @@ def test_head_hessian_at_the_saddle_is_lemma_III1():
     prior = flipping_spike(4.0, 1.5)
     rm = HeadReduced(MultiHeadModel(2, 3, 2, "softmax"), prior, n=2**12)
     H = rm.hessian(np.zeros(11))
-    Hm, _, mu, S = saddle_hessian_of(rm.model)
+    Hm, _, mu, S = saddle_hessian(rm.model)
     assert np.allclose(H[:4, :4], at_prior(Hm, prior, mu, S), atol=5e-3)
     assert np.isnan(H[4, 4])
 
@@ -211,17 +212,19 @@ def test_head_check_state_names_the_coordinate(heads):
         heads.check_state(bad)
 
 
-def test_saddle_hessian_adapter_covers_sinks_and_says_why_not():
-    """softmax-v at v = 0 has softmax-1's weights; an unknown activation gets a reason."""
-    sv = saddle_hessian_of(MultiHeadModel(1, 2, 1, "softmax-v"))[0]
-    s1 = saddle_hessian_of(MultiHeadModel(1, 2, 1, "softmax-1"))[0]
+def test_head_saddle_equations_cover_sinks_user_activations_and_outputs():
+    """softmax-v at v = 0 has softmax-1's Hessian; a user's tempered softmax and ŷ = Σ_h get
+    theirs from their own loss (exp(2s): 4× softmax's; ŷ = Σ_h: another quadratic form)."""
+    sv = HeadReduced(MultiHeadModel(1, 2, 1, "softmax-v")).saddle_equations()[0].rhs
+    s1 = HeadReduced(MultiHeadModel(1, 2, 1, "softmax-1")).saddle_equations()[0].rhs
     assert sv == s1
     tempered = Activation("softmax-T2", lambda s, v: [[sp.exp(2 * x) / sum(sp.exp(2 * y) for y in row)
                                                         for x in row] for row in s])
-    with pytest.raises(NotImplementedError, match="softmax-T2"):
-        saddle_hessian_of(MultiHeadModel(1, 2, 1, tempered))
-    with pytest.raises(NotImplementedError, match="output='sum'"):
-        saddle_hessian_of(MultiHeadModel(1, 2, 1, "softmax", output="sum"))
+    t2 = HeadReduced(MultiHeadModel(2, 3, 1, tempered)).saddle_equations()[0].rhs
+    soft = HeadReduced(MultiHeadModel(2, 3, 1, "softmax")).saddle_equations()[0].rhs
+    assert sp.simplify(t2 - 4 * soft) == sp.zeros(2, 2)
+    summed = HeadReduced(MultiHeadModel(2, 3, 1, "softmax", output="sum")).saddle_equations()[0].rhs
+    assert summed == summed.T and sp.simplify(summed - soft) != sp.zeros(2, 2)
 
 
 def test_symbolic_head_model_without_a_prior():

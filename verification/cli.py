@@ -135,11 +135,8 @@ def _echo_equations(rm, latex: bool) -> None:
     for eq in eqs:
         typer.echo(eq.text(latex) + "\n")
     if saddle:
-        try:
-            for eq in rm.saddle_equations():
-                typer.echo(eq.text(latex) + "\n")
-        except NotImplementedError as exc:
-            typer.echo(f"saddle Hessian: not available: {exc}")
+        for eq in rm.saddle_equations():
+            typer.echo(eq.text(latex) + "\n")
 
 
 @app.command()

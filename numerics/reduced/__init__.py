@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from theory.model import Geometry, Model
 
 from .base import Equation, ReducedModel
-from .heads import HeadReduced, saddle_hessian_of
+from .heads import HeadReduced
 from .overlap import OverlapReduced
 from .registry import PAPERS, paper_model
 
 __all__ = ["ReducedModel", "Equation", "OverlapReduced", "HeadReduced", "reduced", "paper_model",
-           "PAPERS", "saddle_hessian_of"]
+           "PAPERS"]
 
 
 def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] | None = None,

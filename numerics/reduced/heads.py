@@ -25,48 +25,7 @@ from theory.multihead import MultiHeadModel
 
 from .base import Equation, ReducedModel
 
-__all__ = ["HeadReduced", "saddle_hessian_of", "SADDLE_BUILTINS"]
-
-SADDLE_BUILTINS = ("softmax", "softmax-1", "b-softmax")
-"""Activations ``theory.models.sagitova2026.saddle_hessian`` accepts by name today."""
-
-
-def _same_weights(model: MultiHeadModel, name: str) -> bool:
-    """Whether the model's head weights at sink logits v = 0 are those of the built-in
-    activation ``name`` (numerical screen at random logits, then exact)."""
-    ref = MultiHeadModel(model.H, model.L, model.F, name, output=model.output).head_weights
-    at_zero = {v: 0 for v in model.sinks}
-    mine = [[a.subs(at_zero) for a in row] for row in model.head_weights]
-    rng = np.random.default_rng(0)
-    for _ in range(2):
-        point = {x: float(rng.normal()) for x in model.arguments}
-        if any(abs(float((a - b).evalf(subs=point))) > 1e-12
-               for ra, rb in zip(mine, ref) for a, b in zip(ra, rb)):
-            return False
-    return all(sp.simplify(a - b) == 0 for ra, rb in zip(mine, ref) for a, b in zip(ra, rb))
-
-
-def saddle_hessian_of(model: MultiHeadModel):
-    """Lemma III.1's Hessian of the reduced loss in m at m = 0, r = 0, b = 0 (sinks at v = 0)
-    for ``model``, as ``theory.models.sagitova2026.saddle_hessian`` returns it: (Hessian, m
-    symbols, mu symbols, second-moment matrix S).
-
-    Adapter: ``saddle_hessian`` takes built-in activation names today; an activation whose
-    weights at v = 0 equal a built-in's (softmax-v at v = 0 is softmax-1) uses that one. Any
-    other raises NotImplementedError saying why. Once ``saddle_hessian`` accepts a
-    MultiHeadModel, this becomes ``return saddle_hessian(model)``."""
-    from theory.models.sagitova2026 import saddle_hessian
-    if model.output != "mean":
-        raise NotImplementedError(f"output={model.output!r} is not supported by "
-                                  "theory.models.sagitova2026.saddle_hessian (ŷ = (1/H)Σ_h only)")
-    for name in SADDLE_BUILTINS:
-        if _same_weights(model, name):
-            return saddle_hessian(model.L, model.H, model.F, name)
-    raise NotImplementedError(
-        f"activation {model.activation.name!r} has weights (at v = 0) unlike "
-        f"every built-in {list(SADDLE_BUILTINS)}, and theory.models.sagitova2026.saddle_hessian "
-        "does not yet take a MultiHeadModel")
-
+__all__ = ["HeadReduced"]
 
 def head_state_names(H: int, F: int) -> tuple[str, ...]:
     """Coordinate names in ``HeadState.pack`` order."""
@@ -263,9 +222,11 @@ class HeadReduced(ReducedModel):
 
     def saddle_equations(self) -> list[Equation]:
         """The saddle Hessian in m at m = r = b = 0 (symbolic in θ's moments, and at the prior's
-        moments when there is a prior); a NotImplementedError says why when unavailable."""
+        moments when there is a prior), from the model's own loss (``theory.multihead.
+        saddle_hessian``: any activation, either output convention, sinks at v = 0)."""
         from theory.models.sagitova2026 import at_prior
-        Hm, ms, mu, S = saddle_hessian_of(self.model)
+        from theory.multihead import saddle_hessian
+        Hm, ms, mu, S = saddle_hessian(self.model)
         where = f"d2L/dm2 at m = r = b = 0, v = 0 (m order {[str(x) for x in ms]})"
         eqs = [Equation(f"saddle Hessian {where}", r"\left.\frac{\partial^2 L}{\partial m^2}"
                         r"\right|_{m = r = b = 0}", Hm)]
@@ -276,9 +237,5 @@ class HeadReduced(ReducedModel):
         return eqs
 
     def latex(self) -> dict[str, str]:
-        """As ``equations()``, with the saddle Hessian only where it is available."""
-        try:
-            eqs = self.equations()
-        except NotImplementedError:
-            eqs = self.equations(saddle=False)
-        return {eq.lhs_latex: eq.latex_rhs() for eq in eqs}
+        """As ``equations()``, the saddle Hessian included."""
+        return {eq.lhs_latex: eq.latex_rhs() for eq in self.equations()}

@@ -1030,7 +1030,7 @@ def _frame(risk, vals):
     return compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, risk, vals))
 
 
-SPHERE_TOL = 1e-8     # |‖w‖ − 1| along a run above this: the run left the realisable set
+SPHERE_TOL = 1e-7     # |‖w‖ − 1| along a run above this: the run left the realisable set
 
 
 def _global_run(flow, dv, kind, y0, t_eval):
