@@ -186,7 +186,7 @@ def test_readme_python_examples_run(section, tmp_path, monkeypatch):
 
 NOT_EXECUTED = {"run": "runs claims for minutes (CI runs the main job)",
                 "guard": "compares stored runs (CI runs the main job)"}
-CHEAP = {"--help", "list", "derive", "evaluate"}
+CHEAP = {"--help", "list", "derive", "evaluate", "heads"}
 
 
 def _with_optional_groups(cmd: str) -> list[str]:
