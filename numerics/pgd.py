@@ -27,13 +27,16 @@ __all__ = ["vectors_from_overlaps", "overlaps_of", "projected_gd", "autograd_flo
 
 
 def _check_blocks(blocks, n: int) -> list:
-    out = []
+    out, covered = [], np.zeros(n, bool)
     for block in blocks:
         a, b, constraint = block
         if constraint not in ("sphere", "free"):
             raise ValueError(f"block {block}: constraint must be 'sphere' or 'free'")
         if not (0 <= a < b <= n):
             raise ValueError(f"block {block}: indices must satisfy 0 ≤ start < end ≤ {n}")
+        if covered[a:b].any():
+            raise ValueError(f"block {block} overlaps another block")
+        covered[a:b] = True
         out.append((int(a), int(b), constraint))
     return out
 
@@ -42,11 +45,12 @@ def project_gradient(gradient: np.ndarray, Y: np.ndarray, blocks: Sequence[tuple
     """P⊥∇R: in each sphere block (start, end, 'sphere') of a batch Y (runs, n) the radial part
     (gᵀw)·w of the Euclidean gradient is removed; free blocks are left as they are."""
     g = np.asarray(gradient, dtype=float)
-    parts = []
+    out = g.copy()               # written back block by block: any block order is safe
     for a, b, constraint in blocks:
-        gb, w = g[:, a:b], Y[:, a:b]
-        parts.append(gb - (gb * w).sum(1, keepdims=True) * w if constraint == "sphere" else gb)
-    return np.concatenate(parts, 1)
+        if constraint == "sphere":
+            gb, w = g[:, a:b], Y[:, a:b]
+            out[:, a:b] = gb - (gb * w).sum(1, keepdims=True) * w
+    return out
 
 
 @dataclass(frozen=True)

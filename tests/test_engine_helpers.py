@@ -283,3 +283,17 @@ def test_global_convergence_run_that_leaves_the_sphere_is_not_judged():
     y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
     run = _global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
     assert run["outcome"] == "left the sphere" and run["max_norm_deviation"] > 0.1
+
+
+def test_project_gradient_is_independent_of_block_order_and_rejects_overlaps():
+    from numerics.pgd import project_gradient, projected_gradient_descent
+    rng = np.random.default_rng(0)
+    Y = rng.standard_normal((3, 8))
+    g = rng.standard_normal((3, 8))
+    a = project_gradient(g, Y, [(0, 4, "sphere"), (4, 8, "free")])
+    b = project_gradient(g, Y, [(4, 8, "free"), (0, 4, "sphere")])
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a[:, 4:], g[:, 4:])
+    with pytest.raises(ValueError, match="overlaps"):
+        projected_gradient_descent(lambda Y: (Y**2).sum(1), lambda Y: 2 * Y, Y[:1], 0.1, 2,
+                                   [(0, 4, "sphere"), (2, 6, "sphere")])

@@ -170,3 +170,11 @@ def test_multihead_simulators_on_cuda_agree_with_cpu_in_law():
         gpu = sim(md, prior, HeadSGDConfig(**base, seed=2, device="cuda"))
         worst, z = _same_law(cpu, gpu, [1, 50, 100])
         assert worst < z, (sim.__name__, worst, z)
+
+
+def test_head_config_rejects_non_numeric_init():
+    import pytest as _pytest
+    from numerics.sgd import HeadSGDConfig
+    for bad in ("0.5", True, -0.1, float("nan")):
+        with _pytest.raises(ValueError, match="init="):
+            HeadSGDConfig(D=10, lr=0.1, steps=1, init=bad)

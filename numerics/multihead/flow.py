@@ -239,6 +239,9 @@ class ReducedFlow:
         return tr
 
     def with_noise(self, sgd_noise):
+        """The same flow (same draws) with SGD-noise strength κ = ``sgd_noise`` (≥ 0)."""
+        if not (np.isfinite(sgd_noise) and sgd_noise >= 0):
+            raise ValueError(f"sgd_noise={sgd_noise!r} must be ≥ 0 (it is γD/N_b)")
         new = object.__new__(ReducedFlow)
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_flow_code"})
         new.kappa = float(sgd_noise)

@@ -38,11 +38,9 @@ class HeadSGDConfig(SimulationConfig):
             raise ValueError(f"HeadSGDConfig: D={self.D!r}; allowed: an integer ≥ 1")
         if isinstance(self.init, HeadState):
             return
-        try:
-            sigma0 = float(self.init)
-        except (TypeError, ValueError):
-            sigma0 = float("nan")
-        if not (np.isfinite(sigma0) and sigma0 >= 0):
+        number = isinstance(self.init, (int, float, np.integer, np.floating)) \
+            and not isinstance(self.init, bool)
+        if not (number and np.isfinite(self.init) and self.init >= 0):
             raise ValueError(f"HeadSGDConfig: init={self.init!r}; allowed: a HeadState or σ₀ ≥ 0")
 
     @property

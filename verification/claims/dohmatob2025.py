@@ -1105,7 +1105,8 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
                        f"{ {k: round(v, 4) for k, v in w['final'].items()} }", evidence)
     if failed:
         return Outcome("inconclusive", f"{len(failed)}/{len(runs)} runs could not be integrated "
-                       f"(solvers {failed[0]['solvers_tried']} exceeded their budget); the other "
+                       f"(solvers {failed[0]['solvers_tried']}: {failed[0]['status']}, "
+                       f"{failed[0]['message']}); the other "
                        f"{len(runs) - len(failed)} converge to (1, 1, 0, 0, 0)", evidence)
     if pending:
         w = pending[0]
