@@ -126,7 +126,7 @@ def _reduced_model(model: str, params: dict | None):
 
 
 def _echo_equations(rm, latex: bool) -> None:
-    """The model's equations; for the multi-head kind also the saddle Hessian, or why not."""
+    """The model's equations; for the multi-head kind also the saddle Hessian (any activation, either output convention)."""
     saddle = hasattr(rm, "saddle_equations")
     try:
         eqs = rm.equations(saddle=False) if saddle else rm.equations()
@@ -158,7 +158,7 @@ def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Optio
     """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
     weights, the conditional loss φ(s), the flow on (m, r, b, v) and the saddle Hessian of
     Lemma III.1 in the head overlaps m at m = 0, r = 0, b = 0, sinks at v = 0 (θ's moments as
-    symbols mu_f, S_ff′), or why it is not available."""
+    symbols mu_f, S_ff′); any activation and output convention."""
     from numerics.reduced import HeadReduced
     from theory.multihead import MultiHeadModel
     try:

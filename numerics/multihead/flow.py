@@ -170,7 +170,7 @@ class ReducedFlow:
 
     def derivative_draws(self, state: HeadState) -> np.ndarray:
         """Per-draw packed derivatives (n × P, ``HeadState.pack`` order); their group means
-        (``_mean_se``) give the estimate and its standard error, also for any linear contrast."""
+        (``mean_and_se``) give the estimate and its standard error, also for any linear contrast."""
         H = self.model.H
         per = self._integrands(state)
         n = per["m"].shape[0]
