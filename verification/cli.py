@@ -126,7 +126,8 @@ def _reduced_model(model: str, params: dict | None):
 
 
 def _echo_equations(rm, latex: bool) -> None:
-    """The model's equations; for the multi-head kind also the saddle Hessian (any activation, either output convention)."""
+    """The model's equations; for the multi-head kind also the saddle Hessian (any activation,
+    either output convention)."""
     saddle = hasattr(rm, "saddle_equations")
     try:
         eqs = rm.equations(saddle=False) if saddle else rm.equations()
