@@ -116,6 +116,36 @@ def guard_compare(baseline: Path = typer.Argument(..., help="stored baseline"),
     raise typer.Exit(_compare(baseline, current))
 
 
+@app.command()
+def calibrate(paper: str | None = typer.Option(None, help="only this paper's claims"),
+              claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
+              seeds: int = typer.Option(10, min=1, help="runs per claim under the true model and "
+                                        "under each mutation (seeds 1..K)"),
+              profile: Profile = typer.Option(Profile.quick, help="quick or full"),
+              device: Device = typer.Option(Device.cpu, help="torch device for simulations"),
+              out: Path = typer.Option(Path("calibration"), help="folder for calibration.json "
+                                       "and calibration.md")):
+    """Measure each claim's record: false refutations over K fresh seeds under the true model,
+    and refutations under mutations (a relative change at the claim's resolution, a sign flip,
+    and the formula mutations the claim declares). Writes calibration.json after every claim."""
+    from numerics.sgd.base import resolve_device
+
+    from .calibrate import calibrate as run_calibration
+    from .registry import claims_for
+    try:
+        claims = claims_for(paper, claim)
+    except ValueError as exc:
+        _fail(str(exc))
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out} is an existing file; allowed: a folder (new or existing)")
+    result = run_calibration(claims, seeds=seeds, profile=profile.value,
+                             device=resolve_device(device.value), out=out,
+                             progress=lambda msg: typer.echo(msg, err=True))
+    from .calibrate import summary_rows
+    typer.echo("\n".join(summary_rows(result)))
+    typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
+
+
 def _reduced_model(model: str, params: dict | None):
     """The paper's reduced model (``numerics.reduced.paper_model``), bad input → exit 2."""
     from numerics.reduced import paper_model

@@ -1,48 +1,61 @@
-"""What a claim check gets from the runner: profile, seed, device, and the run's z."""
+"""What a claim check gets from the runner: profile, seed, device, the claim's own α and the
+ledger in which its checks record what they spend (``verification.checks``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import hashlib
 from typing import TypeVar
 
 import numpy as np
-from scipy.stats import norm
 
-__all__ = ["Context", "PROFILES"]
+from .checks import Ledger
+
+__all__ = ["Context", "PROFILES", "DEFAULT_ALPHA"]
 
 PROFILES = ("quick", "full")
+DEFAULT_ALPHA = 1e-4
+"""A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
 
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class Context:
-    """The run's settings as one claim sees them (frozen: a claim cannot change the run)."""
+    """The run's settings as one claim sees them (frozen: a claim cannot change the run).
+
+    alpha: the claim's false-refutation probability per family of comparisons (Bonferroni over
+    the claim's own comparisons only: a verdict does not depend on which other claims run).
+    ledger: what the claim's checks spent, from which the runner states its contract."""
 
     profile: str = "quick"
     seed: int = 0
     device: str = "cpu"
-    alpha: float = 1e-3          # family-wise error rate of a whole run
-    n_claims: int = 1            # statistical claims in the run (Bonferroni over claims)
+    alpha: float = DEFAULT_ALPHA
     progress: Callable[[float], object] | None = None      # callable(fraction) or None
+    ledger: Ledger = field(default_factory=Ledger, compare=False, repr=False)
+    perturbation: tuple | None = None
+    """Calibration only: a deliberate error the check library applies to the claimed side of
+    every comparison (``verification.checks.PERTURBATIONS``); None in real runs."""
 
     def __post_init__(self):
         if self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}; allowed: {PROFILES}")
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha={self.alpha} must be in (0, 1)")
+        if self.perturbation is not None:
+            from .checks import check_perturbation
+            check_perturbation(self.perturbation)
 
     def pick(self, quick: _T, full: _T) -> _T:
         """``quick`` under the quick profile, ``full`` under the full one."""
         return quick if self.profile == "quick" else full
 
-    def z(self, n_checks: int) -> float:
-        """Two-sided Bonferroni z for ``n_checks`` comparisons in this claim, the run's α
-        shared over its statistical claims."""
-        n = max(1, int(n_checks)) * max(1, self.n_claims)
-        return float(norm.isf(self.alpha / (2 * n)))
+    def z(self, n_checks: int, name: str = "comparisons") -> float:
+        """Two-sided Bonferroni z = Φ⁻¹(1 − α/(2n)) for a family of n = ``n_checks``
+        comparisons of this claim at the claim's α (recorded in the ledger)."""
+        return self.ledger.spend(name, max(1, int(n_checks)), self.alpha)
 
     def claim_seed(self, claim_id: str) -> int:
         """A seed per claim derived from the run seed (independent streams, reproducible)."""

@@ -50,6 +50,11 @@ class Claim:
     check: Callable
     statistical: bool = True
     reading: str = ""
+    alpha: float | None = None
+    """The claim's false-refutation probability per family (None: ``DEFAULT_ALPHA``)."""
+    mutations: dict[str, Callable[[], dict]] | None = None
+    """Declared formula mutations for ``calibrate``: name → a function returning the
+    overrides (a deliberately wrong formula or model) the check must refute."""
 
     def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
         return self.check(ctx, **overrides)
@@ -59,14 +64,20 @@ REGISTRY: dict[str, Claim] = {}
 
 
 def claim(id: str, label: str, statement: str, statistical: bool = True,
-          reading: str = "") -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
-    """Register a claim check under ``id`` ('<paper>:<claim>')."""
+          reading: str = "", alpha: float | None = None,
+          mutations: dict[str, Callable[[], dict]] | None = None
+          ) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
+    """Register a claim check under ``id`` ('<paper>:<claim>'); ``alpha`` its own
+    false-refutation probability (default ``verification.context.DEFAULT_ALPHA``)."""
+    if alpha is not None and not 0 < alpha < 1:
+        raise ValueError(f"claim {id}: alpha={alpha!r}; allowed: 0 < alpha < 1")
     paper = id.split(":", 1)[0]
 
     def wrap(fn):
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
-        REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading)
+        REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
+                            mutations)
         fn.claim = REGISTRY[id]
         return fn
 

@@ -86,14 +86,30 @@ def _fmt_evidence(ev: dict, limit=1500) -> str:
     return text if len(text) <= limit else text[:limit] + "\n…"
 
 
+def contract_text(c: dict) -> tuple[str, str]:
+    """(α, resolution) of a report entry as short text: 'exact' for exact checks, '—' where a
+    statistical claim has not stated its contract."""
+    k = c.get("contract")
+    if not k:
+        return "—", "—"
+    if k.get("exact"):
+        return "0 (exact)", "—"
+    alpha = "—" if k.get("alpha") is None else f"{k['alpha']:.0e}"
+    res = k.get("resolution")
+    res = "—" if res is None else ("∞" if res == float("inf") else f"{100 * res:.3g} %")
+    return alpha, res
+
+
 def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
     """report.md: the verdict table, then per claim its statement, reading, figures, evidence."""
     lines = ["# Claim verification report", "",
              f"suite {report['suite_version']} · profile `{report['profile']}` · seed "
              f"{report['seed']} · device {report['device']} · started {report['started']}", "",
-             "| claim | label | verdict | summary | s |", "|---|---|---|---|---|"]
+             "| claim | label | verdict | α | resolution | summary | s |",
+             "|---|---|---|---|---|---|---|"]
     for c in report["claims"]:
-        lines.append(f"| `{c['id']}` | {c['label']} | **{c['verdict']}** | "
+        alpha, res = contract_text(c)
+        lines.append(f"| `{c['id']}` | {c['label']} | **{c['verdict']}** | {alpha} | {res} | "
                      f"{c['summary'].replace('|', '/')} | {c['seconds']:.1f} |")
     for c in report["claims"]:
         lines += ["", f"## `{c['id']}` — {c['label']}: {c['verdict']}", "", f"> {c['statement']}",
@@ -113,7 +129,8 @@ def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) 
     rows = "".join(
         f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['label'])}</td>"
         f"<td style='color:{COLOURS[c['verdict']]}'><b>{c['verdict']}</b></td>"
-        f"<td>{html.escape(c['summary'])}</td><td>{c['seconds']:.1f}</td></tr>"
+        + "".join(f"<td>{html.escape(t)}</td>" for t in contract_text(c))
+        + f"<td>{html.escape(c['summary'])}</td><td>{c['seconds']:.1f}</td></tr>"
         for c in report["claims"])
     sections = []
     for c in report["claims"]:
@@ -130,7 +147,8 @@ def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) 
            f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style></head><body>"
            f"<h1>Claim verification report</h1><p>profile {report['profile']} · seed "
            f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
-           f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>summary</th><th>s</th></tr>"
+           f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
+           f"<th>summary</th><th>s</th></tr>"
            f"{rows}</table>{''.join(sections)}</body></html>")
     atomic_write_text(Path(path), doc)
 
@@ -143,10 +161,10 @@ def verdict_table(report: dict, console: Console | None = None) -> None:
 
     console = console or Console()
     table = Table(title=f"verdicts ({report['profile']} profile, seed {report['seed']})")
-    for col in ("claim", "label", "verdict", "summary", "s"):
+    for col in ("claim", "label", "verdict", "α", "resolution", "summary", "s"):
         table.add_column(col, overflow="fold")
     for c in report["claims"]:
         table.add_row(escape(c["id"]), escape(c["label"]),
-                      f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]", escape(c["summary"]),
-                      f"{c['seconds']:.1f}")
+                      f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]", *contract_text(c),
+                      escape(c["summary"]), f"{c['seconds']:.1f}")
     console.print(table)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 import datetime as _dt
 from pathlib import Path
 import platform
@@ -10,6 +11,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from .checks import Ledger, OutsideRealisableSet
 from .context import Context
 from .registry import Outcome
 from .report import (render_figures, verdict_table, write_html, write_json, write_markdown,
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 SUITE_VERSION = "0.1.0"
 
-__all__ = ["run_claim", "run", "environment", "SUITE_VERSION"]
+__all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION"]
 
 
 def environment() -> dict[str, str | None]:
@@ -44,13 +46,15 @@ def environment() -> dict[str, str | None]:
 
 
 def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outcome]:
-    """(entry for report.json, Outcome). Exceptions become verdict 'error'."""
+    """(entry for report.json, Outcome). The claim runs with its own α (if it declares one)
+    and a fresh ledger, whatever ``ctx`` carried; exceptions become verdict 'error'."""
+    ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
     start = time.perf_counter()
     try:
         outcome = claim(ctx, **overrides)
         if not isinstance(outcome, Outcome):
             raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
-    except NaNInEvidence as exc:
+    except (NaNInEvidence, OutsideRealisableSet) as exc:
         outcome = Outcome("error", f"no verdict: {exc}", {"error": str(exc)})
     except Exception as exc:  # the check itself failed to run
         outcome = Outcome("error", f"{type(exc).__name__}: {exc}",
@@ -61,10 +65,22 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
         evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
     entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
              "statement": claim.statement, "verdict": outcome.verdict,
-             "summary": outcome.summary, "evidence": evidence, "seconds": seconds}
+             "summary": outcome.summary, "contract": contract_of(claim, ctx),
+             "evidence": evidence, "seconds": seconds}
     if claim.reading:
         entry["reading"] = claim.reading
     return entry, outcome
+
+
+def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
+    """The claim's error contract (``verification.checks``) from what its checks spent. An exact
+    claim has α = 0 and no resolution; a statistical claim whose checks did not go through the
+    ledger says so (``"stated": false``) rather than claiming α = 0."""
+    contract = ctx.ledger.contract().to_json()
+    contract["exact"] = not claim.statistical
+    if claim.statistical and not ctx.ledger.families:
+        contract.update(alpha=None, stated=False)
+    return contract
 
 
 def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
@@ -77,7 +93,6 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     from numerics.sgd.base import resolve_device
 
     device = resolve_device(device)
-    n_stat = sum(1 for c in claims if c.statistical)
     report = {"suite_version": SUITE_VERSION,
               "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
               "profile": profile, "device": device, "seed": int(seed),
@@ -89,8 +104,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
         for c in claims:
             task = progress.add_task(c.id, total=1.0) if progress else None
             tick = (lambda f, task=task: progress.update(task, completed=f)) if progress else None
-            ctx = Context(profile=profile, seed=seed, device=device, n_claims=n_stat,
-                          progress=tick)
+            ctx = Context(profile=profile, seed=seed, device=device, progress=tick)
             entry, outcome = run_claim(c, ctx)
             report["claims"].append(entry)
             arrays.update({f"{c.id}/{k}": v for k, v in outcome.arrays.items()})

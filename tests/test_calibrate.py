@@ -1,0 +1,54 @@
+"""calibrate: false refutations under the true model, refutations under the perturbations of
+the check library and under the claim's declared mutations; calibration.json written."""
+
+import json
+
+import numpy as np
+from typer.testing import CliRunner
+
+from verification.calibrate import calibrate
+from verification.checks import estimate_vs_theory
+from verification.registry import Claim, Outcome
+
+
+def _mean_claim(ctx, mean=1.0):
+    """A Monte Carlo mean of N(mean, 1) against the claimed value 1 (1000 samples)."""
+    x = ctx.rng("toy").normal(mean, 1.0, 1000)
+    check = estimate_vs_theory(ctx, x.mean(), x.std(ddof=1) / np.sqrt(x.size), 1.0)
+    return Outcome(check.decision, f"mean {x.mean():.3f}")
+
+
+TOY = Claim("toy:mean", "toy", "Lemma 0", "E x = 1", _mean_claim,
+            mutations={"wrong mean": lambda: {"mean": 1.5}})
+
+
+def test_calibrate_counts_false_refutations_and_power(tmp_path):
+    res = calibrate([TOY], seeds=6, out=tmp_path)
+    rec = res["claims"][0]
+    assert rec["runs"] == 6 and rec["false_refutations"] == 0
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert set(names) == {"relative change at resolution", "sign flip", "wrong mean"}
+    assert names["sign flip"]["refuted"] == 6 and names["wrong mean"]["refuted"] == 6
+    assert names["relative change at resolution"]["refuted"] >= 5
+    on_disk = json.loads((tmp_path / "calibration.json").read_text())
+    assert on_disk["complete"] and on_disk["seeds"] == 6 and on_disk["claims"][0]["id"] == "toy:mean"
+    assert "toy:mean" in (tmp_path / "calibration.md").read_text()
+
+
+def test_a_check_that_passes_anything_shows_no_power(tmp_path):
+    """A claim that ignores its evidence is exposed: its mutations are never refuted."""
+    def lenient(ctx, mean=1.0):
+        estimate_vs_theory(ctx, 1.0, 1.0, 1.0)
+        return Outcome("confirmed", "always")
+    res = calibrate([Claim("toy:lenient", "toy", "-", "-", lenient,
+                           mutations={"wrong mean": lambda: {"mean": 1.5}})], seeds=2)
+    assert all(m["refuted"] == 0 for m in res["claims"][0]["mutations"])
+
+
+def test_cli_calibrate_rejects_a_file_as_out(tmp_path):
+    from verification.cli import app
+    f = tmp_path / "file"
+    f.write_text("x")
+    r = CliRunner().invoke(app, ["calibrate", "--claim", "marion2025:thm1-risk", "--seeds", "1",
+                                 "--out", str(f)])
+    assert r.exit_code == 2 and "--out" in r.output

@@ -1,0 +1,154 @@
+"""The check library (verification.checks): each policy decides for the right reason, the
+contract states α and resolution from the claim's own comparisons, and states outside the
+realisable set never reach a verdict."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from verification import checks
+from verification.checks import (Ledger, OutsideRealisableSet, confidence_sequence_radius,
+                                 estimate_vs_theory, limit, realisable, sequential, trend)
+from verification.context import Context
+from verification.registry import Claim, Outcome
+from verification.runner import run_claim
+
+
+def test_estimate_vs_theory_passes_within_z_se_and_refutes_beyond():
+    ctx = Context(alpha=1e-3)
+    ok = estimate_vs_theory(ctx, [1.01, 2.0], [0.01, 0.01], [1.0, 2.0])
+    assert ok.decision == "confirmed"
+    bad = estimate_vs_theory(ctx, [1.10, 2.0], [0.01, 0.01], [1.0, 2.0])
+    assert bad.decision == "refuted" and bad.details["worst_index"] == 0
+    z = norm.isf(1e-3 / 4)
+    assert ok.z == pytest.approx(z)
+    # resolution: the smallest relative deviation refuted with probability ≥ 95 %
+    assert ok.resolution == pytest.approx((z + checks.Z95) * 0.01 / 2.0)
+    with_bias = estimate_vs_theory(ctx, [1.05], [0.01], [1.0], bias=0.06)
+    assert with_bias.decision == "confirmed"
+
+
+def test_resolution_is_the_power_at_95_percent():
+    """A deviation of exactly the stated resolution is refuted in ≥ 95 % of repeated draws."""
+    rng = np.random.default_rng(0)
+    theta, se = 2.0, 0.05
+    res = estimate_vs_theory(Context(), theta, se, theta).resolution
+    refuted = [estimate_vs_theory(Context(), theta * (1 + res) + se * rng.standard_normal(), se,
+                                  theta).decision == "refuted" for _ in range(2000)]
+    assert np.mean(refuted) >= 0.94
+
+
+def test_nan_never_reaches_a_verdict():
+    with pytest.raises(ValueError, match="non-finite"):
+        estimate_vs_theory(Context(), [np.nan], [0.1], [1.0])
+
+
+def test_limit_refutes_a_steady_deviation_and_never_widens_the_error_bar():
+    """The audited case: a steady −17 % deviation from the claimed limit, plus a finite-size
+    term. The old fit inflated its error bar by the misfit and passed it."""
+    d = np.array([100, 200, 400, 800, 1600.0])
+    se = np.full(5, 0.01)
+    theory = 1.35
+    good = limit(Context(), d, theory + 3 / d, se, theory)
+    assert good.decision == "confirmed"
+    off = limit(Context(), d, 0.83 * theory + 3 / d, se, theory)
+    assert off.decision == "refuted"
+    assert off.details["limit_stderr"][0] == pytest.approx(good.details["limit_stderr"][0])
+
+
+def test_limit_with_a_poor_fit_says_inconclusive_and_what_would_decide():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    curved = 1.0 + 40 / np.sqrt(d)          # not in the 1/d basis
+    out = limit(Context(), d, curved, np.full(5, 1e-3), 1.0, terms=("1/d",))
+    assert out.decision == "inconclusive" and out.details["poor_fit"]
+    assert "more dimensions" in out.needs
+    assert limit(Context(), d, curved, np.full(5, 1e-3), 1.0,
+                 terms=("1/sqrt(d)",)).decision == "confirmed"
+
+
+def test_limit_needs_a_degree_of_freedom():
+    with pytest.raises(ValueError, match="at least 3"):
+        limit(Context(), [10.0, 20.0], [1.0, 1.0], [0.1, 0.1], 1.0, terms=("1/d",))
+
+
+def test_trend_weak_evidence_is_inconclusive_not_refuted():
+    """The audited case: a delay slope 8.0 ± 3.35 (2.4 se) is weak evidence for growth, not
+    evidence against it."""
+    out = trend(Context(), 8.037, 3.350, sign=+1)
+    assert out.decision == "inconclusive" and "standard error below" in out.needs
+    assert trend(Context(), 8.0, 1.0, sign=+1).decision == "confirmed"
+    assert trend(Context(), -8.0, 1.0, sign=+1).decision == "refuted"
+    assert trend(Context(), -8.0, 1.0, sign=-1).decision == "confirmed"
+
+
+def test_confidence_sequence_holds_however_often_it_is_looked_at():
+    """Gaussian data at the true mean: the fraction of runs whose sequence ever excludes it
+    over 200 looks stays below α (a fixed-n 95 % interval looked at 200 times would not)."""
+    rng = np.random.default_rng(1)
+    alpha, runs, looks = 0.1, 400, 200
+    x = rng.standard_normal((runs, looks))
+    n = np.arange(1, looks + 1)
+    means = np.cumsum(x, 1) / n
+    crossed = np.any(np.abs(means) > confidence_sequence_radius(n, 1.0, alpha), axis=1)
+    assert crossed.mean() <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+    naive = np.any(np.abs(means) > 1.96 / np.sqrt(n), axis=1)
+    assert naive.mean() > 0.3
+
+
+def test_sequential_decides_both_ways_and_says_inconclusive_on_budget():
+    def draws(mu):
+        return lambda k, size: np.random.default_rng(k).normal(mu, 1.0, size)
+    assert sequential(Context(), draws(0.0), 0.0, tolerance=0.2, budget=2**16).decision == "confirmed"
+    bad = sequential(Context(), draws(0.5), 0.0, tolerance=0.2, budget=2**16)
+    assert bad.decision == "refuted" and bad.details["n"] < 2**16
+    small = sequential(Context(), draws(0.0), 0.0, tolerance=0.01, batch=64, budget=256)
+    assert small.decision == "inconclusive" and "budget" in small.needs
+
+
+def test_contract_bonferroni_is_over_the_claims_own_comparisons():
+    def check(ctx):
+        out = estimate_vs_theory(ctx, [1.0, 1.0, 1.0], [0.1, 0.1, 0.1], [1.0, 1.0, 2.0])
+        return Outcome(out.decision, "x")
+    c = Claim("x:three", "x", "-", "s", check, alpha=1e-3)
+    entry, _ = run_claim(c, Context())
+    assert entry["contract"]["alpha"] == pytest.approx(1e-3)
+    assert entry["contract"]["comparisons"] == 3
+    z = norm.isf(1e-3 / 6)
+    assert entry["contract"]["resolution"] == pytest.approx((z + checks.Z95) * 0.1 / 2.0)
+    # the same claim again, as if after other claims: a fresh ledger, the same contract
+    again, _ = run_claim(c, Context())
+    assert again["contract"] == entry["contract"]
+
+
+def test_exact_claim_has_alpha_zero_and_unstated_contracts_say_so():
+    exact = Claim("x:exact", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"),
+                  statistical=False)
+    entry, _ = run_claim(exact, Context())
+    assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 0, "exact": True}
+    silent = Claim("x:silent", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"))
+    entry, _ = run_claim(silent, Context())
+    assert entry["contract"]["stated"] is False and entry["contract"]["alpha"] is None
+
+
+def test_two_families_spend_two_alphas():
+    led = Ledger()
+    led.spend("a", 2, 1e-4, 0.1)
+    led.spend("b", 5, 1e-4, 0.3)
+    k = led.contract()
+    assert k.alpha == pytest.approx(2e-4) and k.comparisons == 7 and k.resolution == 0.3
+
+
+def test_a_state_outside_the_realisable_set_gives_error_never_a_verdict():
+    from theory.models.dohmatob2025 import OVERLAP_STRUCTURE
+    good = {"mu": 0.5, "nu": 0.5, "zeta": 0.0, "eta": 0.0, "rho": 0.0}
+    bad = {**good, "mu": -4.3}
+
+    def check(ctx):
+        realisable([good, bad], OVERLAP_STRUCTURE.check_overlaps, what="trajectory state")
+        return Outcome("refuted", "would rest on an impossible state")
+    entry, _ = run_claim(Claim("x:guard", "x", "-", "s", check), Context())
+    assert entry["verdict"] == "error" and "trajectory state #1" in entry["summary"]
+    with pytest.raises(OutsideRealisableSet):
+        realisable([bad], OVERLAP_STRUCTURE.check_overlaps)

@@ -1,0 +1,367 @@
+"""The check library: one statistical policy for each kind of comparison a claim makes, and
+the error contract each claim's verdict carries.
+
+Every policy records what it spent in the claim's :class:`Ledger` (``ctx.ledger``): its number
+of comparisons and its resolution. The claim's contract (a top-level field of its report
+entry) is
+
+- ``alpha``: the claim's false-refutation probability. A family of n comparisons is judged at
+  the two-sided Bonferroni z = Φ⁻¹(1 − α/(2n)) with the claim's own α (``Context.alpha``),
+  never shared with other claims of the run; a claim with k families spends k·α (union bound)
+  and says so. 0 for exact (symbolic or high-precision) checks.
+- ``resolution``: the smallest relative deviation δ of the checked quantity that the check
+  refutes with probability ≥ 95 % at the run's sample sizes. For |Δ| ≤ z·se + bias a true
+  deviation δ·|θ| is refuted with probability ≥ 95 % once δ·|θ| ≥ (z + z₀.₉₅)·se + bias; a
+  family's resolution is the smallest over its points (any refuted point refutes), the claim's
+  the largest over its families (each checked quantity must be resolved). None when exact.
+- ``comparisons``: the total number of comparisons.
+
+Policies:
+
+- :func:`estimate_vs_theory`: |estimate − theory| ≤ z·se + bias, bias an explicit finite-size
+  term.
+- :func:`limit`: the d → ∞ limit by a weighted least-squares fit in the given finite-size
+  basis, with a χ² goodness-of-fit test. A poor fit is reported (``poor_fit``), so that the claim
+  adds dimensions or samples or says ``inconclusive``; the error bar is never widened.
+- :func:`trend`: the sign of a slope (or any estimate with a standard error): ``confirmed`` when
+  it has the claimed sign at z, ``refuted`` only when it has the opposite sign at z, otherwise
+  ``inconclusive`` with the standard error that would decide.
+- :func:`sequential`: batches are added until an anytime-valid confidence sequence (normal
+  mixture, valid however often it is looked at) decides the comparison, or the budget is spent
+  (``inconclusive``).
+
+Calibration (``python -m verification calibrate``) measures each claim's record: runs under the
+true model count false refutations; runs under mutations count refutations. Two mutations
+act on every check of this library through ``ctx.perturbation`` (applied to the claimed side of
+each comparison): ``("relative", δ)`` multiplies the claimed value by 1 + δ (δ = the claim's
+stated resolution), ``("sign",)`` flips its sign (for :func:`trend`, the claimed direction).
+Claims declare formula mutations (a dropped term, a wrong factor) as overrides.
+
+Validity: :func:`realisable` raises :class:`OutsideRealisableSet` for a state that is not
+realisable (non-finite values, norms, |overlaps| > 1, a Gram matrix that is not PSD); the runner
+turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import chi2 as _chi2, norm
+
+from .stats import finite
+
+__all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
+           "Ledger", "Check", "OutsideRealisableSet",
+           "estimate_vs_theory", "limit", "trend", "sequential", "confidence_sequence_radius",
+           "realisable", "combine"]
+
+Z95 = float(norm.isf(0.05))
+"""One-sided 95 % quantile: the power term of the resolution."""
+
+DECISIONS = ("confirmed", "refuted", "inconclusive")
+PERTURBATIONS = ("relative", "sign")
+
+
+def check_perturbation(p: tuple) -> None:
+    """ValueError unless ``p`` is ("relative", δ) with finite δ ≠ 0, or ("sign",)."""
+    ok = (isinstance(p, tuple) and p and p[0] in PERTURBATIONS
+          and ((p[0] == "sign" and len(p) == 1)
+               or (p[0] == "relative" and len(p) == 2 and isinstance(p[1], (int, float))
+                   and math.isfinite(p[1]) and p[1] != 0)))
+    if not ok:
+        raise ValueError(f"perturbation={p!r}; allowed: ('relative', δ) with finite δ ≠ 0, "
+                         "or ('sign',)")
+
+
+def perturbed(ctx, theory: np.ndarray) -> np.ndarray:
+    """The claimed values under the calibration perturbation of ``ctx`` (unchanged without)."""
+    p = getattr(ctx, "perturbation", None)
+    if p is None:
+        return theory
+    return -theory if p[0] == "sign" else theory * (1 + p[1])
+
+
+# --- the contract ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Family:
+    """One family of comparisons judged together at Bonferroni z."""
+
+    name: str
+    comparisons: int
+    alpha: float
+    resolution: float | None
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A verdict's error contract (see the module docstring)."""
+
+    alpha: float
+    resolution: float | None
+    comparisons: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "resolution": self.resolution,
+                "comparisons": self.comparisons}
+
+
+@dataclass
+class Ledger:
+    """What one claim's checks spent: the families of comparisons and their resolutions."""
+
+    families: list[Family] = field(default_factory=list)
+
+    def spend(self, name: str, comparisons: int, alpha: float,
+              resolution: float | None = None) -> float:
+        """Record a family of ``comparisons`` at the claim's α; its two-sided Bonferroni z."""
+        n = int(comparisons)
+        if n < 1:
+            raise ValueError(f"comparisons={comparisons!r}; allowed: an integer ≥ 1")
+        self.families.append(Family(name, n, float(alpha), resolution))
+        return float(norm.isf(alpha / (2 * n)))
+
+    def set_resolution(self, resolution: float | None) -> None:
+        """The resolution of the family spent last (computed after its z was known)."""
+        if not self.families:
+            raise ValueError("no family spent yet")
+        last = self.families[-1]
+        self.families[-1] = Family(last.name, last.comparisons, last.alpha, resolution)
+
+    def contract(self) -> Contract:
+        """The claim's contract: α summed over families, the coarsest family resolution, and
+        the total number of comparisons; exact (α = 0, resolution None) with no family."""
+        if not self.families:
+            return Contract(0.0, None, 0)
+        alpha = min(1.0, sum(f.alpha for f in self.families))
+        res = [f.resolution for f in self.families if f.resolution is not None]
+        finite_res = [r for r in res if math.isfinite(r)]
+        resolution = None if not res else (max(finite_res) if len(finite_res) == len(res)
+                                            else math.inf)
+        return Contract(alpha, resolution, sum(f.comparisons for f in self.families))
+
+
+# --- results ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Check:
+    """A policy's decision and what it rests on.
+
+    decision: 'confirmed', 'refuted' or 'inconclusive'; z: the family's Bonferroni z; ok: per
+    comparison pass flags; score: per comparison (|Δ| − bias)/se; resolution: as in the
+    contract; details: JSON-able numbers for the evidence; needs: for 'inconclusive', what
+    would decide."""
+
+    decision: str
+    z: float
+    ok: np.ndarray
+    score: np.ndarray
+    resolution: float | None
+    details: dict = field(default_factory=dict)
+    needs: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.decision == "confirmed"
+
+    def evidence(self) -> dict[str, Any]:
+        out = {"decision": self.decision, "z": self.z, "resolution": self.resolution,
+               "worst_score": float(np.max(self.score)) if self.score.size else None,
+               **self.details}
+        if self.needs:
+            out["needs"] = self.needs
+        return out
+
+
+def combine(checks: Sequence[Check]) -> str:
+    """'refuted' if any check is, 'confirmed' if all are, else 'inconclusive'."""
+    decisions = [c.decision for c in checks]
+    if "refuted" in decisions:
+        return "refuted"
+    return "confirmed" if decisions and all(d == "confirmed" for d in decisions) else "inconclusive"
+
+
+def _resolution(se: np.ndarray, bias: np.ndarray, theory: np.ndarray, z: float) -> float:
+    """min over points of ((z + z₉₅)·se + bias)/|θ| (inf where θ = 0 everywhere)."""
+    scale = np.abs(theory)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(scale > 0, ((z + Z95) * se + bias) / scale, np.inf)
+    return float(np.min(r)) if r.size else math.inf
+
+
+# --- policies --------------------------------------------------------------------------------
+def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: ArrayLike,
+                       bias: ArrayLike = 0.0, name: str = "estimate vs theory") -> Check:
+    """Each estimate against its theory value: |Δ| ≤ z·se + bias with z Bonferroni over the
+    points at the claim's α. ``confirmed`` when every point passes, else ``refuted``."""
+    theory = perturbed(ctx, np.atleast_1d(np.asarray(theory, float)))
+    estimate = np.broadcast_to(np.asarray(estimate, float), theory.shape)
+    se = np.broadcast_to(np.asarray(stderr, float), theory.shape)
+    bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
+    finite(theory, estimate, se, bias, what=name)
+    if np.any(se < 0) or np.any(bias < 0):
+        raise ValueError(f"{name}: standard errors and bias must be ≥ 0")
+    z = ctx.ledger.spend(name, theory.size, ctx.alpha)
+    diff = np.abs(estimate - theory)
+    ok = diff <= z * se + bias
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(se > 0, (diff - bias) / se, np.where(diff > bias, np.inf, 0.0))
+    res = _resolution(se, bias, theory, z)
+    ctx.ledger.set_resolution(res)
+    worst = int(np.argmax(score))
+    return Check("confirmed" if ok.all() else "refuted", z, ok, score, res,
+                 {"n": int(theory.size), "worst_index": worst,
+                  "worst_delta": float(estimate[worst] - theory[worst]),
+                  "worst_stderr": float(se[worst]), "worst_bias": float(bias[worst])})
+
+
+def _basis(dims: np.ndarray, terms: Sequence[str]) -> np.ndarray:
+    table: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+        "1/d": lambda d: 1 / d, "1/d^2": lambda d: d**-2.0, "log(d)/d": lambda d: np.log(d) / d,
+        "1/sqrt(d)": lambda d: d**-0.5, "1/log(d)": lambda d: 1 / np.log(d)}
+    unknown = [t for t in terms if t not in table]
+    if unknown:
+        raise ValueError(f"finite-size terms {unknown}; allowed: {sorted(table)}")
+    return np.stack([np.ones_like(dims)] + [table[t](dims) for t in terms], 1)
+
+
+def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: ArrayLike,
+          terms: Sequence[str] = ("1/d",), gof_alpha: float = 0.01, bias: ArrayLike = 0.0,
+          name: str = "d → ∞ limit") -> Check:
+    """The d → ∞ limit of ``values[i, m]`` (columns m) against ``theory[m]``.
+
+    Weighted least squares values ≈ a + Σ_k c_k·f_k(d) with the basis ``terms``; the χ² of the
+    fit (known standard errors, dof = n − 1 − len(terms)) is tested at ``gof_alpha``. A poor
+    fit gives ``inconclusive`` (details ``poor_fit``) with what would decide: more dimensions
+    or another basis. The error bar of a is the fit's, never inflated. Otherwise the intercept
+    is judged as an estimate: |a − θ| ≤ z·se_a + bias."""
+    dims = np.asarray(dims, float)
+    Y = np.asarray(values, float).reshape(len(dims), -1)
+    SE = np.asarray(stderrs, float).reshape(Y.shape)
+    theory = np.broadcast_to(np.atleast_1d(np.asarray(theory, float)), (Y.shape[1],))
+    finite(dims, Y, SE, theory, what=name)
+    X = _basis(dims, terms)
+    dof = len(dims) - X.shape[1]
+    if dof < 1:
+        raise ValueError(f"{name}: {len(dims)} dimensions cannot test the fit of "
+                         f"{X.shape[1]} coefficients; give at least {X.shape[1] + 1}")
+    a, a_se, pvals = np.empty(Y.shape[1]), np.empty(Y.shape[1]), np.empty(Y.shape[1])
+    for m in range(Y.shape[1]):
+        w = 1.0 / np.maximum(SE[:, m], 1e-300) ** 2
+        cov = np.linalg.inv(X.T @ (X * w[:, None]))
+        coef = cov @ (X.T @ (w * Y[:, m]))
+        chi2 = float(np.sum(w * (Y[:, m] - X @ coef) ** 2))
+        a[m], a_se[m], pvals[m] = coef[0], math.sqrt(cov[0, 0]), _chi2.sf(chi2, dof)
+    details = {"terms": list(terms), "limit": a.tolist(), "limit_stderr": a_se.tolist(),
+               "gof_p": pvals.tolist(), "dof": dof}
+    poor = pvals < gof_alpha / Y.shape[1]
+    check = estimate_vs_theory(ctx, a, a_se, theory, bias, name=name)
+    details.update(check.details)
+    if poor.any():
+        details["poor_fit"] = True
+        if check.decision == "refuted":
+            details["refuted_by_a_poor_fit"] = True
+        return Check("inconclusive", check.z, check.ok, check.score, check.resolution, details,
+                     needs=f"the fit in {list(terms)} is poor (χ² p = {pvals.min():.2g} < "
+                           f"{gof_alpha}): more dimensions, larger d or another finite-size basis")
+    return Check(check.decision, check.z, check.ok, check.score, check.resolution, details)
+
+
+def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend") -> Check:
+    """The sign of an estimated slope (sign = +1: the claim says it grows; −1: decreases).
+
+    ``confirmed`` when sign·slope > z·se, ``refuted`` when sign·slope < −z·se (evidence of the
+    opposite trend), else ``inconclusive``: the standard error that would decide is
+    |slope|/z."""
+    if sign not in (1, -1):
+        raise ValueError(f"sign={sign!r}; allowed: 1 or -1")
+    if getattr(ctx, "perturbation", None) is not None:
+        sign = int(np.sign(perturbed(ctx, np.array(float(sign)))))
+    finite([slope, stderr], what=name)
+    if stderr < 0:
+        raise ValueError(f"{name}: stderr={stderr} must be ≥ 0")
+    z = ctx.ledger.spend(name, 1, ctx.alpha)
+    s = sign * slope
+    res = (z + Z95) * stderr / abs(slope) if slope != 0 else math.inf
+    ctx.ledger.set_resolution(res)
+    score = np.array([-s / stderr if stderr > 0 else (-math.inf if s > 0 else math.inf)])
+    details = {"slope": float(slope), "slope_stderr": float(stderr), "claimed_sign": sign}
+    if s > z * stderr:
+        return Check("confirmed", z, np.array([True]), score, res, details)
+    if s < -z * stderr:
+        return Check("refuted", z, np.array([False]), score, res, details)
+    needs = (f"a standard error below {abs(slope) / z:.3g} (now {stderr:.3g}): about "
+             f"{(stderr * z / max(abs(slope), 1e-300)) ** 2:.1f}× the samples, or a wider range")
+    return Check("inconclusive", z, np.array([False]), score, res, details, needs=needs)
+
+
+def confidence_sequence_radius(n: np.ndarray | int, sigma: float, alpha: float,
+                               rho: float | None = None) -> np.ndarray:
+    """Radius of the two-sided normal-mixture confidence sequence for a running mean of n
+    observations of standard deviation σ (Robbins): with V = nσ²,
+    P(∃n: |S_n − nμ| ≥ √((V + ρ)(2 log(1/α) + log((V + ρ)/ρ)))) ≤ α (Ville's inequality for the
+    mixture martingale; exact for Gaussian increments, asymptotically valid by the
+    time-uniform CLT otherwise). ρ defaults to σ²·n₀ with n₀ = 16 (tightest near 16 samples)."""
+    n = np.asarray(n, float)
+    rho = sigma**2 * 16 if rho is None else rho
+    V = n * sigma**2
+    return np.sqrt((V + rho) * (2 * math.log(1 / alpha) + np.log((V + rho) / rho))) / n
+
+
+def sequential(ctx, draw: Callable[[int, int], np.ndarray], theory: float, tolerance: float,
+               bias: float = 0.0, batch: int = 256, budget: int = 2**16, min_batches: int = 2,
+               name: str = "sequential") -> Check:
+    """Add batches of samples (``draw(k, size)``: the k-th batch, independent of the others)
+    until the anytime-valid confidence sequence for their mean decides:
+    ``refuted`` when it excludes θ ± bias; ``confirmed`` when it lies inside θ ± (tolerance +
+    bias), i.e. any deviation beyond ``tolerance`` is excluded; ``inconclusive`` when the
+    budget of samples is spent first. σ is estimated after each batch (plug-in)."""
+    if not (tolerance > 0 and batch >= 2 and budget >= batch):
+        raise ValueError(f"{name}: tolerance > 0, batch ≥ 2, budget ≥ batch are needed "
+                         f"(got {tolerance}, {batch}, {budget})")
+    ctx.ledger.spend(name, 1, ctx.alpha)
+    theory = float(perturbed(ctx, np.array(float(theory))))
+    xs: list[np.ndarray] = []
+    k = 0
+    while True:
+        x = np.asarray(draw(k, batch), float).ravel()
+        finite(x, what=name)
+        xs.append(x)
+        k += 1
+        allx = np.concatenate(xs)
+        n, mean, sigma = allx.size, float(allx.mean()), float(allx.std(ddof=1))
+        radius = float(confidence_sequence_radius(n, max(sigma, 1e-300), ctx.alpha))
+        dev = abs(mean - theory)
+        details = {"n": n, "mean": mean, "sigma": sigma, "radius": radius, "batches": k}
+        score = np.array([(dev - bias) / radius if radius > 0 else math.inf])
+        res = (radius + bias) / abs(theory) if theory != 0 else math.inf
+        if k >= min_batches and dev > radius + bias:
+            ctx.ledger.set_resolution(res)
+            return Check("refuted", radius, np.array([False]), score, res, details)
+        if k >= min_batches and dev + radius <= tolerance + bias:
+            ctx.ledger.set_resolution(res)
+            return Check("confirmed", radius, np.array([True]), score, res, details)
+        if n + batch > budget:
+            ctx.ledger.set_resolution(res)
+            return Check("inconclusive", radius, np.array([False]), score, res, details,
+                         needs=f"the sample budget {budget} is spent: a larger budget (the "
+                               f"radius {radius:.3g} must fall below {tolerance + bias - dev:.3g})")
+
+
+# --- validity guards -------------------------------------------------------------------------
+class OutsideRealisableSet(ValueError):
+    """A state a verdict would rest on is not realisable; the runner gives ``error``."""
+
+
+def realisable(states: ArrayLike | Sequence[Any], check: Callable[[Any], object],
+               what: str = "state") -> None:
+    """Apply ``check`` (e.g. ``ReducedModel.check_state``, ``Geometry.check_overlaps``) to each
+    state; raise :class:`OutsideRealisableSet` naming ``what`` and the first failure."""
+    for i, s in enumerate(states):
+        try:
+            check(s)
+        except ValueError as exc:
+            raise OutsideRealisableSet(f"{what} #{i} is not realisable: {exc}") from None
