@@ -152,3 +152,12 @@ def test_a_state_outside_the_realisable_set_gives_error_never_a_verdict():
     assert entry["verdict"] == "error" and "trajectory state #1" in entry["summary"]
     with pytest.raises(OutsideRealisableSet):
         realisable([bad], OVERLAP_STRUCTURE.check_overlaps)
+
+
+
+def test_a_poor_fit_never_refutes_a_true_limit():
+    """1 + 40/√d has limit 1, but a fit in 1/d puts its intercept many error bars away: a
+    poor fit must not refute (an inflated error bar would)."""
+    d = np.array([100, 200, 400, 800, 1600.0])
+    out = limit(Context(), d, 1.0 + 40 / np.sqrt(d), np.full(5, 1e-3), 1.0, terms=("1/d",))
+    assert out.decision == "inconclusive" and out.details["poor_fit"]

@@ -14,7 +14,7 @@ from verification import Context, Outcome, run_claim
 from verification.cli import app
 from verification.guard import compare
 from verification.registry import Claim, claims_for
-from verification.stats import trend_to_zero, z_compare
+from verification.stats import z_compare
 
 runner = CliRunner()
 
@@ -50,14 +50,6 @@ def test_z_compare_and_bonferroni():
     assert ok.tolist() == [True, False] and score[1] == pytest.approx(25)
     assert Context().z(10) > Context().z(1)
     assert Context(alpha=1e-3).z(1) < Context(alpha=1e-4).z(1)
-
-
-def test_trend_to_zero_detects_a_plateau():
-    d = np.array([100, 200, 400, 800, 1600.0])
-    vanishing = trend_to_zero(d, 2 / np.sqrt(d), np.full(5, 1e-3), 3)
-    plateau = trend_to_zero(d, 0.1 + 2 / np.sqrt(d), np.full(5, 1e-3), 3)
-    assert abs(vanishing["a"]) < 3 * vanishing["a_stderr"]
-    assert plateau["a"] > 3 * plateau["a_stderr"]
 
 
 def test_classify_and_find_stationary_points():

@@ -80,6 +80,9 @@ def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
     contract["exact"] = not claim.statistical
     if claim.statistical and not ctx.ledger.families:
         contract.update(alpha=None, stated=False)
+    unresolved = [f.name for f in ctx.ledger.families if f.resolution is None]
+    if unresolved:
+        contract["resolution_unstated"] = unresolved
     return contract
 
 

@@ -17,7 +17,8 @@ from theory import derive
 from theory.linear import best_linear_risk, trivial_risk
 from theory.models.marion2025 import MODEL, L, d, eps, eta, gamma, kappa, lam, nu, rho, theta
 from ..registry import Outcome, claim
-from ..stats import extrapolate_to_zero, finite, z_compare
+from ..checks import estimate_vs_theory, limit
+from ..stats import finite
 
 PAPER = "marion2025"
 MANIFOLD = {theta: 0, eta: 0, rho: 0}     # M = {θ = η = ρ = 0}
@@ -80,11 +81,12 @@ def thm1_risk(ctx, model=MODEL, theory=None):
     th = np.array([q["theory"] for q in points])
     mc = np.array([q["mc"] for q in points])
     se = np.array([q["mc_stderr"] for q in points])
-    z = ctx.z(n_points)
-    ok, score = z_compare(th, mc, se, z)
+    check = estimate_vs_theory(ctx, mc, se, th, name="derived risk vs Monte Carlo")
+    ok, score, z = check.ok, check.score, check.z
     worst = int(np.argmax(score))
     evidence = {"points": points, "z": z, "n_mc": n_mc, "bias": 0.0,
-                "max_normalised_deviation": float(score.max()), "worst_point": points[worst]}
+                "max_normalised_deviation": float(score.max()), "worst_point": points[worst],
+                "check": check.evidence()}
     fig = {"risk_vs_mc": _draw_risk_vs_mc(th, mc, se, z)}
     arrays = {"theory": th, "mc": mc, "mc_stderr": se}
     tracked = {"theory_point0": (th[0], 1e-8), "max_z": (float(score.max()), z)}
@@ -441,9 +443,12 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
     x = np.array([r["lr"] * r["d"] / r["batch"] for r in rows])
     # SGD noise, time discretisation and fluctuation bias are all O(x) = O(1/d); the next
     # order is kept explicitly (quadratic extrapolation) rather than absorbed in a tolerance
-    a, a_se = extrapolate_to_zero(x, np.array(devs), np.array(ses), degree=2)
-    score = np.abs(a) / a_se
-    z = ctx.z(len(a))
+    scale = np.abs(np.array(trajectories[dims[-1]][1][1:]).ravel())
+    check = limit(ctx, x, np.array(devs), np.array(ses), 0.0, terms=("x", "x^2"),
+                  name="SGD − ODE deviation at x → 0", scale=scale)
+    a = np.array(check.details["limit"])
+    a_se = np.array(check.details["limit_stderr"])
+    score, z = np.abs(a) / a_se, check.z
     w = int(np.argmax(score))
     res_last, ode_last = trajectories[dims[-1]]
     t_idx, k_idx = divmod(w, len(res_last.names))
@@ -452,7 +457,9 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
              "intercept": float(a[w]), "stderr": float(a_se[w]), "z": float(score[w])}
     evidence = {"params": SGD_PARAMS, "init": SGD_INIT, "T": T, "seeds": seeds, "rows": rows,
                 "noise_parameter_x": x, "intercepts_at_x0": a, "intercept_stderr": a_se,
-                "worst_intercept": worst, "z": z}
+                "worst_intercept": worst, "z": z,
+                "check": {k: v for k, v in check.evidence().items()
+                          if k not in ("limit", "limit_stderr")}}
     arrays = {f"sgd_q_d{dims[-1]}": res_last.stacked(), f"ode_q_d{dims[-1]}": ode_last,
               "t": res_last.t, "dims": np.array(dims), "max_deviation": D}
     figs = {"ode_vs_sgd": _draw_tracks(res_last, ode_last, dims[-1], flow),
@@ -462,7 +469,10 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None):
                f"largest extrapolated d → ∞ deviation {worst['intercept']:+.3g} ± "
                f"{worst['stderr']:.2g} ({worst['order_parameter']}, t={worst['time']:.2g}; "
                f"{score[w]:.1f} se vs z = {z:.2f})")
-    if score[w] > z:
+    if check.decision == "inconclusive":
+        return Outcome("inconclusive", f"{check.needs}: " + summary, evidence, tracked, arrays,
+                       figs)
+    if check.decision == "refuted":
         return Outcome("refuted", "deviation does not vanish: " + summary, evidence, tracked,
                        arrays, figs)
     if D[-1] < D[0]:
