@@ -135,7 +135,9 @@ def test_saddle_hessian_from_the_models_loss_equals_the_hand_written_one(act, L,
 
 
 def test_saddle_hessian_takes_a_model_only():
-    with pytest.raises(TypeError, match="MultiHeadModel"):
+    with pytest.raises(TypeError, match="must be a MultiHeadModel, got int"):
+        saddle_hessian(3)                    # the former (L, H, F, activation) form is gone
+    with pytest.raises(TypeError):
         saddle_hessian(3, 2, 2)
 
 
