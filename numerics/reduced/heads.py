@@ -59,7 +59,7 @@ class HeadReduced(ReducedModel):
         self.step = float(step)
         self._default = dict(default_state or {})
         if prior is not None:
-            _ = self.flow           # draws and checks n, sgd_noise, backend now
+            _ = self.flow           # draws and checks n, sgd_noise, backend, kind now
 
     @cached_property
     def flow(self) -> ReducedFlow:
