@@ -3,7 +3,7 @@
 import numpy as np
 import sympy as sp
 
-from numerics.multihead import HeadState, ReducedFlow
+from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import GaussianPrior
 from theory.multihead import Activation
 from verification import Context, get_claim, run_claim
@@ -18,18 +18,29 @@ def verdict(cid, **kw):
     return outcome.verdict
 
 
-class FastFlow(ReducedFlow):
+class FastFlow(HeadReduced):
     """The m-equation 30% too fast: a wrong reduced ODE."""
 
-    def derivative(self, state, with_se=False):
-        d = super().derivative(state, with_se)
-        if with_se:
-            return HeadState(1.3 * d[0].m, d[0].r, d[0].b, d[0].v), d[1]
-        return HeadState(1.3 * d.m, d.r, d.b, d.v)
+    def rhs(self, y):
+        d = super().rhs(y)
+        d[:self.model.H * self.model.F] *= 1.3          # the m-block comes first
+        return d
+
+
+def test_fast_flow_changes_only_the_m_block():
+    from theory.models.sagitova2026 import flipping_spike
+    from theory.multihead import MultiHeadModel
+    args = (MultiHeadModel(2, 4, 2, "softmax-v"), flipping_spike(1.0, 2.0))
+    right, wrong = HeadReduced(*args, n=64), FastFlow(*args, n=64)
+    y = right.pack({"m[0,0]": 0.4, "m[1,1]": 0.3, "r[0,0]": 0.2, "r[1,1]": 0.2, "b[0]": 0.1},
+                   base=right.default_state())
+    a, b = right.rhs(y), wrong.rhs(y)
+    assert np.allclose(b[:4], 1.3 * a[:4]) and np.abs(a[:4]).max() > 1e-3
+    assert np.array_equal(b[4:], a[4:])
 
 
 def test_sgd_flow_claim_refutes_a_wrong_ode():
-    assert verdict("sagitova2026:prop-iii2-sgd-flow", flow_class=FastFlow, dims=[100, 200]) == "refuted"
+    assert verdict("sagitova2026:prop-iii2-sgd-flow", reduced_class=FastFlow, dims=[100, 200]) == "refuted"
 
 
 def test_symmetric_manifold_claim_refutes_head_dependent_temperatures():

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 from scipy.special import logsumexp
 
-from numerics.multihead import HeadState, ReducedFlow, minimise, weights_function
+from numerics.multihead import HeadState, ReducedFlow, head_state_names, minimise, weights_function
 from theory.gaussian import GaussianLaw, expect
 from theory.models.sagitova2026 import GaussianPrior
 from theory.multihead import ACTIVATIONS, Activation, MultiHeadModel, saddle_hessian
@@ -132,7 +132,13 @@ def test_saddle_hessian_from_the_models_loss_equals_the_hand_written_one(act, L,
     old = _oracle_saddle_hessian(L, H, F, act)
     assert sp.simplify(new[0] - old[0]) == sp.zeros(H * F, H * F)
     assert new[1:] == old[1:]
-    assert saddle_hessian(L, H, F, act)[0] == new[0]          # the (L, H, F, activation) form
+
+
+def test_saddle_hessian_takes_a_model_only():
+    with pytest.raises(TypeError, match="must be a MultiHeadModel, got int"):
+        saddle_hessian(3)                    # the former (L, H, F, activation) form is gone
+    with pytest.raises(TypeError):
+        saddle_hessian(3, 2, 2)
 
 
 def test_saddle_hessian_of_softmax_v_at_zero_sinks_is_softmax_1s():
@@ -170,7 +176,7 @@ def test_integrate_with_stop_and_chunk_restarts_like_the_chunked_loop():
     k = len(tr.t)
     assert len(t_old) >= k and np.array_equal(tr.t, t_old[:k])
     assert np.array_equal(tr.y, np.array([s.pack() for s in st_old[:k]]))
-    assert tr.names == HeadState.names(2, 2) and len(tr.names) == len(s0.pack())
+    assert tr.names == head_state_names(2, 2) and len(tr.names) == len(s0.pack())
 
 
 def test_state_helpers_and_the_optimiser_function():
@@ -179,12 +185,14 @@ def test_state_helpers_and_the_optimiser_function():
     st = HeadState.make(rng.standard_normal((3, 2)), A @ A.T, rng.standard_normal(3))
     R = st.residual_root()
     assert np.allclose(R @ R.T, st.r)
-    assert HeadState.names(3, 2)[:2] == ("m_0_0", "m_0_1") and HeadState.names(3, 2)[6] == "r_0_0"
+    names = head_state_names(3, 2)
+    assert names[:2] == ("m[0,0]", "m[0,1]") and names[6] == "r[0,0]" and names[7] == "r[0,1]"
+    assert names[-4:] == ("b[2]", "v[0]", "v[1]", "v[2]") and len(names) == len(st.pack())
     md = MultiHeadModel(2, 3, 1, "softmax-1")
     fl = ReducedFlow(md, GaussianPrior([1.0], [[1.0]]), n=512, seed=0)
     starts = [HeadState.make([[0.5], [-0.5]], 0.1 * np.eye(2)), HeadState.make([[1.0], [0.2]])]
     best, loss, found = minimise(fl, starts, max_iter=30)
     assert len(found) == 2 and loss == min(f[1] for f in found)
     assert loss < min(fl.loss(s)[0] for s in starts)
-    again = fl.minimise(starts, max_iter=30)
+    again = minimise(fl, starts, max_iter=30)           # deterministic: the same draws
     assert again[1] == loss and np.array_equal(again[0].m, best.m)

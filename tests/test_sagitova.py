@@ -109,8 +109,8 @@ def test_prop_iii1_refutes_a_reduced_loss_that_forgets_the_residual_covariance()
 
 def test_saddle_hessian_head_difference_block_is_minus_c_times_the_second_moment():
     import sympy as sp
-    from theory.models.sagitova2026 import head_difference_block, saddle_hessian
-    Hm, ms, mu, S = saddle_hessian(3, 2, 2)
+    from theory.multihead import MultiHeadModel, head_difference_block, saddle_hessian
+    Hm, ms, mu, S = saddle_hessian(MultiHeadModel(2, 3, 2))
     assert sp.simplify(head_difference_block(Hm, 2, 2) + sp.Rational(2, 27) * S) == sp.zeros(2, 2)
 
 

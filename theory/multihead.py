@@ -216,6 +216,15 @@ class MultiHeadModel:
                     for l in range(L))
         return out
 
+    def check_prior(self, prior):
+        """``prior`` if it draws θ with this model's F features, else a ValueError: the one check
+        of a prior against the model (reduced flow, Monte Carlo losses, SGD simulators)."""
+        F = getattr(prior, "F", None)
+        if F != self.F:
+            raise ValueError(f"prior has F={F} features, the model F={self.F}; allowed: a prior "
+                             f"over {self.F} features")
+        return prior
+
     def latex(self) -> dict:
         """The derived expressions as LaTeX (for reports)."""
         return {"token_weights": [sp.latex(w) for w in self.token_weights],
@@ -223,8 +232,7 @@ class MultiHeadModel:
 
 
 # --- the unspecialized saddle, symbolically (Lemma III.1; spec "Hints") --------------------
-def saddle_hessian(model: MultiHeadModel | int, H: int | None = None, F: int | None = None,
-                   activation: Activation | str = "softmax"):
+def saddle_hessian(model: MultiHeadModel) -> tuple[sp.Matrix, list, tuple, sp.Matrix]:
     """Hessian of the reduced loss in the keys' overlaps m (H×F, row-major) at m = 0, r = 0,
     b = 0, v = 0 (all logits zero), for any :class:`MultiHeadModel` (any activation, either
     output convention; sinks held at v = 0).
@@ -235,11 +243,11 @@ def saddle_hessian(model: MultiHeadModel | int, H: int | None = None, F: int | N
     standard; the signal token first), then E over θ through the symbols mu_f = Eθ_f and
     S_ff′ = Eθ_fθ_f′. Exact in L, H and the moments of θ.
 
-    ``saddle_hessian(L, H, F, activation)`` is the same for ``MultiHeadModel(H, L, F,
-    activation)``. Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S)."""
+    Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S)."""
     from .gaussian import GaussianLaw, expect
     if not isinstance(model, MultiHeadModel):
-        model = MultiHeadModel(H, model, F, activation)
+        raise TypeError(f"saddle_hessian: model must be a MultiHeadModel, got {type(model).__name__} "
+                        "(e.g. saddle_hessian(MultiHeadModel(H, L, F, activation)))")
     H, L, F = model.H, model.L, model.F
     m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
     chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))

@@ -17,8 +17,9 @@ The r-equation is dQ − dm mᵀ − m dmᵀ with the Stein identity E[∂φ/∂
 their mean): at m = 0 the logits do not depend on χ, so the estimated drift E[∂φ/∂s·χ] is
 exactly ∂φ/∂s·Eθ and the saddle's unstable directions are not swamped by Monte Carlo bias
 (``draws``). The same draws serve every evaluation: the right-hand side is deterministic, and
-dm is exactly minus the m-gradient of the estimated loss. The optimiser of that loss is in
-``optimise``.
+dm is exactly minus the m-gradient of the estimated loss. The optimiser of that loss is
+``optimise.minimise``. Models are built through ``numerics.reduced.HeadReduced``, the
+multi-head kind's reduced model, which wraps a ReducedFlow as ``.flow``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 from theory.multihead import MultiHeadModel
 from .draws import draws_for, mean_and_se
-from .state import HeadState
+from .state import HeadState, head_state_names
 
 __all__ = ["ReducedFlow"]
 
@@ -43,8 +44,7 @@ class ReducedFlow:
 
     def __init__(self, model: MultiHeadModel, prior, n=2**14, seed=0, sgd_noise=0.0,
                  backend="numpy", device="cpu", kind="sobol"):
-        if prior.F != model.F:
-            raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+        model.check_prior(prior)
         if not (np.isfinite(sgd_noise) and sgd_noise >= 0):
             raise ValueError(f"sgd_noise={sgd_noise!r} must be ≥ 0 (it is γD/N_b)")
         if backend not in ("numpy", "torch"):
@@ -208,11 +208,6 @@ class ReducedFlow:
             raise FloatingPointError("reduced loss: non-finite value (logits too large?)")
         return loss, gm, gA, gb, gv
 
-    def minimise(self, starts, max_iter=500, residual=True, bound=(15.0, 5.0, 150.0)):
-        """``numerics.multihead.optimise.minimise`` on this flow's draws."""
-        from .optimise import minimise
-        return minimise(self, starts, max_iter=max_iter, residual=residual, bound=bound)
-
     def rhs(self, y):
         """The packed right-hand side (for ODE solvers)."""
         md = self.model
@@ -223,7 +218,7 @@ class ReducedFlow:
                   chunk: int | None = None):
         """Integrate the (deterministic, common-random-number) flow with ``numerics.ode.integrate``;
         returns its Trajectory of packed states (``HeadState.unpack`` with H, F; coordinates
-        named by ``HeadState.names``). ``stop(t, state)`` ends the integration at the first
+        named by ``head_state_names``). ``stop(t, state)`` ends the integration at the first
         output time where it holds (status 'stopped'); with ``chunk`` the solver restarts
         every ``chunk`` output intervals from the state reached. Raises FloatingPointError for
         a non-finite state and RuntimeError when the solver fails."""
@@ -231,7 +226,7 @@ class ReducedFlow:
         H, F = self.model.H, self.model.F
         halt = None if stop is None else (lambda t, y: bool(stop(t, HeadState.unpack(y, H, F))))
         tr = integrate(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol,
-                       stop=halt, chunk=chunk, names=HeadState.names(H, F))
+                       stop=halt, chunk=chunk, names=head_state_names(H, F))
         if tr.status == "nonfinite":
             raise FloatingPointError(f"ReducedFlow.integrate: {tr.message}")
         if not tr.ok:

@@ -32,8 +32,7 @@ def _check(L, n, delta):
 def _check_shapes(model: MultiHeadModel, state: HeadState, prior):
     if state.m.shape != (model.H, model.F):
         raise ValueError(f"state.m has shape {state.m.shape}; the model needs ({model.H}, {model.F})")
-    if prior.F != model.F:
-        raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+    model.check_prior(prior)
 
 
 def draw(prior, L: int, n: int, seed, H_max: int = 8):
@@ -95,8 +94,10 @@ def finite_d_loss(model: MultiHeadModel, keys, biases, spikes, value, prior, n: 
     L, delta = model.L, model.delta
     _check(L, n, delta)
     keys, spikes, value = (np.asarray(a, float) for a in (keys, spikes, value))
-    if keys.shape[0] != model.H or spikes.shape[0] != model.F or prior.F != model.F:
-        raise ValueError(f"keys must have {model.H} rows, spikes and the prior {model.F} features")
+    model.check_prior(prior)
+    if keys.shape[0] != model.H or spikes.shape[0] != model.F:
+        raise ValueError(f"keys must have {model.H} rows, spikes {model.F}; got {keys.shape[0]}, "
+                         f"{spikes.shape[0]}")
     if conditional and (np.abs(keys @ value).max() > 1e-10 or np.abs(spikes @ value).max() > 1e-10):
         raise ValueError("conditional=True needs keys and spikes orthogonal to the value direction")
     weights = weights_function(model)

@@ -49,8 +49,9 @@ class _Parametrisation:
 def minimise(flow, starts: Iterable[HeadState], max_iter: int = 500, residual: bool = True,
              bound=(15.0, 5.0, 150.0)):
     """Lowest loss found by L-BFGS-B from each start (HeadStates) on the exact gradient of
-    ``flow``'s common-random-number loss (``ReducedFlow.loss_and_gradient``); r = AAᵀ with A
-    lower triangular (``residual=False`` keeps r = 0). ``bound`` = (|m|, |A|, |b| and |v|) box
+    ``flow``'s common-random-number loss (``ReducedFlow.loss_and_gradient``; ``flow`` is a
+    reduced model's ``HeadReduced.flow``); r = AAᵀ with A lower triangular (``residual=False``
+    keeps r = 0). ``bound`` = (|m|, |A|, |b| and |v|) box
     limits keeping the logits far from float64 overflow. Returns (best state, its loss on these
     draws, all (state, loss)); the loss on the draws it was optimised on is biased low:
     re-evaluate on fresh draws."""

@@ -7,7 +7,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["HeadState"]
+__all__ = ["HeadState", "head_state_names"]
+
+
+def head_state_names(H: int, F: int) -> tuple[str, ...]:
+    """Labels of the ``HeadState.pack`` coordinates: m[h,f] (row-major), r[h,k] (h ≤ k), b[h],
+    v[h] — the names of the reduced model's state and of its trajectories' columns."""
+    iu = np.triu_indices(H)
+    return (tuple(f"m[{h},{f}]" for h in range(H) for f in range(F))
+            + tuple(f"r[{h},{k}]" for h, k in zip(*iu))
+            + tuple(f"b[{h}]" for h in range(H)) + tuple(f"v[{h}]" for h in range(H)))
 
 
 @dataclass(frozen=True)
@@ -48,16 +57,9 @@ class HeadState:
         lam, U = np.linalg.eigh(self.r)
         return U * np.sqrt(np.clip(lam, 0, None))
 
-    @staticmethod
-    def names(H: int, F: int) -> tuple[str, ...]:
-        """Labels of the ``pack`` coordinates: m_h_f, r_h_k (h ≤ k), b_h, v_h."""
-        iu = np.triu_indices(H)
-        return (tuple(f"m_{h}_{f}" for h in range(H) for f in range(F))
-                + tuple(f"r_{h}_{k}" for h, k in zip(*iu))
-                + tuple(f"b_{h}" for h in range(H)) + tuple(f"v_{h}" for h in range(H)))
-
     def pack(self) -> np.ndarray:
-        """m (row-major), the upper triangle of r (row-major), b, v as one vector."""
+        """m (row-major), the upper triangle of r (row-major), b, v as one vector (coordinates
+        named by ``head_state_names``)."""
         iu = np.triu_indices(self.H)
         return np.concatenate([self.m.ravel(), self.r[iu], self.b, self.v])
 

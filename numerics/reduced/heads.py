@@ -1,11 +1,13 @@
 """The multi-head reduced model (Sagitova et al. 2026) behind the common interface.
 
 State: m (H × F), the upper triangle of r (H × H, PSD), b (H), v (H), packed as
-``HeadState.pack`` packs them and named "m[h,f]", "r[h,k]" (h ≤ k), "b[h]", "v[h]". Loss and
-flow are ``numerics.multihead.ReducedFlow``'s quasi-Monte Carlo estimates with common random
-numbers: the loss comes with its standard error; the right-hand side is a deterministic
-function of the state (the same draws at every evaluation), so its Jacobian is taken by
-central differences, and the Hessian of the loss by central differences of the
+``HeadState.pack`` packs them and named "m[h,f]", "r[h,k]" (h ≤ k), "b[h]", "v[h]"
+(``numerics.multihead.head_state_names``); every method taking a state y also takes a
+HeadState. Loss and flow are ``numerics.multihead.ReducedFlow``'s quasi-Monte Carlo estimates
+with common random numbers (the reduced model's ``.flow``: the one way a ReducedFlow is built
+for claims and the command line): the loss comes with its standard error; the right-hand side
+is a deterministic function of the state (the same draws at every evaluation), so its Jacobian
+is taken by central differences, and the Hessian of the loss by central differences of the
 common-random-number loss. At a singular r (e.g. r = 0) the Jacobian's r-columns are those of
 the eigenvalue-clipped extension ReducedFlow evaluates; there the flow is block-triangular
 (dr/dτ = −(Mr + rM) vanishes with r), so the eigenvalues, hence the class, do not depend on
@@ -14,53 +16,50 @@ those columns. The Hessian's entries whose stencil leaves the PSD cone are NaN.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 import sympy as sp
 
-from numerics.multihead import HeadState, ReducedFlow
+from numerics.multihead import HeadState, ReducedFlow, head_state_names
+from numerics.ode import Trajectory
 from theory.multihead import MultiHeadModel
 
 from .base import Equation, ReducedModel
 
 __all__ = ["HeadReduced"]
 
-def head_state_names(H: int, F: int) -> tuple[str, ...]:
-    """Coordinate names in ``HeadState.pack`` order."""
-    iu = np.triu_indices(H)
-    return (tuple(f"m[{h},{f}]" for h in range(H) for f in range(F))
-            + tuple(f"r[{h},{k}]" for h, k in zip(*iu))
-            + tuple(f"b[{h}]" for h in range(H)) + tuple(f"v[{h}]" for h in range(H)))
-
 
 class HeadReduced(ReducedModel):
     """The reduced flow of H attention heads on (m, r, b, v) for a :class:`MultiHeadModel` and
     a prior of the latent θ (``theory.models.sagitova2026``: DiscretePrior, GaussianPrior).
 
-    ``n``, ``seed``, ``sgd_noise``, ``backend``: as ``ReducedFlow`` (n quasi-Monte Carlo
-    draws, κ = γD/N_b). ``prior=None`` leaves the model symbolic: equations only.
-    ``step``: the central-difference step of ``jacobian`` and ``hessian``."""
+    ``n``, ``seed``, ``sgd_noise``, ``backend``, ``kind``: as ``ReducedFlow`` (n quasi-Monte
+    Carlo draws, κ = γD/N_b, 'sobol' or pseudo-'random' base points). ``prior=None`` leaves the
+    model symbolic: equations only. ``step``: the central-difference step of ``jacobian`` and
+    ``hessian``."""
 
     time = "tau"
 
     def __init__(self, model: MultiHeadModel, prior=None, *, n: int = 2**14, seed: int = 0,
-                 sgd_noise: float = 0.0, backend: str = "numpy", name: str = "",
+                 sgd_noise: float = 0.0, backend: str = "numpy", kind: str = "sobol", name: str = "",
                  default_state: Mapping[str, float] | None = None, step: float = 1e-4):
         if not isinstance(model, MultiHeadModel):
             raise TypeError(f"model must be a MultiHeadModel, got {type(model).__name__}")
-        if prior is not None and prior.F != model.F:
-            raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+        if prior is not None:
+            model.check_prior(prior)
         if not (np.isfinite(step) and step > 0):
             raise ValueError(f"step={step!r} must be > 0")
         self.model, self.prior = model, prior
         self.name = name or f"multihead(H={model.H}, L={model.L}, F={model.F}, {model.activation.name})"
-        self._settings = {"n": n, "seed": seed, "sgd_noise": float(sgd_noise), "backend": backend}
+        self._settings = {"n": n, "seed": seed, "sgd_noise": float(sgd_noise), "backend": backend,
+                          "kind": kind}
         self.step = float(step)
         self._default = dict(default_state or {})
         if prior is not None:
-            _ = self.flow           # draws and checks n, sgd_noise, backend now
+            _ = self.flow           # draws and checks n, sgd_noise, backend, kind now
 
     @cached_property
     def flow(self) -> ReducedFlow:
@@ -92,6 +91,23 @@ class HeadReduced(ReducedModel):
 
     def _pack_object(self, values: object) -> np.ndarray | None:
         return values.pack() if isinstance(values, HeadState) else None
+
+    def _vector(self, y) -> np.ndarray:
+        return super()._vector(y.pack() if isinstance(y, HeadState) else y)
+
+    def _state(self, y) -> HeadState:
+        """y as a HeadState: a HeadState of this model's shape as it is (no pack/unpack round
+        trip), a packed state unpacked."""
+        if isinstance(y, HeadState):
+            if y.m.shape != (self.model.H, self.model.F):
+                raise ValueError(f"{self.name}: state.m has shape {y.m.shape}; allowed: "
+                                 f"({self.model.H}, {self.model.F})")
+            return y
+        return self.unpack(y)
+
+    def states(self, trajectory: Trajectory) -> list[HeadState]:
+        """The HeadState at each time of a trajectory of this model (``integrate``)."""
+        return [self.unpack(y) for y in trajectory.y]
 
     def unpack(self, y: np.ndarray) -> HeadState:
         return HeadState.unpack(self._vector(y), self.model.H, self.model.F)
@@ -126,13 +142,28 @@ class HeadReduced(ReducedModel):
         return y
 
     # --- numerics ------------------------------------------------------------------------
-    def loss(self, y: np.ndarray) -> tuple[float, float]:
+    def loss(self, y: np.ndarray | HeadState) -> tuple[float, float]:
         """(estimate, standard error) of Δ² + E φ (``ReducedFlow.loss``)."""
-        mean, se = self.flow.loss(self.unpack(y))
+        mean, se = self.flow.loss(self._state(y))
         return float(mean), float(se)
 
-    def rhs(self, y: np.ndarray) -> np.ndarray:
+    def rhs(self, y: np.ndarray | HeadState) -> np.ndarray:
         return np.asarray(self.flow.rhs(self._vector(y)), float)
+
+    def rhs_draws(self, y: np.ndarray | HeadState) -> np.ndarray:
+        """Per-draw right-hand sides (n × P, ``state_names`` order; antithetic groups not yet
+        averaged): ``numerics.multihead.mean_and_se`` of them, or of any linear contrast of
+        them, gives the estimate and its standard error."""
+        return self.flow.derivative_draws(self._state(y))
+
+    def with_noise(self, sgd_noise: float) -> HeadReduced:
+        """The same model on the same draws with SGD-noise strength κ = ``sgd_noise`` ≥ 0
+        (``ReducedFlow.with_noise``)."""
+        flow = self.flow.with_noise(sgd_noise)
+        new = copy.copy(self)
+        new._settings = {**self._settings, "sgd_noise": float(sgd_noise)}
+        new.__dict__["flow"] = flow
+        return new
 
     def jacobian(self, y: np.ndarray) -> np.ndarray:
         """∂f/∂y by central differences of the deterministic (common-random-number) rhs."""

@@ -55,12 +55,9 @@ class HeadSimulator(SGDSimulator):
     Subclasses keep the keys (or their Gram matrix) and implement ``step``, ``gram`` and
     ``keys_gram`` (the keys' overlaps with the spikes and with each other)."""
 
-    names = ("m", "r", "b", "v")
-
     def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
         from numerics.codegen import generate
-        if prior.F != model.F:
-            raise ValueError(f"prior has F={prior.F} features, the model F={model.F}")
+        model.check_prior(prior)
         if config.D < model.F + 1 + model.H:
             raise ValueError(f"D={config.D}; allowed: D ≥ F + 1 + H = {model.F + 1 + model.H}")
         super().__init__(config)

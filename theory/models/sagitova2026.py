@@ -21,10 +21,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from numerics.multihead.state import HeadState
-from theory.multihead import head_difference_block, saddle_hessian
 
-__all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters",
-           "saddle_hessian", "head_difference_block", "at_prior"]
+__all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters", "at_prior"]
 
 
 def _as_2d(x, name):
@@ -159,7 +157,7 @@ def bsoftmax_bayes_parameters(prior: DiscretePrior) -> HeadState:
 
 def at_prior(expr, prior, mu, S):
     """Substitute a prior's moments (mu_f = Eθ_f, S_ff′ = Eθ_fθ_f′) into a symbolic matrix
-    from ``saddle_hessian`` and return it as a float array."""
+    from ``theory.multihead.saddle_hessian`` and return it as a float array."""
     F = prior.F
     second = prior.cov() + np.outer(prior.mean(), prior.mean())
     subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}

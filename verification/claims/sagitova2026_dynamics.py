@@ -3,7 +3,8 @@ the symmetric manifold (Sec. III), the unspecialized phase (Prop. III.3), the Θ
 (Prop. III.4), sequential specialization (Result III.1) and the sharp transition (Conj. III.1).
 
 The flow is the one SymPy derives for the multi-head model kind (``theory.multihead``),
-evaluated by antithetic quasi-Monte Carlo with common random numbers (``numerics.multihead``);
+evaluated by antithetic quasi-Monte Carlo with common random numbers through the kind's reduced
+model (``numerics.reduced.HeadReduced``: integrate, per-draw right-hand sides, with_noise);
 SGD runs in R^D (``numerics.sgd.multihead``). The saddle's escape rate comes from the symbolic
 Hessian of Lemma III.1 (``theory.multihead.saddle_hessian``), derived from the model's own
 conditional loss."""
@@ -14,11 +15,12 @@ import functools
 
 import numpy as np
 
-from numerics.multihead import HeadState, ReducedFlow, first_passage, mean_and_se
+from numerics.multihead import HeadState, first_passage, mean_and_se
+from numerics.reduced import HeadReduced
 from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
 from numerics.sgd.multihead_gram import simulate_heads_gram
-from theory.models.sagitova2026 import GaussianPrior, at_prior, flipping_spike, saddle_hessian
-from theory.multihead import ACTIVATIONS, MultiHeadModel
+from theory.models.sagitova2026 import GaussianPrior, at_prior, flipping_spike
+from theory.multihead import ACTIVATIONS, MultiHeadModel, saddle_hessian
 from ..registry import Outcome, claim
 from ..stats import finite
 
@@ -40,17 +42,19 @@ def saddle_rate(prior, H):
     return float(-evals[0]), evals, evecs
 
 
-def _flow(model, prior, n, seed, kappa=0.0):
-    return ReducedFlow(model, prior, n=n, seed=seed, sgd_noise=kappa, backend="torch")
+def _flow(model, prior, n, seed, kappa=0.0) -> HeadReduced:
+    return HeadReduced(model, prior, n=n, seed=seed, sgd_noise=kappa, backend="torch")
 
 
-def _trajectory(flow, state0, t_eval, **options):
-    """The flow's trajectory at ``t_eval`` (RK45, rtol 1e-6, atol 1e-12) and its states;
-    ``options`` (``stop``, ``chunk``) go to ``ReducedFlow.integrate``."""
-    tr = flow.integrate(state0, t_eval, rtol=1e-6, atol=1e-12, **options)
-    H, F = flow.model.H, flow.model.F
-    states = [HeadState.unpack(y, H, F) for y in tr.y]
-    return tr, states
+def _trajectory(rm: HeadReduced, state0, t_eval, **options):
+    """The reduced model's trajectory at ``t_eval`` (RK45, rtol 1e-6, atol 1e-12) and its
+    states; ``options`` (``stop(t, y)`` on packed states, ``chunk``) go to
+    ``HeadReduced.integrate``. A solver that fails or a state that turns non-finite is an error:
+    no verdict from a partial trajectory."""
+    tr = rm.integrate(state0, t_eval, rtol=1e-6, atol=1e-12, **options)
+    if not tr.ok:
+        raise RuntimeError(f"{rm.name}: the flow's integration ended '{tr.status}': {tr.message}")
+    return tr, rm.states(tr)
 
 
 # --- Prop. III.2 ---------------------------------------------------------------------------
@@ -67,17 +71,17 @@ def _trajectory(flow, state0, t_eval, **options):
                "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
                "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
                "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected).")
-def prop_iii2(ctx, flow_class=ReducedFlow, dims=None):
+def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
     seeds = ctx.pick(32, 64)
     kappa, B, T = 0.25, 8, 2.0
     md = MultiHeadModel(2, L, 2, "softmax-v")
     prior = flipping_spike(1.0, 2.0)
     init = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.2, 0.0])
-    flows = [flow_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
+    flows = [reduced_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
              for i in range(2)]
     t_rec = np.linspace(0, T, 5)
-    odes = [np.array([s.pack() for s in _trajectory(f, init, t_rec)[1]]) for f in flows]
+    odes = [_trajectory(rm, init, t_rec)[0].y for rm in flows]        # packed states, time × comp
     rows, arrays = [], {}
     rng = ctx.rng("iii2:boot")
     for j, D in enumerate(dims):
@@ -197,13 +201,13 @@ def symmetric_manifold(ctx, activations=None):
     for i, act in enumerate(acts):
         md = MultiHeadModel(H, L, F, act)
         for pname, prior in priors.items():
-            fl = ReducedFlow(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
+            rm = HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
                              sgd_noise=0.5, kind="random")
             for _ in range(n_points):
                 a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
                 st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
                                     np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
-                est, se = mean_and_se(fl.derivative_draws(st) @ C.T)
+                est, se = mean_and_se(rm.rhs_draws(st) @ C.T)
                 finite(est, se)
                 k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
                 rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
@@ -252,11 +256,11 @@ def prop_iii3(ctx, prior=None):
     e = mean / np.linalg.norm(mean) if np.linalg.norm(mean) > 0 else np.eye(F)[0]
     dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
     g = ctx.rng("iii3:init").standard_normal((H, F))
-    fl = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("iii3:ode"))
+    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("iii3:ode"))
     t_eval = np.linspace(0, 30, 301)
     rows = []
     for D in dims:
-        tr, states = _trajectory(fl, _small_init(g, D), t_eval)
+        tr, states = _trajectory(rm, _small_init(g, D), t_eval)
         align = np.array([min(s.m @ e) for s in states])
         ta = first_passage(tr.t, align, 0.3)
         if np.isfinite(ta):
@@ -278,7 +282,7 @@ def prop_iii3(ctx, prior=None):
                             init=SIGMA0, device=ctx.device)
         res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
         taus = [first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)]
-        ode = _trajectory(fl.with_noise(kappa), _small_init(g, D), t_eval)
+        ode = _trajectory(rm.with_noise(kappa), _small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
         sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.mean(taus)),
                          "tau_align_ode_with_noise": ode_ta})
@@ -336,13 +340,13 @@ def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_
     md = MultiHeadModel(H, L, F, "softmax")
     dims = dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
     seeds = seeds or ctx.pick(6, 16)
-    fl = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
     G = ctx.rng("escape:init").standard_normal((seeds, H, F))
     t_eval = np.linspace(0, 60, 601)
     ode = np.full((seeds, len(dims)), np.nan)
     for i in range(seeds):
         for j, D in enumerate(dims):
-            tr, states = _trajectory(fl, _small_init(G[i], D), t_eval)
+            tr, states = _trajectory(rm, _small_init(G[i], D), t_eval)
             ode[i, j] = first_passage(tr.t, [np.linalg.norm(s.m) for s in states], ESCAPE_THRESHOLD)
     sgd_dims = sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600])
     sgd_seeds = sgd_seeds or ctx.pick(64, 128)
@@ -358,14 +362,14 @@ def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_
         norms = np.sqrt((res["m"]**2).sum((2, 3)))
         sgd[:, j] = [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
     # the SGD runs' own limit: the ODE with the κ-noise term, same small initialisations
-    fl_k = fl.with_noise(kappa)
+    rm_k = rm.with_noise(kappa)
     ode_kappa = np.full((min(seeds, 3), len(sgd_dims)), np.nan)
     for i in range(ode_kappa.shape[0]):
         for j, D in enumerate(sgd_dims):
-            tr, states = _trajectory(fl_k, _small_init(G[i], D), t_eval)
+            tr, states = _trajectory(rm_k, _small_init(G[i], D), t_eval)
             ode_kappa[i, j] = first_passage(tr.t, [np.linalg.norm(s.m) for s in states], ESCAPE_THRESHOLD)
     return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": kappa, "batch": B,
-            "n_qmc": fl.draws.n, "ode_kappa": ode_kappa}
+            "n_qmc": rm.params["n"], "ode_kappa": ode_kappa}
 
 
 def _slope(x, Y):
@@ -536,9 +540,9 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     dims = dims or ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
     seeds = seeds or ctx.pick(3, 6)
     t_max = ctx.pick(800.0, 2000.0)
-    fl = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
+    rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
     G = ctx.rng("iii1:init").standard_normal((seeds, H, F))
-    times, curves = _specialization_times(ctx, fl, G, dims, t_max)
+    times, curves = _specialization_times(ctx, rm, G, dims, t_max)
     t_eval = np.linspace(0, min(float(np.nanmax(times[:, 0, 1]) * 1.3) if np.isfinite(times[:, 0, 1]).any()
                                 else 200.0, t_max), 401)
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
@@ -559,7 +563,7 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     res = sgd_runs[sgd_dims[0]]
     D_sgd = sgd_dims[0]
     sgdA = np.abs(res["m"]).max(2)
-    ode_noise = _trajectory(fl.with_noise(kappa), _small_init(G[0], D_sgd), t_eval)
+    ode_noise = _trajectory(rm.with_noise(kappa), _small_init(G[0], D_sgd), t_eval)
     ok = np.all(np.isfinite(sgd_times), axis=(1, 2))
     sgd_delay = sgd_times[ok, :, 1] - sgd_times[ok, :, 0]
     sgd_fit = _slope(np.log(sgd_dims), sgd_delay) if ok.sum() > 2 else (np.nan, np.nan, [])
@@ -593,7 +597,7 @@ def _specialized(state, threshold=0.5):
     return bool(np.all(np.abs(state.m).max(0) >= threshold))
 
 
-def _specialization_times(ctx, fl, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
+def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
     """τ_f = first τ with max_h |m_hf| ≥ threshold, for each initial draw G[i] and D (states
     sampled every ``dt``): the flow from ``_small_init(G[i], D)`` until every feature is
     specialized or τ = t_max, the solver restarted every ``chunk`` time units. Returns the
@@ -604,8 +608,8 @@ def _specialization_times(ctx, fl, G, dims, t_max, threshold=0.5, chunk=50.0, dt
     t_eval = np.linspace(0.0, t_max, int(round(t_max / dt)) + 1)
     for i in range(seeds):
         for j, D in enumerate(dims):
-            tr, states = _trajectory(fl, _small_init(G[i], D), t_eval, chunk=int(round(chunk / dt)),
-                                     stop=lambda t, s: _specialized(s, threshold))
+            tr, states = _trajectory(rm, _small_init(G[i], D), t_eval, chunk=int(round(chunk / dt)),
+                                     stop=lambda t, y: _specialized(rm.unpack(y), threshold))
             A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
             times[i, j] = [first_passage(tr.t, A[:, f], threshold) for f in range(F)]
             if i == 0:

@@ -3,15 +3,17 @@ B-softmax can reach against the Bayes risk (Prop. IV.3, softmax-1 and noise), wh
 trained heads learn, and head pruning.
 
 Best risks come from minimising the reduced loss (L-BFGS-B on the exact gradient of the
-common-random-number estimate, several starts; ``numerics.multihead.minimise``) and are re-evaluated
-on fresh draws, so the optimisation does not bias them low; Bayes risks from the exact
-posterior (Prop. IV.1). "Trained" heads come from integrating the derived gradient flow."""
+common-random-number estimate, several starts; ``numerics.multihead.minimise`` on a reduced
+model's flow) and are re-evaluated on fresh draws (a new ``HeadReduced``), so the optimisation
+does not bias them low; Bayes risks from the exact posterior (Prop. IV.1). "Trained" heads come
+from integrating the derived gradient flow (``HeadReduced.integrate``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from numerics.multihead import HeadState, ReducedFlow, bayes_loss, minimise
+from numerics.multihead import HeadState, bayes_loss, minimise
+from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import DiscretePrior
 from theory.multihead import MultiHeadModel
 from ..registry import Outcome, claim
@@ -31,14 +33,14 @@ def best_risk(activation, prior, H, ctx, tag, output="mean", starts=6):
     draws: (risk, se, state)."""
     md = MultiHeadModel(H, L, prior.F, activation, output=output)
     rng = ctx.rng(f"best:{tag}")
-    fl = ReducedFlow(md, prior, n=ctx.pick(2**13, 2**15), seed=ctx.claim_seed(f"opt:{tag}"))
+    rm = HeadReduced(md, prior, n=ctx.pick(2**13, 2**15), seed=ctx.claim_seed(f"opt:{tag}"))
     st0 = [HeadState.make(rng.normal(0, 1.5, (H, prior.F)), 0.1 * np.eye(H), rng.normal(0, 2, H),
                           rng.normal(0, 1, H)) for _ in range(starts)]
-    best, _, _ = minimise(fl, st0)
-    fresh = ReducedFlow(md, prior, n=ctx.pick(2**15, 2**17), seed=ctx.claim_seed(f"fresh:{tag}"),
+    best, _, _ = minimise(rm.flow, st0)
+    fresh = HeadReduced(md, prior, n=ctx.pick(2**15, 2**17), seed=ctx.claim_seed(f"fresh:{tag}"),
                         kind="random")
     risk, se = fresh.loss(best)
-    return float(risk), float(se), best
+    return risk, se, best
 
 
 def _risk_table(ctx, signals, acts, H, output="mean"):
@@ -151,14 +153,16 @@ def _four_point_prior():
 
 def _train(activation, prior, H, ctx, tag, t_end, init_scale=0.05):
     md = MultiHeadModel(H, L, prior.F, activation)
-    fl = ReducedFlow(md, prior, n=ctx.pick(2**12, 2**14), seed=ctx.claim_seed(f"train:{tag}"),
+    rm = HeadReduced(md, prior, n=ctx.pick(2**12, 2**14), seed=ctx.claim_seed(f"train:{tag}"),
                      backend="torch")
     rng = ctx.rng(f"train-init:{tag}")
     st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
-    tr = fl.integrate(st, np.array([0.0, 0.8 * t_end, t_end]), rtol=1e-6, atol=1e-10)
-    states = [HeadState.unpack(y, H, prior.F) for y in tr.y]
+    tr = rm.integrate(st, np.array([0.0, 0.8 * t_end, t_end]), rtol=1e-6, atol=1e-10)
+    if not tr.ok:
+        raise RuntimeError(f"{rm.name}: training ended '{tr.status}': {tr.message}")
+    states = rm.states(tr)
     drift = float(np.abs(states[-1].m - states[-2].m).max())
-    return states[-1], fl, drift
+    return states[-1], rm, drift
 
 
 def _purity(m):
@@ -180,11 +184,11 @@ def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.
     H = 4
     out = {}
     for i, (act, tau_end) in enumerate(((softmax, t_end[0]), (bsoftmax, t_end[1]))):
-        st, fl, drift = _train(act, prior, H, ctx, f"mix:{act if isinstance(act, str) else act.name}",
+        st, rm, drift = _train(act, prior, H, ctx, f"mix:{act if isinstance(act, str) else act.name}",
                                tau_end)
         m = st.m
         cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
-        fresh = ReducedFlow(fl.model, prior, n=ctx.pick(2**15, 2**17),
+        fresh = HeadReduced(rm.model, prior, n=ctx.pick(2**15, 2**17),
                             seed=ctx.claim_seed(f"mix-fresh:{i}"), kind="random")
         risk, risk_se = fresh.loss(st)
         out[i] = {"activation": act if isinstance(act, str) else act.name, "tau": tau_end,
@@ -229,9 +233,8 @@ def _prune(state, model, prior, ctx, tag):
             md = MultiHeadModel(len(keep), L, model.F, model.activation, output=model.output)
             st = HeadState(state.m[list(keep)], state.r[np.ix_(keep, keep)], state.b[list(keep)],
                            state.v[list(keep)])
-            fl = ReducedFlow(md, prior, n=ctx.pick(2**14, 2**16), seed=ctx.claim_seed(f"prune:{tag}"),
-                             kind="random")
-            fresh[keep] = fl.loss(st)
+            fresh[keep] = HeadReduced(md, prior, n=ctx.pick(2**14, 2**16),
+                                      seed=ctx.claim_seed(f"prune:{tag}"), kind="random").loss(st)
         return fresh[keep]
     keep = list(range(model.H))
     losses, order = [loss_of(keep)], []
