@@ -222,7 +222,8 @@ def _paper_reduced(link: str) -> OverlapReduced:
     return dohmatob_reduced(link)
 
 
-def _reduced(link: str, risk: sp.Expr | None = None, extra_params=()) -> OverlapReduced:
+def _reduced(link: str, risk: sp.Expr | None = None,
+             extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
     """Dohmatob's reduced model (``numerics.reduced``, the model the CLI shows): the overlap
     flow of R̄ with link σ (Prop. 1), or of ``risk`` in its place (a deliberately wrong formula).
     Parameters stay unbound: the claims substitute exact values into its derivations. The
