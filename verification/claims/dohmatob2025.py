@@ -237,6 +237,7 @@ def _rbar(link: str) -> sp.Expr:
     """R̄ of Prop. 1 for link σ: the reduced model's risk."""
     return _reduced(link).derivation.risk
 
+
 PROP1_PHASES = [(0.1, 0.3), (0.1, 1.0)]          # β_c = 0.447: high-temperature, frozen
 PROP1_GAMMA = 0.6                                # c = 0.8 > ψ in both: learnable
 PROP1_POINTS = [  # (µ, ν, ζ, η, ρ): on M with the attention off (p ≈ 0) and on (p ≈ 1), off M
