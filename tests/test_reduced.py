@@ -141,6 +141,32 @@ def test_dohmatob_parameters_are_checked_at_construction():
     assert reduced("dohmatob2025", {"link": "quadratic"}).name == "dohmatob2025 (quadratic link)"
 
 
+def test_dohmatob_reduced_is_the_one_construction_of_the_papers_flow():
+    """``dohmatob_reduced``: the CLI's model and the claims' one; unbound by default, a risk
+    override (the claims' deliberately wrong formulas) replaces R̄, extra symbols need a Param."""
+    from theory.model import Param
+    from numerics.reduced.registry import dohmatob_reduced
+    rm = dohmatob_reduced("quadratic")
+    assert rm.params == {} and rm.name == "dohmatob2025 (quadratic link)"
+    with pytest.raises(ValueError, match="parameters are not bound"):
+        rm.rhs(rm.default_state())
+    assert rm.derivation.flow.rhs == dm.paper_flow("quadratic").rhs
+    assert rm.restrict(dm.MANIFOLD).derivation.flow.rhs == \
+        dm.paper_flow("quadratic").restrict(dm.MANIFOLD).rhs
+    bound = dohmatob_reduced(params=dm.DEFAULT_PARAMS)
+    cli = reduced("dohmatob2025")
+    assert np.array_equal(bound.rhs(DOHMATOB_Y), cli.rhs(DOHMATOB_Y)) and bound.name == cli.name
+    wrong = dm.paper_risk("linear") + dm.zeta * dm.mu
+    assert dohmatob_reduced("linear", wrong).derivation.flow.rhs == dm.paper_flow("linear", wrong).rhs
+    r = sp.Symbol("r", nonnegative=True)
+    with pytest.raises(ValueError, match=r"risk has symbols \['r'\]"):
+        dohmatob_reduced("linear", dm.paper_risk("linear", r=r))
+    with_r = dohmatob_reduced("linear", dm.paper_risk("linear", r=r), extra_params=(Param(r, 0, 1),))
+    assert r in with_r.derivation.risk.free_symbols
+    with pytest.raises(ValueError, match=r"parameter link='cubic' is not allowed"):
+        dohmatob_reduced("cubic")
+
+
 def test_a_geometry_with_a_risk_of_its_own():
     a = sp.Symbol("a", real=True)
     geo = Geometry(hidden=("h",), trainable=(Vector("w"),), overlaps={("w", "h"): a})

@@ -23,7 +23,7 @@ from .base import ReducedModel
 from .heads import HeadReduced
 from .overlap import OverlapReduced
 
-__all__ = ["Choice", "PAPERS", "paper_model", "SAGITOVA_PARAMS", "SAGITOVA_DEFAULTS"]
+__all__ = ["Choice", "PAPERS", "paper_model", "dohmatob_reduced", "SAGITOVA_PARAMS", "SAGITOVA_DEFAULTS"]
 
 
 @dataclass(frozen=True)
@@ -59,15 +59,41 @@ def _marion(params):
 
 
 # --- Dohmatob 2025 --------------------------------------------------------------------------
+_DOHMATOB_STATE = {"mu": 0.5, "nu": 0.5, "zeta": 0.0, "eta": 0.0, "rho": 0.0}
+"""A realisable point off the oracle (u ⊥ v*, v ⊥ u*, u ⊥ v: on M)."""
+
+
+def dohmatob_reduced(link: str | None = None, risk: sp.Expr | None = None,
+                     params: Mapping[str, object] | None = None,
+                     extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
+    """Dohmatob's overlap flow: the projected gradient flow of R̄(µ, ν, ζ, η, ρ) (Prop. 1,
+    ``theory.models.dohmatob2025.paper_risk(link)``) on the Gram structure of (u, v; u*, v*)
+    (Sec. 4), as an :class:`OverlapReduced`.
+
+    link:   the link σ of R̄, one of ``dohmatob2025.LINKS`` (None: ``DEFAULT_LINK``, linear); it
+            names the model also when ``risk`` is given;
+    risk:   a risk replacing R̄ (e.g. a deliberately wrong formula); an expression in the five
+            order parameters and the parameters (d, α, β, γ) plus ``extra_params``;
+    params: values of (d, α, β, γ) (and ``extra_params``) by name, checked against their
+            ranges; None leaves them unbound (the symbolic derivations are available, numerical
+            methods raise). ``paper_model("dohmatob2025")`` binds ``DEFAULT_PARAMS``.
+
+    A ValueError names a link outside ``LINKS``, a parameter out of range, or a symbol of
+    ``risk`` that is neither an order parameter nor a parameter.
+    """
+    from theory.models import dohmatob2025 as dm
+    link = Choice("link", tuple(sorted(dm.LINKS))).check(dm.DEFAULT_LINK if link is None else link)
+    return OverlapReduced.from_risk(
+        dm.OVERLAP_STRUCTURE, dm.paper_risk(link) if risk is None else risk,
+        dm.PARAMS + tuple(extra_params), params, name=f"dohmatob2025 ({link} link)",
+        risk_name=("Rbar", r"\bar{R}"), default_state=_DOHMATOB_STATE)
+
+
 def _dohmatob(params):
     from theory.models import dohmatob2025 as dm
     link_choice = Choice("link", tuple(sorted(dm.LINKS)))
     picked, values = _split(params, (link_choice,), {"link": dm.DEFAULT_LINK, **dm.DEFAULT_PARAMS})
-    link = picked["link"]
-    return OverlapReduced.from_risk(
-        dm.OVERLAP_STRUCTURE, dm.paper_risk(link), dm.PARAMS, values,
-        name=f"dohmatob2025 ({link} link)", risk_name=("Rbar", r"\bar{R}"),
-        default_state={"mu": 0.5, "nu": 0.5, "zeta": 0.0, "eta": 0.0, "rho": 0.0})
+    return dohmatob_reduced(picked["link"], params=values)
 
 
 # --- Sagitova et al. 2026 -------------------------------------------------------------------

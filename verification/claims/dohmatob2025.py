@@ -8,16 +8,24 @@ Spec: shared/spec/dohmatob2025.md. Every claim of the spec, in the order of the 
 * Props. 7, 9, 10 per link: stationary points on M by exact arithmetic at several d;
 * Prop. 4: root finding on the full overlap flow; Sec. 5 global convergence: the flow in
   vector coordinates; the rebuttal's descent lemma: PGD in R^d; Fig. 2: PGD on an empirical
-  risk in R^d against R̄ along the trajectory."""
+  risk in R^d against R̄ along the trajectory.
+
+R̄ and its flow come from the reduced model the command line shows
+(``numerics.reduced.registry.dohmatob_reduced``: the overlap flow on the Gram structure of
+(u, v; u*, v*)); the symbolic checks use its derivations, the numerical ones code generated
+from them at exact parameter values (in vector coordinates: the engine's frame flow of its
+geometry and risk)."""
 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import sympy as sp
 
 from numerics.rem import extreme_value_sample, gibbs_average
+from theory.model import Param
 from theory.models.dohmatob2025 import PAPER_PSI, PAPER_R, alpha, beta
 from theory.rem import rem_constants
 from ..registry import Outcome, claim
@@ -203,8 +211,32 @@ def prop12_gibbs_average(ctx, limit=_paper_prop12):
 
 # -------------------------------------------------------------------------------------------
 from numerics.codegen import generate  # noqa: E402
+from numerics.reduced import OverlapReduced  # noqa: E402
+from numerics.reduced.registry import dohmatob_reduced  # noqa: E402
 from theory.gaussian import GaussianExpectation, evaluate  # noqa: E402
 from theory.models import dohmatob2025 as dm  # noqa: E402
+
+
+@functools.cache
+def _paper_reduced(link: str) -> OverlapReduced:
+    return dohmatob_reduced(link)
+
+
+def _reduced(link: str, risk: sp.Expr | None = None,
+             extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
+    """Dohmatob's reduced model (``numerics.reduced``, the model the CLI shows): the overlap
+    flow of R̄ with link σ (Prop. 1), or of ``risk`` in its place (a deliberately wrong formula).
+    Parameters stay unbound: the claims substitute exact values into its derivations. The
+    paper's R̄ is integrated once per link (cached)."""
+    if risk is None and not extra_params:
+        return _paper_reduced(link)
+    return dohmatob_reduced(link, risk, extra_params=extra_params)
+
+
+def _rbar(link: str) -> sp.Expr:
+    """R̄ of Prop. 1 for link σ: the reduced model's risk."""
+    return _reduced(link).derivation.risk
+
 
 PROP1_PHASES = [(0.1, 0.3), (0.1, 1.0)]          # β_c = 0.447: high-temperature, frozen
 PROP1_GAMMA = 0.6                                # c = 0.8 > ψ in both: learnable
@@ -238,7 +270,7 @@ def _prop1_check(ctx, link, formula=None):
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     n = ctx.pick(4_000, 40_000)
     top_k = ctx.pick(300, 2000)
-    R = formula if formula is not None else dm.paper_risk(link)
+    R = formula if formula is not None else _rbar(link)
     Rf = _numeric(R)
     points, checks = [], []
     total = len(PROP1_PHASES) * len(PROP1_POINTS)
@@ -323,7 +355,7 @@ def cor1_linear(ctx, formula=None):
     """Exact symbolic comparison of Cor. 1 with Prop. 1's R̄ at σ(t) = t (H1, H2 integrated by
     the engine)."""
     formula = dm.paper_cor1_linear() if formula is None else formula
-    prop1 = dm.paper_risk("linear")
+    prop1 = _rbar("linear")
     diff = sp.simplify(prop1 - formula)
     evidence = {"prop1_linear": str(prop1), "cor1": str(formula), "difference": str(diff)}
     if diff == 0:
@@ -349,7 +381,7 @@ def _prop2_check(ctx, link, oracle_formula=None):
     c < ψ, extrapolated in d (1/√d corrections, model dependence in the error bar). Global
     minimality of the oracle is not checked here."""
     formula = dm.paper_oracle_risk(link) if oracle_formula is None else oracle_formula
-    prop1_at_oracle = dm.paper_risk(link).subs({dm.mu: 1, dm.nu: 1, dm.zeta: 0, dm.rho: 0})
+    prop1_at_oracle = _rbar(link).subs({dm.mu: 1, dm.nu: 1, dm.zeta: 0, dm.rho: 0})
     identity = sp.simplify(prop1_at_oracle - formula)
     sbar = float(dm.dual_kernel(link, 1).subs(dm.gamma, PROP1_GAMMA))
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
@@ -461,7 +493,7 @@ _per_link("prop2-oracle", "Prop. 2",
 
 # -------------------------------------------------------------------------------------------
 def _invariance_check(ctx, link, risk=None):
-    flow = dm.paper_flow(link, risk)
+    flow = _reduced(link, risk).derivation.flow
     off = {str(q): sp.simplify(r.subs(dm.MANIFOLD)) for q, r in flow.as_dict().items()
            if q in dm.MANIFOLD}
     evidence = {"link": link, "flow_off_M_on_M": {k: str(v) for k, v in off.items()}}
@@ -479,12 +511,12 @@ def _invariance_check(ctx, link, risk=None):
 
 
 def _two_d_check(ctx, link, risk=None):
-    flow = dm.paper_flow(link, risk)
-    if any(sp.simplify(r.subs(dm.MANIFOLD)) != 0 for q, r in flow.as_dict().items()
+    reduced = _reduced(link, risk)
+    if any(sp.simplify(r.subs(dm.MANIFOLD)) != 0 for q, r in reduced.derivation.flow.as_dict().items()
            if q in dm.MANIFOLD):
         return Outcome("refuted", f"{link}: M is not invariant, so no closed 2-D flow on it",
                        {"link": link})
-    flow2 = flow.restrict(dm.MANIFOLD)
+    flow2 = reduced.restrict(dm.MANIFOLD).derivation.flow
     extra = sorted(str(s) for r in flow2.rhs for s in r.free_symbols
                    if s in (dm.zeta, dm.eta, dm.rho))
     evidence = {"link": link, "state": [str(s) for s in flow2.state],
@@ -512,8 +544,9 @@ def _gradient_span_check(ctx, link, risk=None):
     symbolically at r = 0, ρ = 0, with r kept as a free symbol in R̄."""
     from theory.dynamics import vector_gradients
     r_sym = sp.Symbol("r", nonnegative=True)
-    R = dm.paper_risk(link, r=r_sym) if risk is None else risk
-    grads = vector_gradients(dm.OVERLAP_STRUCTURE, R)
+    r_param = Param(r_sym, 0, math.inf, open_high=True, doc="REM constant r, kept symbolic")
+    reduced = _reduced(link, dm.paper_risk(link, r=r_sym) if risk is None else risk, (r_param,))
+    grads = vector_gradients(reduced.geometry, reduced.derivation.risk)
     at = {r_sym: 0, dm.rho: 0}
     coeffs = {"grad_u along v": sp.simplify(grads["u"]["v"].subs(at)),
               "grad_v along u": sp.simplify(grads["v"]["u"].subs(at))}
@@ -557,8 +590,9 @@ def _setting_text(setting):
 
 
 @functools.cache
-def _flow_on_M(link):
-    return dm.paper_flow(link).restrict(dm.MANIFOLD)
+def _flow_on_M(link, risk=None):
+    """The 2-D flow on M: the reduced model restricted to ζ = η = ρ = 0 (Prop. 6)."""
+    return _reduced(link, risk).restrict(dm.MANIFOLD).derivation.flow
 
 
 _STATIONARY_CACHE = {}
@@ -623,7 +657,7 @@ def _paper_e_sets(link, setting, dv):
 
 
 def _prop7_check(ctx, link, risk=None):
-    flow2 = _flow_on_M(link) if risk is None else dm.paper_flow(link, risk).restrict(dm.MANIFOLD)
+    flow2 = _flow_on_M(link, risk)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     rows, bad = [], []
     total = len(STATIONARY_SETTINGS) * len(dims)
@@ -666,7 +700,7 @@ _per_link("prop7-stationary-set", "Prop. 7",
 
 
 def _prop9_check(ctx, link, risk=None):
-    flow2 = _flow_on_M(link) if risk is None else dm.paper_flow(link, risk).restrict(dm.MANIFOLD)
+    flow2 = _flow_on_M(link, risk)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     rows, bad = [], []
     for setting in STATIONARY_SETTINGS:
@@ -853,16 +887,25 @@ _per_link("prop10-classification", "Prop. 10",
 
 
 # -------------------------------------------------------------------------------------------
-def _gram_feasible(q, tol=1e-8):
-    mu_, nu_, ze, et, rh = q
-    G = np.array([[1, rh, mu_, et], [rh, 1, ze, nu_], [mu_, ze, 1, 0], [et, nu_, 0, 1]])
-    return bool(np.linalg.eigvalsh(G).min() > -tol)
+GRAM_TOL = 1e-8    # float64 roots at the edge of the realisable set, e.g. (−1, 1 + 7e-10, …)
 
 
-def _prop4_roots(flow, setting, dv, n_starts, seed):
+def _realisable(reduced, y, tol=GRAM_TOL):
+    """Whether the overlaps y (the reduced model's state order) are realisable by unit vectors:
+    the Gram matrix of (u, v, u*, v*) that the model's geometry builds from them has no
+    eigenvalue below −tol (this also bounds every overlap by 1 + tol). ``check_state`` would
+    apply tighter tolerances (1e-10 on each overlap, 1e-9 on the Gram matrix), which reject
+    float64 roots that refine to genuine roots on the edge of the realisable set."""
+    gram = reduced.geometry.gram_values(reduced.unpack(y))
+    return bool(np.linalg.eigvalsh(gram).min() > -tol)
+
+
+def _prop4_roots(reduced, setting, dv, n_starts, seed):
     """Realisable stationary points of the overlap flow at one d: roots from Sobol starts
-    (generated float code, symbolic Jacobian), kept when realisable (Gram PSD) and still roots
-    after refinement to 40 digits (residual < 1e-25; a refinement that fails discards it)."""
+    (generated float code of the reduced model's flow at the exact parameters, symbolic
+    Jacobian), kept when realisable (Gram PSD) and still roots after refinement to 40 digits
+    (residual < 1e-25; a refinement that fails discards it)."""
+    flow = reduced.derivation.flow
     state = flow.state
     order = [state.index(s) for s in (dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)]
     rhs = [r.subs(_setting_values(setting, dv)) for r in flow.rhs]
@@ -876,7 +919,7 @@ def _prop4_roots(flow, setting, dv, n_starts, seed):
     rows = []
     for p in pts:
         q = tuple(p.x[k] for k in order)
-        if not _gram_feasible(q):
+        if not _realisable(reduced, reduced.pack(dict(zip(map(str, state), p.x)))):
             continue
         res = refine_root(rhs, state, p.x, dps=40, tol=1e-30).residual
         if not (res < 1e-25):
@@ -919,13 +962,13 @@ def _prop4_check(ctx, risk=None, setting=None):
     """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
     each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
     PSD); classified from the Jacobian's eigenvalues."""
-    flow = dm.paper_flow("linear", risk)
+    reduced = _reduced("linear", risk)
     setting = STATIONARY_SETTINGS[0] if setting is None else setting
     dims = ctx.pick([10, 20], [10, 20, 40])
     n_starts = ctx.pick(512, 2048)
     rows = []
     for i, dv in enumerate(dims):
-        rows += _prop4_roots(flow, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
+        rows += _prop4_roots(reduced, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
         ctx.tick((i + 1) / len(dims))
     evidence = {**_setting_text(setting), "d": dims, "n_starts": n_starts}
     return _prop4_judge(rows, evidence)
@@ -959,7 +1002,7 @@ def _fig2_check(ctx, formula=None, link="linear"):
     rec = pgd_empirical(FIG2["d"], FIG2["L"], FIG2["beta"], FIG2["gamma"], FIG2["eps"], torch_link,
                         FIG2["n_train"], FIG2["n_test"], FIG2["step"], n_steps, ctx.pick(50, 100),
                         seed=ctx.claim_seed("fig2"))
-    R = dm.paper_risk(link) if formula is None else formula
+    R = _rbar(link) if formula is None else formula
     Rf = _numeric(R)
     a_ = float(np.log(FIG2["L"] - 1) / FIG2["d"])
     theory = np.array([float(Rf(a_, FIG2["beta"], FIG2["gamma"], FIG2["d"], *q)) for q in rec["overlaps"]])
@@ -1022,12 +1065,13 @@ from numerics.pgd import project_gradient, projected_gradient_descent  # noqa: E
 from theory.frame import frame_flow  # noqa: E402
 
 
-def _frame(risk, vals):
-    """Projected gradient flow of R̄ for (u, v) written in the frame (u*, v*, e3, e4) (the
-    engine's frame flow: state y = (u, v) ∈ R⁸, µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv),
-    compiled. Integrating vectors rather than overlaps keeps every state realisable and
-    resolves tiny departures from an edge such as u = −u*, which overlap coordinates lose."""
-    return compile_frame_flow(frame_flow(dm.OVERLAP_STRUCTURE, risk, vals))
+def _frame(reduced, vals):
+    """The reduced model's projected gradient flow for (u, v) written in the frame
+    (u*, v*, e3, e4) (the engine's frame flow of its geometry and risk, parameters ``vals``
+    substituted: state y = (u, v) ∈ R⁸, µ = u₁, ν = v₂, ζ = v₁, η = u₂, ρ = uᵀv), compiled.
+    Integrating vectors rather than overlaps keeps every state realisable and resolves tiny
+    departures from an edge such as u = −u*, which overlap coordinates lose."""
+    return compile_frame_flow(frame_flow(reduced.geometry, reduced.derivation.risk, vals))
 
 
 SPHERE_TOL = 1e-7     # |‖w‖ − 1| along a run above this: the run left the realisable set
@@ -1069,7 +1113,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations
     (u, v uniform on the sphere of span{u*, v*, e3, e4}) and from small perturbations of the
     other stationary points on M (the saddles (−1, ±1) and the source (1, −1))."""
-    R = dm.paper_risk("linear") if risk is None else risk
+    reduced = _reduced("linear", risk)
     setting = STATIONARY_SETTINGS[0] if setting is None else setting
     dims = ctx.pick([10, 20], [10, 20, 40])
     n_random = ctx.pick(6, 24)
@@ -1077,7 +1121,7 @@ def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
     t_eval = np.r_[0, np.logspace(-2, np.log10(horizon), 33)]
     runs = []
     for i, dv in enumerate(dims):
-        flow = _frame(R, _setting_values(setting, dv))
+        flow = _frame(reduced, _setting_values(setting, dv))
         starts = [("random", rng.standard_normal(4), rng.standard_normal(4)) for _ in range(n_random)]
         for su, sv in ((-1, 1), (-1, -1), (1, -1)):
             starts.append((f"near ({su}, {sv}, 0, 0, 0)",
@@ -1169,14 +1213,14 @@ def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01):
     estimated from below by their maxima over sampled points (random and along M), so the
     steps used are s = factor × the estimated bound; runs that have not reached a stationary
     point after the step budget are reported as not converged."""
-    R = dm.paper_risk("linear") if risk is None else risk
+    reduced = _reduced("linear", risk)
     setting = STATIONARY_SETTINGS[0]
     dims = ctx.pick([10], [10, 20])
     n_steps = ctx.pick(20_000, 100_000)
     rng = ctx.rng("descent-lemma")
     rows, bad_increase, not_converged = [], [], []
     for dv in dims:
-        flow = _frame(R, _setting_values(setting, dv))
+        flow = _frame(reduced, _setting_values(setting, dv))
         L_hat, M_hat, L_delta, s_bound = _step_bound(flow, _sample_points(rng), delta)
         found = _engine_stationary(_flow_on_M("linear"), setting, dv)[0] if risk is None else []
         mu0, nu0 = rng.uniform(-0.95, 0.95, 6), rng.uniform(-0.95, 0.95, 6)
