@@ -207,6 +207,24 @@ def test_integrate_reports_budget_and_nonfinite_instead_of_raising():
         integrate(lambda y: -y, [1.0], [0, 1], max_nfev=0)
 
 
+def test_integrate_falls_back_after_a_nonfinite_state():
+    """RK4 at too large a step diverges on a stiff decay (state → inf); the fallback Radau
+    integrates it. Before, integrate returned the non-finite attempt without trying it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        tr = integrate(lambda y: -1e4 * y, [1.0], np.linspace(0, 1, 11), method="rk4", dt=0.01,
+                       fallback=("Radau",), jac=lambda y: np.array([[-1e4]]))
+    assert tr.ok and tr.tried == ("rk4", "Radau") and abs(tr.final[0]) < 1e-8
+
+
+def test_one_rk4_loop_behind_both_entry_points():
+    from numerics.ode import integrate_rk4
+    A = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    t = np.linspace(0, 3, 7)
+    a = integrate(lambda y: A @ y, [1.0, 0.0], t, method="rk4", dt=0.01)
+    b = integrate_rk4(lambda y: A @ y, [1.0, 0.0], t, dt=0.01)
+    np.testing.assert_array_equal(a.y, b.y)
+
+
 # --- exact root finding and refinement ------------------------------------------------------
 def test_roots_1d_finds_simple_and_double_roots():
     x = sp.Symbol("x", real=True)

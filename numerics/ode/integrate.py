@@ -2,8 +2,9 @@
 
 ``integrate`` picks the method (adaptive ``solve_ivp`` methods for deterministic right-hand
 sides, fixed-step RK4 at a prescribed ``dt``), enforces a budget of right-hand-side
-evaluations, falls back to other methods when one fails or exceeds the budget, stops early on
-a user predicate, and returns a :class:`Trajectory` that says how it ended instead of raising.
+evaluations, falls back to other methods when one fails, exceeds the budget or reaches a
+non-finite state, stops early on a user predicate, and returns a :class:`Trajectory` that
+says how it ended instead of raising.
 Noisy right-hand sides (Euler–Maruyama) stay in ``fixed_step``: adaptive control is
 meaningless there.
 """
@@ -16,6 +17,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .base import Trajectory
+from .fixed_step import rk4_path
 
 __all__ = ["integrate", "ADAPTIVE", "STIFF"]
 
@@ -45,31 +47,14 @@ def _one_segment(rhs, jac, y0, t_eval, method, rtol, atol, dt, counter, budget):
         return rhs(y)
 
     if method == "rk4":
-        return _rk4(f, y0, t_eval, dt)
+        t, y, _ = rk4_path(f, y0, t_eval, dt)
+        return t, y, 0, "completed", ""
     kwargs = {"jac": (lambda t, y: jac(y))} if (jac is not None and method in STIFF) else {}
     with np.errstate(all="ignore"):
         sol = solve_ivp(f, (t_eval[0], t_eval[-1]), y0, method=method, t_eval=t_eval,
                         rtol=rtol, atol=atol, **kwargs)
     status = "completed" if sol.success else "failed"
     return sol.t, sol.y.T, int(getattr(sol, "njev", 0) or 0), status, sol.message
-
-
-def _rk4(f, y0, t_eval, dt):
-    y = y0.copy()
-    out, t = [y.copy()], t_eval[0]
-    for t_next in t_eval[1:]:
-        while t < t_next - 1e-12 * max(1.0, abs(t_next)):
-            h = min(dt, t_next - t)
-            k1 = f(t, y)
-            k2 = f(t, y + h / 2 * k1)
-            k3 = f(t, y + h / 2 * k2)
-            k4 = f(t, y + h * k3)
-            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            t += h
-        out.append(y.copy())
-        if not np.all(np.isfinite(y)):
-            break
-    return t_eval[:len(out)], np.array(out), 0, "completed", ""
 
 
 def _first_nonfinite(y) -> int | None:
@@ -87,8 +72,9 @@ def integrate(rhs: Callable, y0, t_eval, *, jac: Callable | None = None, method:
     method:   one of ``ADAPTIVE`` (scipy's ``solve_ivp``; Radau/BDF/LSODA use ``jac``) or
               'rk4' (fixed step ``dt``). Adaptive methods are for deterministic right-hand
               sides only.
-    fallback: methods tried in turn, from the start, when ``method`` fails or exceeds the
-              budget (e.g. ``method='LSODA', fallback=('BDF', 'Radau')``).
+    fallback: methods tried in turn, from the start, when ``method`` fails, exceeds the
+              budget or reaches a non-finite state (e.g. ``method='LSODA',
+              fallback=('BDF', 'Radau')``); the last one's result is returned if none succeeds.
     max_nfev: budget of right-hand-side evaluations per method (None: unlimited).
     stop:     predicate ``stop(t, y) -> bool`` evaluated at the output times; the integration
               ends at the first output time where it holds (status 'stopped').
@@ -123,7 +109,7 @@ def integrate(rhs: Callable, y0, t_eval, *, jac: Callable | None = None, method:
         tried.append(m)
         result = _integrate_with(rhs, jac, y0, t_eval, m, rtol, atol, dt, max_nfev, stop, chunk)
         result = Trajectory(*result, names=names, tried=tuple(tried))
-        if result.status in ("completed", "stopped", "nonfinite"):
+        if result.status in ("completed", "stopped"):
             return result
         last = result
     return last

@@ -143,7 +143,9 @@ def paper_model(paper: str, params: Mapping[str, object] | None = None) -> Reduc
         return PAPERS[paper](params)
     try:
         mod = importlib.import_module(f"theory.models.{paper}")
-    except ModuleNotFoundError:
+    except ModuleNotFoundError as exc:
+        if exc.name not in (f"theory.models.{paper}", "theory.models"):
+            raise                          # the module exists but one of its imports is missing
         raise ValueError(f"model {paper!r} not found; allowed: {sorted(PAPERS)} or a module "
                          "theory.models.<name> with a MODEL") from None
     if not hasattr(mod, "MODEL"):
