@@ -265,3 +265,23 @@ def test_factory_rejects_what_it_cannot_reduce():
         reduced(3)
     with pytest.raises(ValueError, match="not found"):
         reduced("nomodel")
+
+
+def test_paper_model_does_not_hide_a_missing_import_inside_a_model(monkeypatch):
+    import importlib
+
+    import pytest as _pytest
+
+    from numerics.reduced import registry
+
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'missing_dep'", name="missing_dep")
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with _pytest.raises(ModuleNotFoundError, match="missing_dep"):
+        registry.paper_model("my_variant")
+
+    def absent(name):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    monkeypatch.setattr(importlib, "import_module", absent)
+    with _pytest.raises(ValueError, match="not found"):
+        registry.paper_model("my_variant")
