@@ -19,16 +19,17 @@ import json
 import os
 from pathlib import Path
 import platform
-import statistics
 import sys
 import time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from numerics import SGDConfig  # noqa: E402
+from timing import interleaved as _interleaved  # noqa: E402
 from numerics.sgd import DirectSGD, GramSGD  # noqa: E402
 from theory.models.marion2025 import MODEL  # noqa: E402
 
@@ -36,27 +37,9 @@ PARAMS = dict(L=4, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 
 
-def _sync():
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def _time(fn, n):
-    _sync()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    _sync()
-    return (time.perf_counter() - start) / n
-
-
 def interleaved(fns: dict, n: int, repeats: int) -> dict:
-    """Median seconds per call of each function, the functions alternating in every repeat."""
-    samples = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            samples[k].append(_time(f, n))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    """``timing.interleaved`` with the GPU synchronised around each timed block."""
+    return _interleaved(fns, n, repeats, sync=torch.cuda.synchronize if torch.cuda.is_available() else None)
 
 
 def _token_cfg(d, seeds, device, dtype):

@@ -21,39 +21,24 @@ import json
 import os
 from pathlib import Path
 import platform
-import statistics
 import sys
 import time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 import torch  # noqa: E402
 
 from numerics import SGDConfig  # noqa: E402
+from timing import interleaved  # noqa: E402
 from numerics.sgd import DirectSGD  # noqa: E402
 from theory import derive  # noqa: E402
 from theory.models.marion2025 import MODEL  # noqa: E402
 
 PARAMS = dict(d=1000, L=4, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
-
-
-def _time(fn, n):
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
-
-
-def interleaved(fns: dict, n: int, repeats: int) -> dict:
-    """Median seconds per call of each function, the functions alternating in every repeat."""
-    samples = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            samples[k].append(_time(f, n))
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def bench_sgd(repeats, dtype):
