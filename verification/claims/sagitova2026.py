@@ -166,6 +166,12 @@ def _reduced_without_residual(model, state, *a, **k):
     return reduced_loss(model, HeadState.make(state.m, 0 * state.r, state.b, state.v), *a, **k)
 
 
+def _reduced_5pc_high(*a, **k):
+    """Mutation: the reduced loss 5 % too large (a wrong factor)."""
+    loss, se, per_sample = reduced_loss(*a, **k)
+    return 1.05 * loss, 1.05 * se, 1.05 * per_sample
+
+
 @claim(f"{PAPER}:prop-iii1-reduced-loss", "Prop. III.1",
        "The population loss depends on the keys only through (m, r) (with b, v); the reduced "
        "expectation equals the finite-D loss up to vanishing corrections.",
@@ -178,7 +184,8 @@ def _reduced_without_residual(model, state, *a, **k):
                "error bar is never widened) and a → 0 judged with Bonferroni z over the three "
                "activations; softmax, softmax-1 and B-softmax, H = 2, F = 2, L = 4, Gaussian "
                "prior N(0.5·1, diag(2, 0.5)).",
-       mutations={"residual-covariance-dropped": lambda: {"reduced": _reduced_without_residual}})
+       mutations={"residual-covariance-dropped": lambda: {"reduced": _reduced_without_residual},
+                  "reduced-loss-5%-high": lambda: {"reduced": _reduced_5pc_high}})
 def prop_iii1(ctx, reduced=reduced_loss):
     dims = ctx.pick([50, 100, 200, 400], [50, 100, 200, 400, 800, 1600])
     n = ctx.pick(50_000, 200_000)
