@@ -31,3 +31,38 @@ def test_mixture_claim_refutes_swapped_activations():
 def test_pruning_claim_refutes_when_every_head_is_needed():
     four = DiscretePrior([[3.0, 0.0], [-3.0, 0.0], [0.0, 3.0], [0.0, -3.0]], [0.25] * 4)
     assert verdict("sagitova2026:head-pruning", activations=("b-softmax",), prior=four) == "refuted"
+
+
+def test_softmax1_noise_is_inconclusive_within_z_se_of_the_level():
+    # old rule: refuted only if r1 − z·se > 0.05, else confirmed: r1 = 0.049 ± 0.001 was
+    # 'confirmed' although it is not shown below the level at z·se
+    from verification.claims.sagitova2026_sec4 import judge_softmax1
+    decision, (c1, c0) = judge_softmax1(Context(profile="quick", seed=0), 0.049, 0.001, 0.35, 1e-4)
+    assert decision == "inconclusive" and c1.decision == "inconclusive" and c1.needs
+    assert c0.decision == "confirmed"
+    # and softmax within z·se of the level (old: 'confirmed'): inconclusive too
+    decision, _ = judge_softmax1(Context(profile="quick", seed=0), 1e-6, 1e-7, 0.051, 0.001)
+    assert decision == "inconclusive"
+    assert judge_softmax1(Context(profile="quick", seed=0), 1e-6, 1e-7, 0.35, 1e-4)[0] == "confirmed"
+
+
+def _rows(ctl, ctl_se):
+    return [{"signal": s, "bayes": b, "bayes_se": 1e-4, "softmax/mean": b + 0.3,
+             "softmax/mean_se": 1e-3, "b-softmax/mean": b + c, "b-softmax/mean_se": ctl_se}
+            for s, b, c in zip((2.0, 4.0, 8.0, 12.0), (0.38, 0.02, 1e-15, 1e-58), ctl)]
+
+
+def test_prop_iv3_judges_that_the_control_reaches_the_bayes_risk():
+    # old code: 'B-softmax reaches it' was printed whatever the control's risk
+    from verification.claims.sagitova2026_sec4 import judge_gap
+    ok = judge_gap(Context(profile="quick", seed=0), _rows([1e-4, 0, 1e-8, 1e-9], 1e-4),
+                   "softmax")
+    assert ok[0] == "confirmed"
+    bad = judge_gap(Context(profile="quick", seed=0), _rows([1e-4, 0, 0.05, 1e-9], 1e-4),
+                    "softmax")
+    assert bad[0] == "refuted" and "does not reach" in bad[1]
+
+
+def test_prop_iv3_refutes_a_control_that_cannot_reach_bayes():
+    mut = get_claim("sagitova2026:prop-iv3-softmax-gap").mutations["softmax-as-control"]()
+    assert verdict("sagitova2026:prop-iv3-softmax-gap", **mut) == "refuted"
