@@ -52,3 +52,18 @@ def test_cli_calibrate_rejects_a_file_as_out(tmp_path):
     r = CliRunner().invoke(app, ["calibrate", "--claim", "marion2025:thm1-risk", "--seeds", "1",
                                  "--out", str(f)])
     assert r.exit_code == 2 and "--out" in r.output
+
+
+def test_report_quotes_the_calibration_and_ignores_a_damaged_file(tmp_path):
+    from verification.runner import run
+    cal = tmp_path / "cal"
+    calibrate([TOY], seeds=2, out=cal)
+    report = run([TOY], out=tmp_path / "out", show=False, figures=False,
+                 calibration=cal / "calibration.json")
+    assert report["calibration"]["claims"][0]["id"] == "toy:mean"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## Calibration (2 seeds per claim" in md
+    assert "Calibration" in (tmp_path / "out" / "report.html").read_text()
+    damaged = tmp_path / "bad.json"
+    damaged.write_text('{"claims": [{"id": "toy:mean"}]')          # truncated
+    assert "calibration" not in run([TOY], show=False, calibration=damaged)

@@ -32,7 +32,11 @@ from .context import Context
 from .registry import Claim
 from .runner import SUITE_VERSION, run_claim
 
-__all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration"]
+__all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
+           "DEFAULT_CALIBRATION"]
+
+DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
+"""Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
 
 
 def _run(claim: Claim, profile: str, seed: int, device: str, perturbation=None,
@@ -118,7 +122,7 @@ def summary_rows(result: dict) -> list[str]:
             "|---|---|---|---|---|"]
     for c in result["claims"]:
         muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
-        alpha = "0 (exact)" if c["exact"] else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
+        alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
         res = c["resolution"]
         res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
         rows.append(f"| `{c['id']}` | {alpha} | {res} | {c['false_refutations']}/{c['runs']} | "
@@ -137,3 +141,21 @@ def write_calibration(out: str | Path, result: dict) -> None:
     head = [f"# Calibration ({result['profile']} profile, {result['seeds']} seeds per claim"
             f"{'' if result.get('complete') else ', incomplete'})", ""]
     atomic_write_text(out / "calibration.md", "\n".join(head + summary_rows(result)) + "\n")
+
+
+def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict | None:
+    """The calibration in ``path`` restricted to the claims ``ids`` (all when None), for a
+    report's calibration section; None when the file is absent or damaged (never trusted
+    half-read: every record must have the fields calibrate writes)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        records = data["claims"]
+        needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
+        if not all(needed <= set(r) for r in records):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    keep = [r for r in records if ids is None or r["id"] in set(ids)]
+    return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
+            "complete": data.get("complete", False), "claims": keep}

@@ -100,6 +100,15 @@ def contract_text(c: dict) -> tuple[str, str]:
     return alpha, res
 
 
+def _calibration_lines(report: dict) -> list[str]:
+    cal = report.get("calibration")
+    if not cal:
+        return []
+    from .calibrate import summary_rows
+    return ["", f"## Calibration ({cal['seeds']} seeds per claim, from `{cal['source']}`"
+            f"{'' if cal.get('complete') else ', incomplete'})", "", *summary_rows(cal)]
+
+
 def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
     """report.md: the verdict table, then per claim its statement, reading, figures, evidence."""
     lines = ["# Claim verification report", "",
@@ -111,6 +120,7 @@ def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, st
         alpha, res = contract_text(c)
         lines.append(f"| `{c['id']}` | {c['label']} | **{c['verdict']}** | {alpha} | {res} | "
                      f"{c['summary'].replace('|', '/')} | {c['seconds']:.1f} |")
+    lines += _calibration_lines(report)
     for c in report["claims"]:
         lines += ["", f"## `{c['id']}` — {c['label']}: {c['verdict']}", "", f"> {c['statement']}",
                   "", c["summary"], ""]
@@ -122,6 +132,17 @@ def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, st
         lines += ["<details><summary>evidence</summary>", "", "```json",
                   _fmt_evidence(c["evidence"]), "```", "</details>"]
     atomic_write_text(Path(path), "\n".join(lines) + "\n")
+
+
+def _calibration_html(report: dict) -> str:
+    lines = _calibration_lines(report)
+    if not lines:
+        return ""
+    head, rows = lines[1], [r for r in lines[3:] if not r.startswith("|---")]
+    cells = ["".join(f"<td>{html.escape(x.strip())}</td>" for x in r.strip("|").split("|"))
+             for r in rows]
+    return (f"<h2>{html.escape(head.lstrip('# '))}</h2><table>"
+            + "".join(f"<tr>{c}</tr>" for c in cells) + "</table>")
 
 
 def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
@@ -149,7 +170,7 @@ def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) 
            f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
            f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
            f"<th>summary</th><th>s</th></tr>"
-           f"{rows}</table>{''.join(sections)}</body></html>")
+           f"{rows}</table>{_calibration_html(report)}{''.join(sections)}</body></html>")
     atomic_write_text(Path(path), doc)
 
 

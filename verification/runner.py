@@ -88,11 +88,13 @@ def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
 
 def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
         out: str | Path | None = None, show: bool = True, figures: bool = True,
-        console: Console | None = None) -> dict:
+        console: Console | None = None, calibration: str | Path | None = "default") -> dict:
     """Run ``claims`` and return the report (the report.json schema). ``out``: also write
     report.json/.npz/.md/.html and figures/ there; ``show``: progress bars and the verdict
     table on ``console``. No global state is touched (no pyplot backend, no global seeds), so
-    a notebook can call it: ``run(claims_for("marion2025"), show=False)``."""
+    a notebook can call it: ``run(claims_for("marion2025"), show=False)``. ``calibration``: a
+    calibration.json whose records of these claims the report quotes ("default": the committed
+    ``calibration/<profile>.json``; None: none)."""
     from numerics.sgd.base import resolve_device
 
     device = resolve_device(device)
@@ -115,6 +117,12 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
             if progress:
                 progress.update(task, completed=1.0, visible=False)
                 progress.update(overall, advance=1)
+    if calibration is not None:
+        from .calibrate import DEFAULT_CALIBRATION, load_calibration
+        path = DEFAULT_CALIBRATION / f"{profile}.json" if calibration == "default" else calibration
+        cal = load_calibration(path, [c.id for c in claims])
+        if cal is not None and cal["claims"]:
+            report["calibration"] = cal
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
