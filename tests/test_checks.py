@@ -161,3 +161,15 @@ def test_a_poor_fit_never_refutes_a_true_limit():
     d = np.array([100, 200, 400, 800, 1600.0])
     out = limit(Context(), d, 1.0 + 40 / np.sqrt(d), np.full(5, 1e-3), 1.0, terms=("1/d",))
     assert out.decision == "inconclusive" and out.details["poor_fit"]
+
+
+def test_a_poor_column_does_not_hide_a_refuted_good_one():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    curved = 1.0 + 40 / np.sqrt(d)                       # poor fit in 1/d
+    off = 0.8 + 3 / d                                    # good fit, limit 0.8 against 1
+    Y = np.stack([curved, off], 1)
+    out = limit(Context(), d, Y, np.full((5, 2), 1e-3), [1.0, 1.0], terms=("1/d",))
+    assert out.decision == "refuted" and out.details["poor_fit_columns"] == [0]
+    fine = limit(Context(), d, np.stack([curved, 1.0 + 3 / d], 1), np.full((5, 2), 1e-3),
+                 [1.0, 1.0], terms=("1/d",))
+    assert fine.decision == "inconclusive"

@@ -247,10 +247,10 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     Weighted least squares values ≈ a + Σ_k c_k·f_k(d) with the basis ``terms``; the χ² of the
     fit (known standard errors, dof = n − 1 − len(terms)) is tested at ``gof_alpha``
     (Bonferroni over the columns). A good fit's intercept is judged as an estimate:
-    |a − θ| ≤ z·se_a + bias, se_a the fit's own, never inflated. A poor fit decides nothing
-    (with the wrong basis even the true limit can lie many error bars from the intercept): it
-    gives ``inconclusive`` (details ``poor_fit``) with what would decide: more dimensions or
-    another basis."""
+    |a − θ| ≤ z·se_a + bias, se_a the fit's own, never inflated. A column with a poor fit decides
+    nothing (with the wrong basis even the true limit can lie many error bars from the
+    intercept); the others still do: ``refuted`` if any of them is, else ``inconclusive``
+    (details ``poor_fit``) with what would decide: more dimensions or another basis."""
     dims = np.asarray(dims, float)
     Y = np.asarray(values, float).reshape(len(dims), -1)
     SE = np.asarray(stderrs, float).reshape(Y.shape)
@@ -273,14 +273,19 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     poor = pvals < gof_alpha / Y.shape[1]
     check = estimate_vs_theory(ctx, a, a_se, theory, bias, name=name, scale=scale)
     details.update(check.details)
-    if poor.any():
-        # A poor fit decides nothing: with the wrong finite-size basis even the true limit
-        # can lie many error bars (inflated or not) from the fitted intercept.
-        details["poor_fit"] = True
-        return Check("inconclusive", check.z, check.ok, check.score, check.resolution, details,
-                     needs=f"the fit in {list(terms)} is poor (χ² p = {pvals.min():.2g} < "
-                           f"{gof_alpha}): more dimensions, larger d or another finite-size basis")
-    return Check(check.decision, check.z, check.ok, check.score, check.resolution, details)
+    details["poor_fit_columns"] = np.flatnonzero(poor).tolist()
+    if not poor.any():
+        return Check(check.decision, check.z, check.ok, check.score, check.resolution, details)
+    # A poor fit decides nothing for its column: with the wrong finite-size basis even the true
+    # limit can lie many error bars (inflated or not) from the fitted intercept. The columns
+    # with a good fit still decide: any of them refuted refutes.
+    details["poor_fit"] = True
+    if np.any(~check.ok & ~poor):
+        return Check("refuted", check.z, check.ok | poor, check.score, check.resolution, details)
+    return Check("inconclusive", check.z, check.ok, check.score, check.resolution, details,
+                 needs=f"the fit in {list(terms)} is poor for columns {np.flatnonzero(poor).tolist()} "
+                       f"(χ² p = {pvals.min():.2g} < {gof_alpha}): more dimensions, larger d or "
+                       "another finite-size basis")
 
 
 def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend") -> Check:
