@@ -21,6 +21,7 @@ from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
 from numerics.sgd.multihead_gram import simulate_heads_gram
 from theory.models.sagitova2026 import GaussianPrior, at_prior, flipping_spike
 from theory.multihead import ACTIVATIONS, MultiHeadModel, saddle_hessian
+from .. import checks
 from ..registry import Outcome, claim
 from ..stats import finite
 
@@ -57,6 +58,26 @@ def _trajectory(rm: HeadReduced, state0, t_eval, **options):
     return tr, rm.states(tr)
 
 
+class _FastMFlow(HeadReduced):
+    """A wrong reduced ODE: the m-equation 30 % too fast (prop-iii2's declared mutation)."""
+
+    def rhs(self, y):
+        d = super().rhs(y)
+        d[:self.model.H * self.model.F] *= 1.3          # the m-block comes first
+        return d
+
+
+def _head_dependent_temperatures():
+    """A wrong attention: softmax with a temperature that depends on the head, which breaks the
+    heads' exchangeability (symmetric-manifold's declared mutation)."""
+    import sympy as sp
+
+    from theory.multihead import Activation
+    return [Activation("softmax-heterogeneous", lambda s, v: [
+        [sp.exp((1 + 0.4 * h) * x) / sum(sp.exp((1 + 0.4 * h) * y) for y in row) for x in row]
+        for h, row in enumerate(s)])]
+
+
 # --- Prop. III.2 ---------------------------------------------------------------------------
 @claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
        "As D → ∞, SGD converges to the gradient flow on (m, r, b, v); finite-D trajectories "
@@ -70,7 +91,9 @@ def _trajectory(rm: HeadReduced, state0, t_eval, **options):
                "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
                "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
                "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
-               "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected).")
+               "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected), judged "
+               "as a trend: > 0 at z refutes, in between inconclusive.",
+       mutations={"m-equation ×1.3": lambda: {"reduced_class": _FastMFlow}})
 def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
     seeds = ctx.pick(32, 64)
@@ -109,14 +132,21 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
         arrays[f"sgd_D{D}"] = sgd
         arrays[f"ode_D{D}"] = odes[0]
         ctx.tick((j + 1) / len(dims))
-    z = ctx.z(sum(np.size(r["bias"]) for r in rows) + 1)
+    # (i) one family: every (D, τ, component) seed-mean deviation against 0 with the explicit
+    # allowance ODE quasi-Monte Carlo error + 1/D; resolution relative to the ODE's value there
+    dev_all = np.array([r["bias"] for r in rows])
+    check = checks.estimate_vs_theory(
+        ctx, dev_all.ravel(), np.array([r["bias_se"] for r in rows]).ravel(), np.zeros(dev_all.size),
+        bias=np.array([np.array(r["ode_qmc_error"]) + 1.0 / r["D"] for r in rows]).ravel(),
+        name="SGD seed-mean − ODE", scale=np.broadcast_to(np.abs(odes[0]), dev_all.shape).ravel())
+    z, passed = check.z, check.ok.reshape(dev_all.shape)
     worst = None
-    for r in rows:
+    for j, r in enumerate(rows):
         bias, se, q = (np.array(r[k]) for k in ("bias", "bias_se", "ode_qmc_error"))
         excess = np.abs(bias) - (z * se + q + 1.0 / r["D"])
         k = np.unravel_index(np.argmax(excess), excess.shape)
         r["worst_excess"] = float(excess[k])
-        if excess[k] > 0 and (worst is None or excess[k] > worst[1]):
+        if not passed[j].all() and (worst is None or excess[k] > worst[1]):
             worst = (r, float(excess[k]), k)
     x = np.log([r["D"] for r in rows])
     y = np.log([r["rms_deviation"] for r in rows])
@@ -124,10 +154,13 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     X = np.stack([np.ones_like(x), x], 1)
     cov = np.linalg.inv(X.T @ (X * w[:, None]))
     slope, slope_se = float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
+    # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
+    shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D")
     names = (["m"] * 4 + ["r"] * 3 + ["b"] * 2 + ["v"] * 2)
     evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
                 "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
-                "init": init.to_dict()}
+                "init": init.to_dict(), "mean_check": check.evidence(),
+                "shrink_check": shrink.evidence()}
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
@@ -146,9 +179,14 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
                        f"{names[ci]}-component {ci}: bias {r['bias'][ti][ci]:.4g} ± "
                        f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance)",
                        evidence, arrays=arrays, figures=figs)
-    if not slope + z * slope_se < 0:
-        return Outcome("refuted", f"the deviation from the ODE does not shrink with D (log-log slope "
-                       f"{slope:.3f} ± {slope_se:.3f})", evidence, arrays=arrays, figures=figs)
+    if shrink.decision == "refuted":
+        return Outcome("refuted", f"the deviation from the ODE grows with D (log-log slope "
+                       f"{slope:.3f} ± {slope_se:.3f}, z = {shrink.z:.2f})", evidence, arrays=arrays,
+                       figures=figs)
+    if shrink.decision == "inconclusive":
+        return Outcome("inconclusive", f"SGD means agree with the ODE at every D, but the single-run "
+                       f"deviation's decrease is not resolved (log-log slope {slope:.3f} ± "
+                       f"{slope_se:.3f}); needs {shrink.needs}", evidence, arrays=arrays, figures=figs)
     return Outcome("confirmed", f"SGD means agree with the ODE (with the κ-noise term) at every D; "
                    f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]})",
                    evidence, arrays=arrays, figures=figs)
@@ -187,7 +225,8 @@ def _manifold_contrasts(H, F):
                "(m_h − m_0, r_hh − r_00, r_hk − r_01, b_h − b_0, v_h − v_0) is zero within "
                "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
                "valid); H = 3, F = 2, L = 4; all four activations; flipping spike (1, 2) and "
-               "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.")
+               "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.",
+       mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()}})
 def symmetric_manifold(ctx, activations=None):
     H, F = 3, 2
     acts = activations or [ACTIVATIONS[a] for a in ("softmax", "softmax-1", "softmax-v", "b-softmax")]
@@ -207,20 +246,29 @@ def symmetric_manifold(ctx, activations=None):
                 a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
                 st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
                                     np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
-                est, se = mean_and_se(rm.rhs_draws(st) @ C.T)
+                draws = rm.rhs_draws(st)
+                est, se = mean_and_se(draws @ C.T)
                 finite(est, se)
+                scale = 0.5 * np.abs(C) @ np.abs(draws.mean(0))   # mean |rhs| of the pair
                 k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
                 rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
-                             "contrasts": est.tolist(), "se": se.tolist(),
+                             "contrasts": est.tolist(), "se": se.tolist(), "scale": scale.tolist(),
                              "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
         ctx.tick((i + 1) / len(acts))
-    z = ctx.z(len(rows) * len(names))
-    bad = [r for r in rows if r["largest_z"] > z]
-    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F}
+    # one family: every head contrast at every point against 0 (tangency is exact), no bias;
+    # resolution relative to the size of the contrasted components of the right-hand side
+    check = checks.estimate_vs_theory(
+        ctx, np.ravel([r["contrasts"] for r in rows]), np.ravel([r["se"] for r in rows]),
+        np.zeros(len(rows) * len(names)), name="head contrasts of the flow on the manifold",
+        scale=np.ravel([r["scale"] for r in rows]))
+    z = check.z
+    bad = [r for r, ok in zip(rows, check.ok.reshape(len(rows), -1)) if not ok.all()]
+    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F,
+                "check": check.evidence()}
     if bad:
         w = max(bad, key=lambda r: r["largest_z"])
         return Outcome("refuted", f"{w['activation']}, {w['prior']}: the flow leaves the manifold "
-                       f"({w['largest']} at {w['largest_z']:.1f} se)", evidence)
+                       f"({w['largest']} at {w['largest_z']:.1f} se > z = {z:.2f})", evidence)
     top = max(rows, key=lambda r: r["largest_z"])
     return Outcome("confirmed", f"all head contrasts vanish on the manifold ({len(rows)} points, "
                    f"largest {top['largest_z']:.2f} se < z = {z:.2f})", evidence)
@@ -247,7 +295,10 @@ def _small_init(g, D):
                "decades is < 10% of τ_a, where a Θ(log D) time would change by "
                "≥ ln(10⁴)/(2λ) (λ the saddle rate); heads together: max_h,h′ |m_h − m_h′| at "
                "τ_a is < 10% of the alignment at the largest D and decreases with D. SGD "
-               "(D = 200, 400; 16 seeds; κ = 0.25, N_b = 8): τ_a within 20% of the ODE's.")
+               "(D = 200, 400; 16 seeds; κ = 0.25, N_b = 8): the seed-mean τ_a within 20% (stated "
+               "tolerance) + z·se of the ODE's with the κ-noise term; SGD runs that never align "
+               "are counted and make this part inconclusive.",
+       mutations={"prior without mean": lambda: {"prior": GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))}})
 def prop_iii3(ctx, prior=None):
     H, F = 2, 2
     prior = prior or flipping_spike(1.0, 2.0)
@@ -281,10 +332,14 @@ def prop_iii3(ctx, prior=None):
                             seed=ctx.claim_seed(f"iii3:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
                             init=SIGMA0, device=ctx.device)
         res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
-        taus = [first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)]
+        taus = np.array([first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)])
         ode = _trajectory(rm.with_noise(kappa), _small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
-        sgd_rows.append({"D": D, "tau_align_seeds": taus, "tau_align_mean": float(np.mean(taus)),
+        done = taus[np.isfinite(taus)]
+        sgd_rows.append({"D": D, "tau_align_seeds": taus.tolist(), "never_aligned": int(16 - done.size),
+                         "tau_align_mean": float(np.mean(done)) if done.size else float("nan"),
+                         "tau_align_se": (float(np.std(done, ddof=1) / np.sqrt(done.size))
+                                          if done.size > 1 else float("nan")),
                          "tau_align_ode_with_noise": ode_ta})
         ctx.tick(0.4 + 0.3 * len(sgd_rows))
     evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
@@ -301,26 +356,47 @@ def prop_iii3(ctx, prior=None):
     rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
     evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
                      "saddle_rate": lam, "relative_spread": rel_spread})
-    sgd_bad = [s for s in sgd_rows if not abs(s["tau_align_mean"] - s["tau_align_ode_with_noise"])
-               <= 0.2 * s["tau_align_ode_with_noise"]]
     if drift > 0.1 * top.mean():
         return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
                        f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
     if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
         return Outcome("refuted", f"the heads are not together at alignment: relative spread "
                        f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
-    if sgd_bad:
-        s = sgd_bad[0]
-        return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} vs the "
-                       f"ODE's {s['tau_align_ode_with_noise']:.2f}", evidence)
-    return Outcome("confirmed", f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every "
-                   f"D = 10²…{rows[-1]['D']:.0e} (drift {drift:.3f} vs {log_alt:.1f} for a log D "
-                   f"time; relative head spread {rel_spread[-1]:.1e}); SGD agrees", evidence)
+    return _sgd_alignment_outcome(ctx, sgd_rows, evidence, (
+        f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
+        f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
+        f"{rel_spread[-1]:.1e})"))
+
+
+def _sgd_alignment_outcome(ctx, sgd_rows, evidence, ode_txt):
+    """Prop. III.3's SGD part: the seed-mean alignment time against the κ-ODE's, |Δ| ≤ z·se +
+    20 % of the ODE's time (the tolerance stated in the reading), one family over the D's.
+    SGD runs that never aligned are counted; any of them makes the mean censored → inconclusive."""
+    never = [s["never_aligned"] for s in sgd_rows]
+    evidence["sgd_never_aligned"] = never
+    if any(never) or not all(np.isfinite(s["tau_align_ode_with_noise"]) for s in sgd_rows):
+        return Outcome("inconclusive", f"{ode_txt}; but SGD runs never aligned within the horizon "
+                       f"(per D: {never} of 16) or the κ-ODE did not: the SGD mean is censored; needs "
+                       f"a longer SGD horizon", evidence)
+    ode_ta = np.array([s["tau_align_ode_with_noise"] for s in sgd_rows])
+    check = checks.estimate_vs_theory(
+        ctx, [s["tau_align_mean"] for s in sgd_rows], [s["tau_align_se"] for s in sgd_rows], ode_ta,
+        bias=0.2 * ode_ta, name="SGD alignment time vs the κ-ODE's")
+    evidence["sgd_check"] = check.evidence()
+    if check.decision == "refuted":
+        s = sgd_rows[int(np.argmax(check.score))]
+        return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} ± "
+                       f"{s['tau_align_se']:.2f} vs the κ-ODE's {s['tau_align_ode_with_noise']:.2f} "
+                       f"(beyond 20 % + z·se, z = {check.z:.2f})", evidence)
+    return Outcome("confirmed", f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + z·se "
+                   f"(z = {check.z:.2f})", evidence)
 
 
 # --- Prop. III.4 and Conj. III.1: escape from the saddle --------------------------------------
 ESCAPE_NU = (4.0, 1.5)
 ESCAPE_THRESHOLD = 0.3           # ‖m‖_F at escape
+SGD_ESCAPE_HORIZON = 40.0        # τ up to which SGD runs
+MAX_NEVER_ESCAPED = 0.05         # share of SGD runs per D that may stay censored at the horizon
 
 
 def _escape_prior():
@@ -354,7 +430,7 @@ def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_
     sgd = np.full((sgd_seeds, len(sgd_dims)), np.nan)
     for j, D in enumerate(sgd_dims):
         lr = kappa * B / D
-        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(40 / lr), batch=B, seeds=sgd_seeds,
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=B, seeds=sgd_seeds,
                             seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
                             init=SIGMA0, device="cpu")
         res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
@@ -388,9 +464,12 @@ def _slope(x, Y):
                "τ) with slope 1/(2λ), λ = −(smallest eigenvalue) of the symbolic saddle Hessian, "
                "within 5% (stated before running: the initial r = σ₀²I, quasi-Monte Carlo error "
                "of the rate and the threshold's nonlinearity). Online SGD (D = 100, 400, 1600; 64 "
-               "seeds; κ = 0.25, N_b = 32; Gram-matrix simulator, exact in law): its escape time "
-               "must grow with ln D too (slope > 0 at z); at fixed κ its limit is the ODE with the "
-               "SGD-noise term, whose slope (same initialisations) is reported beside it.")
+               "seeds; κ = 0.25, N_b = 32; Gram-matrix simulator, exact in law): at fixed κ its "
+               "limit is the ODE with the SGD-noise term, so SGD's escape slope in ln D is judged "
+               "against that κ-ODE's slope (same ln D range and initialisations; no finite-size "
+               "term), in one family with the ODE-vs-1/(2λ) comparison; SGD runs that never escape "
+               "by τ = 40 are counted, and more than 5% at some D make the verdict inconclusive.",
+       mutations={"saddle rate ×1.3": lambda: {"rate": 1.3 * saddle_rate(_escape_prior(), 2)[0]}})
 def prop_iii4(ctx, rate=None, runs=None):
     runs = runs or _escape_runs(ctx.profile, ctx.seed)
     ctx.tick(0.8)
@@ -405,23 +484,28 @@ def prop_iii4(ctx, rate=None, runs=None):
     resid = float(np.max(np.abs(np.array(fit) - ode) / ode))
     xs = np.log(runs["sgd_dims"])
     sgd = runs["sgd"]
+    # seeds that never escaped within the SGD horizon are censored, not dropped silently: they
+    # are counted per D, and too many of them make the SGD comparison undecidable
+    never = np.sum(~np.isfinite(sgd), axis=0)
     sgd_ok = np.all(np.isfinite(sgd), axis=1)
     sgd_mean = np.nanmean(sgd, 0)
-    sgd_se = np.nanstd(sgd, 0, ddof=1) / np.sqrt(sgd_ok.sum())
+    sgd_se = np.nanstd(sgd, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(sgd), axis=0))
     sgd_slope, sgd_slope_se, _ = _slope(xs, sgd[sgd_ok]) if sgd_ok.sum() > 2 else (np.nan, np.nan, [])
     ok_k = np.all(np.isfinite(runs["ode_kappa"]), axis=1)
-    kappa_slope = (float(np.mean(_slope(xs, runs["ode_kappa"][ok_k])[2])) if ok_k.sum() >= 1
-                   else float("nan"))
-    z = ctx.z(2)
+    k_slopes = _slope(xs, runs["ode_kappa"][ok_k])[2] if ok_k.sum() >= 1 else []
+    kappa_slope = float(np.mean(k_slopes)) if len(k_slopes) else float("nan")
+    kappa_slope_se = float(np.std(k_slopes, ddof=1) / np.sqrt(len(k_slopes))) if len(k_slopes) > 1 else 0.0
     evidence = {"dims": list(runs["dims"]), "ode_escape_times": ode.tolist(),
                 "ode_slope": slope, "ode_slope_se": slope_se, "per_seed_slopes": per_seed,
                 "predicted_slope": predicted, "saddle_rate": lam,
                 "hessian_eigenvalues": evals.tolist(), "hessian_eigenvectors": evecs.T.tolist(),
                 "max_relative_fit_residual": resid, "sgd_dims": list(runs["sgd_dims"]),
                 "sgd_escape_times": sgd.tolist(), "sgd_mean": sgd_mean.tolist(), "sgd_se": sgd_se.tolist(),
-                "sgd_slope": sgd_slope, "sgd_slope_se": sgd_slope_se, "z": z,
+                "sgd_slope": sgd_slope, "sgd_slope_se": sgd_slope_se,
+                "sgd_never_escaped": never.tolist(), "sgd_seeds": int(sgd.shape[0]),
+                "sgd_never_escaped_limit": MAX_NEVER_ESCAPED,
                 "ode_with_sgd_noise_escape_times": runs["ode_kappa"].tolist(),
-                "ode_with_sgd_noise_slope": kappa_slope,
+                "ode_with_sgd_noise_slope": kappa_slope, "ode_with_sgd_noise_slope_se": kappa_slope_se,
                 "kappa": runs["kappa"], "threshold": ESCAPE_THRESHOLD, "sigma0": SIGMA0,
                 "relative_tolerance": 0.05}
 
@@ -447,76 +531,161 @@ def prop_iii4(ctx, rate=None, runs=None):
     figs = {"escape": draw_escape,
             "hessian-spectrum": draw_spectrum}
     arrays = {"ode_escape_times": ode, "sgd_escape_times": sgd, "dims": np.array(runs["dims"])}
-    if not slope - z * slope_se > 0:
-        return Outcome("refuted", f"escape time does not grow with ln D (slope {slope:.3f} ± "
-                       f"{slope_se:.3f})", evidence, arrays=arrays, figures=figs)
-    if not sgd_slope - z * sgd_slope_se > 0:
-        return Outcome("refuted", f"SGD escape time does not grow with ln D (slope {sgd_slope:.3f} ± "
-                       f"{sgd_slope_se:.3f})", evidence, arrays=arrays, figures=figs)
-    if resid > 0.02:
-        return Outcome("refuted", f"escape time is not linear in ln D (relative residual {resid:.3f})",
-                       evidence, arrays=arrays, figures=figs)
-    if abs(slope - predicted) > z * slope_se + 0.05 * predicted:
-        return Outcome("refuted", f"escape slope {slope:.4f} ± {slope_se:.1g} per unit ln D differs "
-                       f"from 1/(2λ) = {predicted:.4f} of the saddle Hessian", evidence,
+    return _escape_outcome(ctx, runs, evidence, arrays, figs)
+
+
+def _escape_outcome(ctx, runs, evidence, arrays, figs):
+    """Prop. III.4's verdict: one family of two comparisons (estimate vs theory): the ODE's
+    slope against 1/(2λ) and SGD's slope against its own limit, the ODE with the κ-noise term
+    (same ln D range). Linearity of the ODE's τ_esc in ln D is a deterministic check."""
+    e = evidence
+    slope, slope_se, predicted = e["ode_slope"], e["ode_slope_se"], e["predicted_slope"]
+    sgd_slope, sgd_slope_se = e["sgd_slope"], e["sgd_slope_se"]
+    kappa_slope, kappa_se = e["ode_with_sgd_noise_slope"], e["ode_with_sgd_noise_slope_se"]
+    never, n_sgd = np.array(e["sgd_never_escaped"]), e["sgd_seeds"]
+    never_txt = (f"{int(never.sum())} SGD runs never escaped within τ = {SGD_ESCAPE_HORIZON:.0f} "
+                 f"(per D: {never.tolist()} of {n_sgd})")
+    if e["max_relative_fit_residual"] > 0.02:
+        return Outcome("refuted", f"escape time is not linear in ln D (relative residual "
+                       f"{e['max_relative_fit_residual']:.3f})", evidence, arrays=arrays, figures=figs)
+    censored = np.any(never > MAX_NEVER_ESCAPED * n_sgd)
+    if censored or not np.isfinite(sgd_slope) or not np.isfinite(kappa_slope):
+        return Outcome("inconclusive", f"{never_txt}: more than {MAX_NEVER_ESCAPED:.0%} at some D, so "
+                       f"SGD's escape slope is censored; needs a longer SGD horizon", evidence,
                        arrays=arrays, figures=figs)
+    # Biases stated before running: the ODE slope within 5 % of 1/(2λ) (initial r = σ₀²I, the
+    # rate's quasi-Monte Carlo error and the threshold's nonlinearity, see the reading). SGD vs
+    # the κ-ODE: no finite-size term is added. Both slopes are fitted over the same ln D range,
+    # so the range's curvature is shared; the remaining difference (SGD's O(1/√D) noise in m,
+    # which grows with the instability for the same time as the initial O(σ₀/√D) signal) has no
+    # derived size here, so it is not allowed for: the verdict falls where it falls.
+    check = checks.estimate_vs_theory(
+        ctx, [slope, sgd_slope], [slope_se, float(np.hypot(sgd_slope_se, kappa_se))],
+        [predicted, kappa_slope], bias=[0.05 * predicted, 0.0],
+        name="escape slopes: ODE vs 1/(2λ), SGD vs κ-ODE")
+    evidence["check"] = check.evidence()
+    evidence["z"] = check.z
+    ode_txt = f"ODE slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = {predicted:.4f}"
+    sgd_txt = (f"SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over D = {runs['sgd_dims'][0]}…"
+               f"{runs['sgd_dims'][-1]} vs its own limit, the ODE with the κ-noise term, "
+               f"{kappa_slope:.2f} ± {kappa_se:.1g}")
+    if not check.ok[0]:
+        return Outcome("refuted", f"escape slope differs from 1/(2λ) of the saddle Hessian: {ode_txt} "
+                       f"({check.score[0]:.1f} se beyond the 5 % allowance, z = {check.z:.2f}); "
+                       f"{never_txt}", evidence, arrays=arrays, figures=figs)
+    if not check.ok[1]:
+        return Outcome("refuted", f"SGD's escape slope departs from its κ-ODE limit: {sgd_txt} "
+                       f"({check.score[1]:.1f} se, z = {check.z:.2f}); {ode_txt}; {never_txt}",
+                       evidence, arrays=arrays, figures=figs)
     return Outcome("confirmed", f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…"
-                   f"{runs['dims'][-1]:.0e}: slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = "
-                   f"{predicted:.4f}; SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over "
-                   f"D = {runs['sgd_dims'][0]}…{runs['sgd_dims'][-1]} (its own limit, the ODE with "
-                   f"the κ-noise term: {kappa_slope:.2f})", evidence, arrays=arrays,
-                   figures=figs)
+                   f"{runs['dims'][-1]:.0e}: {ode_txt}; {sgd_txt} (z = {check.z:.2f}); {never_txt}",
+                   evidence, arrays=arrays, figures=figs)
+
+
+def _fresh_escape_times(ctx, dims, n_draws, escape_time=None):
+    """τ_esc of the ODE from a FRESH Gaussian initial direction for every (D, draw): the seed of
+    draw i at D is ``ctx.claim_seed(f"conj:init:{D:g}:{i}")``, so the spread over draws at each
+    D is measured across independent initial conditions (reusing one direction at every D would
+    make sd(τ/ln D) ∝ 1/ln D by arithmetic). ``escape_time(g, D)`` replaces the flow (tests,
+    mutations); by default the reduced flow is integrated until ‖m‖_F ≥ ESCAPE_THRESHOLD."""
+    if escape_time is None:
+        md = MultiHeadModel(2, L, 2, "softmax")
+        rm = _flow(md, _escape_prior(), ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+        t_eval = np.linspace(0, 60, 601)
+
+        def escape_time(g, D):
+            tr, states = _trajectory(rm, _small_init(g, D), t_eval, chunk=100, stop=lambda t, y: bool(
+                np.linalg.norm(rm.unpack(y).m) >= ESCAPE_THRESHOLD))
+            return first_passage(tr.t, [np.linalg.norm(s.m) for s in states], ESCAPE_THRESHOLD)
+    out = np.full((n_draws, len(dims)), np.nan)
+    for j, D in enumerate(dims):
+        for i in range(n_draws):
+            g = np.random.default_rng(ctx.claim_seed(f"conj:init:{D:g}:{i}")).standard_normal((2, 2))
+            out[i, j] = escape_time(g, D)
+        ctx.tick(0.8 * (j + 1) / len(dims))
+    return out
+
+
+def _spread_slope(times, dims, rng, n_boot=400):
+    """sd over independent draws of τ/ln D at each D (runs that never escaped left out and
+    counted), and the least-squares slope of ln sd against ln ln D with its standard error
+    from per-D bootstrap variances (the D columns are independent). Concentration ∝ 1/ln D
+    gives slope −1; a spread that does not shrink gives 0."""
+    lnd = np.log(np.asarray(dims, float))
+    x = np.log(lnd)
+    sd, var, never = [], [], []
+    for j in range(len(lnd)):
+        r = times[:, j][np.isfinite(times[:, j])] / lnd[j]
+        never.append(int(times.shape[0] - r.size))
+        if r.size < 3:
+            raise ValueError(f"only {r.size} escaped runs at D = {dims[j]:g}; need ≥ 3")
+        sd.append(float(r.std(ddof=1)))
+        boot = [np.log(r[rng.integers(0, r.size, r.size)].std(ddof=1)) for _ in range(n_boot)]
+        var.append(float(np.var(boot, ddof=1)))
+    w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never)
+
+
+def _spreading_escape(g, D):
+    """A flow for which Conj. III.1 is false: τ/ln D = 0.75 + 0.05·g₀₀·ln D, so the spread of
+    τ/ln D grows with ln D (declared as the claim's mutation)."""
+    lnd = np.log(D)
+    return lnd * (0.75 + 0.05 * g[0, 0] * lnd)
 
 
 @claim(f"{PAPER}:conj-iii1-sharp-transition", "Conj. III.1",
        "The specialization time, in units of log D, concentrates as D → ∞ (a sharp dynamical "
        "transition).",
-       reading="the escape runs of Prop. III.4 (ODE from random small initialisations at "
-               "D = 10²…10⁸, SGD at D = 100…1600): the spread over seeds of τ_esc/ln D. "
-               "Confirmed when the ODE spread at the largest D is below the one at the smallest "
-               "D (bootstrap over seeds, one-sided z) and the SGD spread does not grow with D "
-               "(bootstrap); refuted when either spread grows significantly with D.")
-def conj_iii1(ctx, runs=None):
-    runs = runs or _escape_runs(ctx.profile, ctx.seed)
+       reading="the escape set-up of Prop. III.4 (softmax, H = F = 2, θ ~ N(0, diag(4, 1.5)), "
+               "keys ~ N(0, σ₀²I/D), escape at ‖m‖_F = 0.3). ODE at D = 10²…10⁸ from a FRESH "
+               "random initial direction for every D and draw (16 draws per D quick, 32 full; "
+               "independent seeds), and online SGD at D = 100…1600 (independent seeds per D): "
+               "the spread over draws of τ_esc/ln D at each D. Its shrinking is the slope of "
+               "ln sd against ln ln D (−1 for a spread ∝ 1/ln D; per-D bootstrap errors), "
+               "judged as a trend: confirmed when the ODE's slope is < 0 at z and SGD's is not "
+               "> 0 at z; refuted when either spread grows at z; otherwise inconclusive.",
+       mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": _spreading_escape}})
+def conj_iii1(ctx, runs=None, escape_time=None):
+    """``runs``: {"dims", "ode" (draw × D, independent draws per D), "sgd_dims", "sgd"} instead
+    of simulating (tests); ``escape_time(g, D)`` replaces the ODE (tests, mutations)."""
+    if runs is None:
+        dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
+        shared = _escape_runs(ctx.profile, ctx.seed)       # SGD: fresh seeds per D already
+        runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(16, 32), escape_time),
+                "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
     rng = ctx.rng("conj:boot")
-    z = ctx.z(2)
-
-    def spread_trend(times, dims):
-        ratio = times / np.log(np.asarray(dims, float))[None, :]
-        ok = np.all(np.isfinite(ratio), axis=1)
-        r = ratio[ok]
-        sd = r.std(0, ddof=1)
-        boot = []
-        for _ in range(400):
-            rb = r[rng.integers(0, len(r), len(r))]
-            boot.append(np.log(rb[:, -1].std(ddof=1) / rb[:, 0].std(ddof=1)))
-        return sd, float(np.log(sd[-1] / sd[0])), float(np.std(boot, ddof=1))
-    ode_sd, ode_lr, ode_lr_se = spread_trend(runs["ode"], runs["dims"])
-    sgd_sd, sgd_lr, sgd_lr_se = spread_trend(runs["sgd"], runs["sgd_dims"])
-    finite(ode_sd, sgd_sd)
-    evidence = {"dims": list(runs["dims"]), "ode_spread": ode_sd.tolist(),
-                "ode_log_ratio_last_first": ode_lr, "ode_log_ratio_se": ode_lr_se,
+    ode_sd, ode_slope, ode_se, ode_never = _spread_slope(runs["ode"], runs["dims"], rng)
+    sgd_sd, sgd_slope, sgd_se, sgd_never = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
+    ode_check = checks.trend(ctx, ode_slope, ode_se, sign=-1, name="ODE: ln sd(τ/ln D) vs ln ln D")
+    sgd_check = checks.trend(ctx, sgd_slope, sgd_se, sign=-1, name="SGD: ln sd(τ/ln D) vs ln ln D")
+    evidence = {"dims": list(runs["dims"]), "ode_escape_times": np.asarray(runs["ode"]).tolist(),
+                "ode_spread": ode_sd.tolist(), "ode_spread_slope": ode_slope,
+                "ode_spread_slope_se": ode_se, "ode_never_escaped": ode_never,
                 "sgd_dims": list(runs["sgd_dims"]), "sgd_spread": sgd_sd.tolist(),
-                "sgd_log_ratio_last_first": sgd_lr, "sgd_log_ratio_se": sgd_lr_se, "z": z}
+                "sgd_spread_slope": sgd_slope, "sgd_spread_slope_se": sgd_se,
+                "sgd_never_escaped": sgd_never, "draws_per_D": int(np.shape(runs["ode"])[0]),
+                "ode_check": ode_check.evidence(), "sgd_check": sgd_check.evidence(),
+                "z": ode_check.z}
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
-        ax.plot(runs["dims"], ode_sd, "o-", label="ODE, random initial draws")
+        ax.plot(runs["dims"], ode_sd, "o-", label="ODE, fresh initial draw at every D")
         ax.plot(runs["sgd_dims"], sgd_sd, "s-", label="SGD in R^D")
-        ax.set(xscale="log", yscale="log", xlabel="D", ylabel="sd over seeds of τ_esc / ln D",
+        ax.set(xscale="log", yscale="log", xlabel="D", ylabel="sd over draws of τ_esc / ln D",
                title="Conj. III.1: concentration of the escape time in units of ln D")
         ax.legend()
     figs = {"spread": draw}
-    if ode_lr - z * ode_lr_se > 0 or sgd_lr - z * sgd_lr_se > 0:
-        return Outcome("refuted", f"the spread of τ/ln D grows with D (ODE log-ratio {ode_lr:.2f} ± "
-                       f"{ode_lr_se:.2f}, SGD {sgd_lr:.2f} ± {sgd_lr_se:.2f})", evidence, figures=figs)
-    if ode_lr + z * ode_lr_se < 0:
-        return Outcome("confirmed", f"sd(τ_esc/ln D) shrinks by ×{np.exp(ode_lr):.2f} from D = "
-                       f"{runs['dims'][0]:.0e} to {runs['dims'][-1]:.0e} (ODE); SGD ratio "
-                       f"×{np.exp(sgd_lr):.2f} ± {sgd_lr_se:.2f} (log) over D = {runs['sgd_dims'][0]}…"
-                       f"{runs['sgd_dims'][-1]}", evidence, figures=figs)
-    return Outcome("inconclusive", f"no significant trend of the spread (ODE log-ratio {ode_lr:.2f} ± "
-                   f"{ode_lr_se:.2f})", evidence, figures=figs)
+    txt = (f"slope of ln sd(τ/ln D) vs ln ln D: ODE {ode_slope:.2f} ± {ode_se:.2f} (D = "
+           f"{runs['dims'][0]:.0e}…{runs['dims'][-1]:.0e}, {evidence['draws_per_D']} fresh draws per D), "
+           f"SGD {sgd_slope:.2f} ± {sgd_se:.2f} (D = {runs['sgd_dims'][0]}…{runs['sgd_dims'][-1]}); "
+           f"z = {ode_check.z:.2f}; never escaped: ODE {ode_never}, SGD {sgd_never}")
+    if "refuted" in (ode_check.decision, sgd_check.decision):
+        return Outcome("refuted", f"the spread of τ/ln D grows with D: {txt}", evidence, figures=figs)
+    if ode_check.decision == "confirmed":
+        return Outcome("confirmed", f"sd(τ_esc/ln D) shrinks ×{ode_sd[-1] / ode_sd[0]:.2f} across "
+                       f"independent initial draws: {txt}", evidence, figures=figs)
+    return Outcome("inconclusive", f"no significant shrinking of the spread: {txt}; needs "
+                   f"{ode_check.needs}", evidence, figures=figs)
 
 
 # --- Result III.1 ------------------------------------------------------------------------------
@@ -528,11 +697,13 @@ def conj_iii1(ctx, runs=None):
                "σ₀ = 0.02; τ_f = first τ with max_h |m_hf| ≥ 0.5. ODE at D = 10², 10³, 10⁴ "
                "(quick; 10²…10⁸ full), integrated until both features are specialized or "
                "τ = 800 (2000 full), 3 initial draws (6 full): τ₁ < τ₂ in every run and the "
-               "delay τ₂ − τ₁ grows linearly in ln D (slope > 0 at z over draws). Online SGD "
+               "delay τ₂ − τ₁ grows linearly in ln D, judged as a trend over draws: slope > 0 at z "
+               "confirms, slope < 0 at z refutes, in between inconclusive. Online SGD "
                "(Gram-matrix simulator, exact in law; D = 100, 400 quick, to 6400 full; 8 seeds "
                "quick, 32 full; κ = 1, N_b = 16): f = 1 first on average at every D, and its "
                "delay's slope in ln D reported; the staircase figure overlays SGD at the "
-               "smallest D with the ODE carrying the same κ-noise term.")
+               "smallest D with the ODE carrying the same κ-noise term.",
+       mutations={"variances swapped": lambda: {"nu": (3.0, 6.0)}})
 def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     H, F = 4, 2
     prior = GaussianPrior([0.0, 0.0], np.diag(nu))
@@ -625,7 +796,6 @@ def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, e
                        f"(τ₁, τ₂ = {times.tolist()})", evidence, arrays=arrays, figures=figs)
     order_ok = bool(np.all(times[..., 0] < times[..., 1]))
     slope, slope_se, per = _slope(np.log(dims), times[..., 1] - times[..., 0])
-    z = ctx.z(1)
     evidence.update({"delay_slope": slope, "delay_slope_se": slope_se, "per_seed_delay_slopes": per,
                      "order_ok": order_ok})
     if not order_ok:
@@ -636,9 +806,20 @@ def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, e
     if not np.all(sgd_mean[:, 0] < sgd_mean[:, 1]):
         return Outcome("refuted", f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D: "
                        f"{np.round(sgd_mean, 1).tolist()})", evidence, arrays=arrays, figures=figs)
-    if not slope - z * slope_se > 0:
-        return Outcome("refuted", f"the delay τ₂ − τ₁ does not grow with ln D (slope {slope:.3f} ± "
-                       f"{slope_se:.3f})", evidence, arrays=arrays, figures=figs)
+    # the delay's growth in ln D: refuted only on evidence of a shrinking delay (slope < 0 at z);
+    # a positive slope short of z decides nothing
+    check = checks.trend(ctx, slope, slope_se, sign=+1, name="ODE delay τ₂ − τ₁ vs ln D")
+    evidence["delay_check"] = check.evidence()
+    evidence["z"] = check.z
+    tail = (f"slope {slope:.3f} ± {slope_se:.3f} per unit ln D over {len(per)} initial draws, "
+            f"z = {check.z:.2f}")
+    if check.decision == "refuted":
+        return Outcome("refuted", f"the delay τ₂ − τ₁ shrinks with ln D ({tail})", evidence,
+                       arrays=arrays, figures=figs)
+    if check.decision == "inconclusive":
+        return Outcome("inconclusive", f"f = 1 first in every run, but the delay's growth with ln D is "
+                       f"not resolved ({tail}); needs {check.needs}", evidence, arrays=arrays,
+                       figures=figs)
     return Outcome("confirmed", f"f = 1 first in every run; the delay grows by {slope:.2f} ± "
                    f"{slope_se:.2f} per unit ln D (ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}); SGD "
                    f"(D = {sgd_dims[0]}…{sgd_dims[-1]}): f = 1 first on average, delay slope "

@@ -1,0 +1,176 @@
+"""Issue 12, audited items of the Sagitova dynamics claims: each test feeds the situation the
+old check judged wrongly and asserts the decision of the check library's policies."""
+
+import numpy as np
+import pytest
+
+from verification import Context, get_claim, run_claim
+from verification.claims import sagitova2026_dynamics as dyn
+
+
+def ctx():
+    return Context(profile="quick", seed=0)
+
+
+def run(cid, **kw):
+    entry, outcome = run_claim(get_claim(cid), ctx(), **kw)
+    assert outcome.verdict != "error", outcome.evidence.get("traceback", outcome.summary)
+    return entry, outcome
+
+
+# --- result-iii1-sequential: the delay's slope is a trend ------------------------------------
+def _times(mean_slope, se, c=30.0, dims=(1e2, 1e3, 1e4)):
+    """(τ₁, τ₂) for 3 draws whose delay slopes in ln D have mean ``mean_slope`` and standard
+    error ``se``; f = 1 first everywhere."""
+    a = se * np.sqrt(3)
+    slopes = np.array([mean_slope - a, mean_slope, mean_slope + a])
+    x = np.log(dims)
+    delay = c + slopes[:, None] * (x - x[0])[None, :]
+    assert np.all(delay > 0)
+    tau1 = np.full(delay.shape, 10.0)
+    return np.stack([tau1, tau1 + delay], -1), list(dims)
+
+
+def _sequential(times, dims):
+    sgd = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)
+    c = ctx()
+    out = dyn._sequential_outcome(c, times, sgd, (1.0, 1.0), dims, [100, 400], 800.0, {}, {}, {})
+    return out, c
+
+
+def test_sequential_weak_positive_slope_is_inconclusive_not_refuted():
+    """Seed 1 of the audit: slope 8.037 ± 3.350 was refuted; it is weak evidence FOR the claim."""
+    times, dims = _times(8.037, 3.350)
+    out, c = _sequential(times, dims)
+    assert out.evidence["delay_slope"] == pytest.approx(8.037)
+    assert out.evidence["delay_slope_se"] == pytest.approx(3.350)
+    assert out.verdict == "inconclusive"
+    assert "standard error below" in out.summary
+    assert c.ledger.contract().comparisons == 1
+
+
+def test_sequential_shrinking_delay_is_refuted_and_clear_growth_confirmed():
+    times, dims = _times(-20.0, 1.0, c=200.0)
+    assert _sequential(times, dims)[0].verdict == "refuted"
+    times, dims = _times(10.0, 0.9)
+    assert _sequential(times, dims)[0].verdict == "confirmed"
+
+
+# --- conj-iii1: fresh initial directions, the spread's shrinking as a trend --------------------
+@pytest.fixture
+def fake_sgd(monkeypatch):
+    """SGD escape times concentrating like 1/ln D (independent draws per D), instead of the
+    shared simulation."""
+    rng = np.random.default_rng(5)
+    dims = [100, 400, 1600]
+    sgd = np.log(dims)[None, :] * 1.3 + rng.normal(0, 3.0, (64, 3))
+    monkeypatch.setattr(dyn, "_escape_runs", lambda profile, seed: {"sgd_dims": dims, "sgd": sgd})
+
+
+def test_conjecture_uses_a_fresh_direction_for_every_D_and_draw(fake_sgd):
+    seen = []
+
+    def escape(g, D):
+        seen.append((D, g.copy()))
+        return np.log(D) / 0.75 + 3 * g[0, 0]
+    run("sagitova2026:conj-iii1-sharp-transition", escape_time=escape)
+    gs = np.array([g.ravel() for _, g in seen])
+    assert len(seen) == 4 * 16
+    assert len({tuple(np.round(g, 12)) for g in gs}) == len(seen)      # never reused
+
+
+def test_conjecture_is_not_confirmed_for_a_spread_that_does_not_shrink(fake_sgd):
+    """τ/ln D = 0.75 + 0.15·g: the conjecture is false (sd(τ/ln D) constant); reusing one
+    direction per draw at every D gave a zero-variance ratio, here nothing is confirmed."""
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition",
+                     escape_time=lambda g, D: np.log(D) * (0.75 + 0.15 * g[0, 0]))
+    assert out.verdict != "confirmed"
+    assert abs(out.evidence["ode_spread_slope"]) < 4 * out.evidence["ode_spread_slope_se"]
+
+
+def test_conjecture_refutes_its_mutation_and_confirms_a_concentrating_flow(fake_sgd):
+    mutation = get_claim("sagitova2026:conj-iii1-sharp-transition").mutations
+    (make,) = mutation.values()
+    assert run("sagitova2026:conj-iii1-sharp-transition", **make())[1].verdict == "refuted"
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition",
+                     escape_time=lambda g, D: np.log(D) / 0.75 + 3 * g[0, 0])
+    assert out.verdict == "confirmed"
+    assert entry["contract"]["comparisons"] == 2 and entry["contract"]["resolution"] is not None
+
+
+def test_conjecture_old_situation_reused_directions_no_longer_confirms_a_plateau():
+    """The old check's input: one direction per draw reused at every D, τ/ln D = a(g) + 3a'(g)/ln D
+    with a the same random variable (a plateau 0.1·sd(g) as D → ∞, but a deterministic decrease
+    of the ratio): the old bootstrap gave a zero error bar and 'confirmed'."""
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(16)
+    dims = [1e2, 1e4, 1e6, 1e8]
+    lnd = np.log(dims)
+    ode = lnd[None, :] * (0.75 + 0.1 * g[:, None]) + 0.5 * g[:, None]
+    sgd_dims = [100, 400, 1600]
+    sgd = np.log(sgd_dims)[None, :] * (0.75 + 0.1 * rng.standard_normal((64, 3)))
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition",
+                     runs={"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd})
+    assert out.verdict != "confirmed"
+
+
+# --- prop-iii4: SGD against its own κ-ODE; never-escaped seeds counted -------------------------
+def _escape_runs_like_audit(sgd_slope=2.2435, never=0):
+    """The audited run's numbers: ODE slope ≈ 1/(2λ) = 4/3, κ-ODE slope 1.376, SGD 2.24 ± 0.21."""
+    rng = np.random.default_rng(1)
+    dims = [1e2, 1e4, 1e6, 1e8]
+    x = np.log(dims)
+    ode = 13.9 + rng.normal(0, 3, (6, 1)) + 1.3272 * (x - x[0])[None, :]
+    sgd_dims = [100, 400, 1600]
+    xs = np.log(sgd_dims)
+    u = rng.standard_normal(64)
+    slopes = sgd_slope + 0.2053 * np.sqrt(64) * (u - u.mean()) / u.std(ddof=1)   # mean ± se exact
+    sgd = 13.7 + rng.normal(0, 3.0, (64, 1)) + slopes[:, None] * (xs - xs[0])[None, :]
+    sgd[:never, -1] = np.nan
+    ode_kappa = 15.0 + rng.normal(0, 2, (3, 1)) + 1.376 * (xs - xs[0])[None, :]
+    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": 0.25,
+            "batch": 32, "n_qmc": 4096, "ode_kappa": ode_kappa}
+
+
+def test_escape_sgd_slope_far_from_its_kappa_ode_limit_is_refuted():
+    """Old: only 'SGD slope > 0' was judged, so 2.24 ± 0.21 against the κ-ODE's 1.38 passed."""
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit())
+    ev = out.evidence
+    assert abs(ev["sgd_slope"] - ev["ode_with_sgd_noise_slope"]) > 4 * ev["sgd_slope_se"]
+    assert out.verdict == "refuted" and "κ-ODE" in out.summary
+    assert entry["contract"]["comparisons"] == 2
+
+
+def test_escape_sgd_slope_at_its_kappa_ode_limit_is_confirmed():
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit(1.376))
+    assert out.verdict == "confirmed"
+    assert out.evidence["sgd_never_escaped"] == [0, 0, 0]
+    assert "0 SGD runs never escaped" in out.summary
+
+
+def test_escape_never_escaped_seeds_are_reported_and_too_many_inconclusive():
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit(1.376, never=2))
+    assert out.evidence["sgd_never_escaped"] == [0, 0, 2]
+    assert "2 SGD runs never escaped" in out.summary and out.verdict == "confirmed"
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit(1.376, never=10))
+    assert out.verdict == "inconclusive" and "never escaped" in out.summary
+
+
+# --- prop-iii3: the SGD band includes its standard error --------------------------------------
+def _sgd_rows(mean, se, ode, never=0):
+    return [{"D": D, "tau_align_mean": mean, "tau_align_se": se, "never_aligned": never,
+             "tau_align_ode_with_noise": ode} for D in (200, 400)]
+
+
+def test_unspecialized_sgd_band_counts_its_standard_error():
+    """Old: |2.5 − 2.0| > 20 % of 2.0 refuted, whatever the SGD mean's standard error (0.2)."""
+    c = ctx()
+    out = dyn._sgd_alignment_outcome(c, _sgd_rows(2.5, 0.2, 2.0), {}, "ODE ok")
+    assert out.verdict == "confirmed"
+    assert dyn._sgd_alignment_outcome(ctx(), _sgd_rows(3.5, 0.05, 2.0), {}, "").verdict == "refuted"
+    assert c.ledger.contract().comparisons == 2
+
+
+def test_unspecialized_sgd_runs_that_never_align_make_it_inconclusive():
+    out = dyn._sgd_alignment_outcome(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
+    assert out.verdict == "inconclusive" and "never aligned" in out.summary
