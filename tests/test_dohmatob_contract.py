@@ -130,3 +130,23 @@ def test_declared_mutations():
         assert muts and all(isinstance(m(), dict) for m in muts.values())
     assert isinstance(sp.sympify(get_claim("dohmatob2025:cor1-linear").mutations["extra γ²ν term"]()
                                  ["formula"]), sp.Expr)
+
+
+def test_a_good_fit_refutes_even_when_another_column_fits_poorly():
+    """The prop1[relu] situation: one column −0.229 ± 0.024 with a good fit, another column
+    with a poor fit. The poor fit decides nothing for its own column only."""
+    from types import SimpleNamespace
+
+    from verification.checks import Ledger, limit
+    ctx = SimpleNamespace(ledger=Ledger(), alpha=1e-4, perturbation=None)
+    dims = np.array([100.0, 200, 400, 800])
+    rng = np.random.default_rng(0)
+    good = -0.229 + 0.5 / np.sqrt(dims) + 0.01 * rng.standard_normal(4)
+    poor = np.array([0.3, -0.3, 0.3, -0.3])
+    check = limit(ctx, dims, np.stack([good, poor], 1), np.full((4, 2), 0.01), 0.0,
+                  terms=("1/sqrt(d)",), scale=1.0)
+    assert check.decision == "inconclusive"
+    assert D._limit_decision(check) == ("refuted", 0)
+    ok = limit(ctx, dims, np.stack([0.5 / np.sqrt(dims), poor], 1), np.full((4, 2), 0.01), 0.0,
+               terms=("1/sqrt(d)",), scale=1.0)
+    assert D._limit_decision(ok) == ("inconclusive", None)
