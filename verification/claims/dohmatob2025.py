@@ -47,17 +47,13 @@ def _fit_intercept(dims, y, basis=("1/d",)):
     return float(np.linalg.lstsq(X, np.asarray(y, float), rcond=None)[0][0])
 
 
-def _limit_decision(check, gof_alpha=0.01):
-    """The decision of a ``checks.limit`` family, column by column: a poor fit decides nothing
-    for its own column, but a column whose fit is good and whose intercept fails at the
-    family's z is evidence against the claim whatever the other columns' fits. Returns
-    (decision, index of the deciding column or None)."""
-    p = np.asarray(check.details["gof_p"])
-    good = p >= gof_alpha / len(p)
-    failing = np.flatnonzero(good & ~check.ok)
-    if check.decision != "inconclusive" or not len(failing):
-        return check.decision, (int(check.details["worst_index"]) if check.decision == "refuted"
-                                else None)
+def _limit_decision(check):
+    """(decision, index of the deciding column or None) of a ``checks.limit`` family: a poor
+    fit decides nothing for its own column (the library marks it ok), so the refuting column is
+    the worst failing one among those with a good fit."""
+    if check.decision != "refuted":
+        return check.decision, None
+    failing = np.flatnonzero(~check.ok)
     return "refuted", int(failing[np.argmax(check.score[failing])])
 
 
