@@ -778,6 +778,13 @@ def _paper_e_sets(link, setting, dv):
     return sets
 
 
+def _fastest(moving):
+    """(row, coordinate, velocity) of the largest off-rest velocity among ``moving`` points."""
+    w, big = max(moving, key=lambda m: max(map(abs, m[1].values())))
+    k, v = max(big.items(), key=lambda kv: abs(kv[1]))
+    return w, k, v
+
+
 def _prop7_full_flow(ctx, link, risk, dims):
     """Prop. 7 where M is not invariant: the stationary points on M are those of the 2-D
     restriction whose off-M velocity also vanishes, so the claimed sets must consist of points
@@ -788,8 +795,7 @@ def _prop7_full_flow(ctx, link, risk, dims):
            for st in STATIONARY_SETTINGS for dv in dims]
     rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "E1 ∪ E2 ∪ E3 ∪ E4")
     if moving:
-        w, big = max(moving, key=lambda m: max(map(abs, m[1].values())))
-        k, v = max(big.items(), key=lambda kv: abs(kv[1]))
+        w, k, v = _fastest(moving)
         return Outcome("refuted", f"{link}: M is not invariant, and in the full flow "
                        f"{len(moving)}/{len(rows)} points of E1 ∪ … ∪ E4 are not stationary, e.g. "
                        f"({w['point'][0]}, {w['point'][1]}) has d{k}/dt = {v:.4g} at α={w['alpha']}, "
@@ -852,8 +858,7 @@ def _prop9_check(ctx, link, risk=None):
                for dv in dims]
         rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "the oracle (1, 1)")
         if moving:
-            w, big = max(moving, key=lambda m: max(map(abs, m[1].values())))
-            k, v = max(big.items(), key=lambda kv: abs(kv[1]))
+            w, k, v = _fastest(moving)
             return Outcome("refuted", f"{link}: M is not invariant, and the oracle (1, 1, 0, 0, 0) "
                            f"is not stationary in the full flow at {len(moving)}/{len(rows)} "
                            f"(setting, d), e.g. d{k}/dt = {v:.4g} at α={w['alpha']}, β={w['beta']}, "
