@@ -91,7 +91,8 @@ def test_cli_help_list_and_bad_arguments():
 def test_cli_run_writes_reports_and_guard_round_trip(tmp_path):
     out = tmp_path / "run"
     res = runner.invoke(app, ["run", "--claim", "marion2025:prop3-linear", "--claim",
-                              "marion2025:cor2-bayes-limit", "--out", str(out), "--seed", "3"])
+                              "marion2025:cor2-bayes-limit", "--out", str(out), "--seed", "3",
+                              "--workers", "0"])
     assert res.exit_code == 0, res.output
     report = json.loads((out / "report.json").read_text())
     assert set(report) >= {"suite_version", "started", "profile", "device", "seed",

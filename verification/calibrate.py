@@ -28,9 +28,8 @@ from pathlib import Path
 import time
 from typing import Any
 
-from .context import Context
 from .registry import Claim
-from .runner import SUITE_VERSION, run_claim
+from .runner import SUITE_VERSION
 
 __all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
            "DEFAULT_CALIBRATION"]
@@ -39,79 +38,110 @@ DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 """Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
 
 
-def _run(claim: Claim, profile: str, seed: int, device: str, perturbation=None,
-         **overrides: Any) -> dict:
-    ctx = Context(profile=profile, seed=seed, device=device, perturbation=perturbation)
-    entry, _ = run_claim(claim, ctx, **overrides)
-    return entry
-
-
 def _resolution_of(entry: dict) -> float | None:
     r = (entry.get("contract") or {}).get("resolution")
     return r if r is not None and math.isfinite(r) and r > 0 else None
 
 
+def _uses_library(entry: dict) -> bool:
+    c = entry.get("contract") or {}
+    return bool(c.get("stated", True)) and not c.get("exact", False) and entry["verdict"] != "error"
+
+
+class _ClaimRecord:
+    """What the runs of one claim have shown so far."""
+
+    def __init__(self, claim: Claim, seeds: int):
+        self.claim, self.seeds = claim, seeds
+        self.true: dict[int, dict] = {}
+        self.mutations: dict[str, list[str]] = {
+            "relative change at resolution": [], "sign flip": [],
+            **{name: [] for name in (claim.mutations or {})}}
+
+    def add(self, name: str | None, seed: int, entry: dict) -> list[tuple]:
+        """Record one run; returns the perturbed runs it calls for: [(perturbation, name)]."""
+        if name is not None:
+            self.mutations[name].append(entry["verdict"])
+            return []
+        self.true[seed] = entry
+        if not _uses_library(entry):
+            return []
+        follow = [(("sign",), "sign flip")]
+        if (r := _resolution_of(entry)) is not None:
+            follow.append((("relative", r), "relative change at resolution"))
+        return follow
+
+    def to_json(self) -> dict:
+        runs = [self.true[s] for s in sorted(self.true)]
+        verdicts = Counter(e["verdict"] for e in runs)
+        contract = (runs[0].get("contract") or {}) if runs else {}
+        library = any(_uses_library(e) for e in runs)
+        generic = ("relative change at resolution", "sign flip")
+        muts = [{"name": n, "runs": len(v), "refuted": sum(x == "refuted" for x in v)}
+                for n, v in self.mutations.items() if library or n not in generic]
+        return {"id": self.claim.id, "alpha": contract.get("alpha"),
+                "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
+                "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
+                "verdicts": dict(verdicts), "mutations": muts,
+                "not_applicable": [] if library or not runs else list(generic)}
+
+
 def calibrate_claim(claim: Claim, seeds: int, profile: str = "quick", device: str = "cpu",
                     progress: Callable[[str], object] | None = None) -> dict:
-    """One claim's calibration record (see the module docstring)."""
-    true_runs = []
-    for s in range(1, seeds + 1):
-        true_runs.append(_run(claim, profile, s, device))
-        if progress:
-            progress(f"{claim.id}: seed {s}/{seeds}")
-    verdicts = Counter(e["verdict"] for e in true_runs)
-    contract = true_runs[0].get("contract", {})
-    mutations = []
-    uses_library = any((e.get("contract") or {}).get("stated", True) and
-                       not (e.get("contract") or {}).get("exact", False) for e in true_runs)
-    if uses_library:
-        rel = {"name": "relative change at resolution", "runs": 0, "refuted": 0}
-        sign = {"name": "sign flip", "runs": 0, "refuted": 0}
-        for s, base in enumerate(true_runs, start=1):
-            res = _resolution_of(base)
-            if res is not None:
-                e = _run(claim, profile, s, device, perturbation=("relative", res))
-                rel["runs"] += 1
-                rel["refuted"] += e["verdict"] == "refuted"
-            e = _run(claim, profile, s, device, perturbation=("sign",))
-            sign["runs"] += 1
-            sign["refuted"] += e["verdict"] == "refuted"
-            if progress:
-                progress(f"{claim.id}: perturbed seed {s}/{seeds}")
-        mutations += [rel, sign]
-    for name, make in (claim.mutations or {}).items():
-        rec = {"name": name, "runs": 0, "refuted": 0}
-        for s in range(1, seeds + 1):
-            e = _run(claim, profile, s, device, **make())
-            rec["runs"] += 1
-            rec["refuted"] += e["verdict"] == "refuted"
-        mutations.append(rec)
-        if progress:
-            progress(f"{claim.id}: mutation {name}")
-    return {"id": claim.id, "alpha": contract.get("alpha"), "resolution": contract.get("resolution"),
-            "exact": bool(contract.get("exact")), "runs": len(true_runs),
-            "false_refutations": verdicts.get("refuted", 0), "verdicts": dict(verdicts),
-            "mutations": mutations,
-            "not_applicable": [] if uses_library else ["relative change at resolution",
-                                                       "sign flip"]}
+    """One claim's calibration record (see the module docstring), in this process."""
+    return calibrate([claim], seeds, profile, device, progress=progress)["claims"][0]
 
 
 def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
               device: str = "cpu", out: str | Path | None = None,
-              progress: Callable[[str], object] | None = None) -> dict:
-    """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation);
-    write calibration.json and calibration.md to ``out`` after every claim (atomically)."""
+              progress: Callable[[str], object] | None = None, workers: int | None = 0,
+              scheduler: str | None = None, store: Any = None, force: bool = False) -> dict:
+    """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation) on the
+    run engine (``workers``/``scheduler`` as in ``verification.runner.run``) and its result
+    store (``store``: a folder, else $ATTNV_STORE, else ``<out>/store``), so an interrupted
+    calibration resumes and a perturbed run reuses its unperturbed run's simulations; write
+    calibration.json and calibration.md to ``out`` after every finished run (atomically)."""
+    from .engine import Engine
+    from .store import check_folder, open_store
+    from .tasks import ClaimTask, claim_task
+
     if not (isinstance(seeds, int) and seeds >= 1):
-        raise ValueError(f"seeds={seeds!r}; allowed: an integer ≥ 1")
+        raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
+    out = check_folder(out, "--out") if out is not None else None
+    store = open_store(store, out, force)
+    engine = Engine(workers, scheduler)
     start = time.perf_counter()
+    records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],
-              "complete": False}
-    for c in claims:
-        result["claims"].append(calibrate_claim(c, seeds, profile, device, progress))
-        result["seconds"] = time.perf_counter() - start
-        if out is not None:
-            write_calibration(out, result)
+              "complete": False, "engine": engine.describe()}
+    meta: dict[int, tuple[int, str | None, int]] = {}
+
+    def submit(i: int, seed: int, mutation=None, perturbation=None, name=None):
+        spec = ClaimTask.make(claims[i], profile, seed, device, perturbation, mutation,
+                              figures=False, store=store)
+        meta[engine.submit(claim_task, spec).index] = (i, name, seed)
+
+    with engine:
+        for i, c in enumerate(claims):
+            for s in range(1, seeds + 1):
+                submit(i, s)
+                for name in c.mutations or {}:
+                    submit(i, s, mutation=name, name=name)
+        for handle, res in engine.completed():
+            i, name, s = meta.pop(handle.index)
+            entry = res["entry"] if isinstance(res, dict) else {"verdict": "error"}
+            for perturbation, follow in records[i].add(name, s, entry):
+                submit(i, s, perturbation=perturbation, name=follow)
+            if progress:
+                progress(f"{claims[i].id}: seed {s} {name or 'true model'} → {entry['verdict']}")
+            _update(result, records, start, out)
     result["complete"] = True
+    return _update(result, records, start, out)
+
+
+def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path | None) -> dict:
+    result["claims"] = [r.to_json() for r in records]
+    result["seconds"] = time.perf_counter() - start
     if out is not None:
         write_calibration(out, result)
     return result

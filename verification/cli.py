@@ -45,6 +45,14 @@ def list_claims(paper: str | None = typer.Option(None, help="only this paper's c
         typer.echo(f"{c.id:48s} {c.label:14s} {c.statement}")
 
 
+_WORKERS_HELP = ("worker processes on this machine (0: run in this process, for debugging); "
+                 "default: every core")
+_SCHEDULER_HELP = ("address of an existing dask.distributed scheduler (e.g. one started by "
+                   "dask-jobqueue on SLURM); overrides --workers")
+_STORE_HELP = ("result store folder (default: $ATTNV_STORE, else OUT/store): results are reused "
+               "while their code and inputs are unchanged")
+
+
 @app.command()
 def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
@@ -55,25 +63,58 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         out: Path = typer.Option(Path("results"), help="folder for the report files"),
         baseline: Path | None = typer.Option(None, help="compare with this baseline; exit 1 on differences"),
         figures: bool = typer.Option(True, help="draw the report's figures"),
-        fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors")):
-    """Run claims, print the verdict table and write the report."""
+        fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors"),
+        workers: int | None = typer.Option(None, help=_WORKERS_HELP),
+        scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+        store: Path | None = typer.Option(None, help=_STORE_HELP),
+        force: bool = typer.Option(False, help="recompute every claim (the store is rewritten)")):
+    """Run claims, print the verdict table and write the report.
+
+    report.json is rewritten after every claim ("complete": false until the end); a run that is
+    interrupted resumes from the result store when started again with the same options."""
     from .registry import claims_for
     from .runner import run as run_claims
-    if seed < 0:
-        _fail(f"--seed {seed} must be >= 0")
+    errors = _check_common(seed=seed, workers=workers, baseline=baseline)
+    if errors:
+        _fail_all(errors)
     try:
         claims = claims_for(paper, claim)
         report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
-                            out=out, figures=figures)
+                            out=out, figures=figures, workers=workers, scheduler=scheduler,
+                            store=store, force=force)
     except ValueError as exc:
         _fail(str(exc))
-    typer.echo(f"report: {out / 'report.json'} (also report.md, report.html, report.npz)")
+    typer.echo(f"report: {out / 'report.json'} (also report.md, report.html, report.npz)"
+               + (f"; {report['reused']} of {len(claims)} claims reused from the store"
+                  if report.get("reused") else ""))
+    for path in report.get("store_damaged", []):
+        typer.secho(f"damaged store entry recomputed: {path}", fg="yellow", err=True)
     code = 0
     if baseline is not None:
         code = _compare(baseline, report)
     if fail_on_refuted and any(c["verdict"] in ("refuted", "error") for c in report["claims"]):
         code = 1
     raise typer.Exit(code)
+
+
+def _check_common(seed: int | None = None, workers: int | None = None,
+                  baseline: Path | None = None) -> list[str]:
+    """Every error in the options a command shares, before any work starts."""
+    errors = []
+    if seed is not None and seed < 0:
+        errors.append(f"--seed {seed}; allowed: an integer ≥ 0")
+    if workers is not None and workers < 0:
+        errors.append(f"--workers {workers}; allowed: an integer ≥ 0 (0: this process)")
+    if baseline is not None and not baseline.is_file():
+        errors.append(f"--baseline {baseline}: no such file; allowed: a baseline written by "
+                      "`guard save` (the committed one is baselines/quick.json)")
+    return errors
+
+
+def _fail_all(errors: list[str]):
+    for e in errors:
+        typer.secho(f"error: {e}", fg="red", err=True)
+    raise typer.Exit(2)
 
 
 def _compare(baseline_path: Path, report: dict) -> int:
@@ -124,26 +165,71 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               profile: Profile = typer.Option(Profile.quick, help="quick or full"),
               device: Device = typer.Option(Device.cpu, help="torch device for simulations"),
               out: Path = typer.Option(Path("calibration"), help="folder for calibration.json "
-                                       "and calibration.md")):
+                                       "and calibration.md"),
+              workers: int | None = typer.Option(None, help=_WORKERS_HELP),
+              scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+              store: Path | None = typer.Option(None, help=_STORE_HELP),
+              force: bool = typer.Option(False, help="recompute every run")):
     """Measure each claim's record: false refutations over K fresh seeds under the true model,
     and refutations under mutations (a relative change at the claim's resolution, a sign flip,
-    and the formula mutations the claim declares). Writes calibration.json after every claim."""
+    and the formula mutations the claim declares). Writes calibration.json after every run;
+    runs on the same engine and store as `run`, so an interrupted calibration resumes."""
     from numerics.sgd.base import resolve_device
 
     from .calibrate import calibrate as run_calibration
+    from .calibrate import summary_rows
     from .registry import claims_for
+    errors = _check_common(workers=workers)
+    if errors:
+        _fail_all(errors)
     try:
         claims = claims_for(paper, claim)
+        result = run_calibration(claims, seeds=seeds, profile=profile.value,
+                                 device=resolve_device(device.value), out=out,
+                                 progress=lambda msg: typer.echo(msg, err=True), workers=workers,
+                                 scheduler=scheduler, store=store, force=force)
     except ValueError as exc:
         _fail(str(exc))
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out} is an existing file; allowed: a folder (new or existing)")
-    result = run_calibration(claims, seeds=seeds, profile=profile.value,
-                             device=resolve_device(device.value), out=out,
-                             progress=lambda msg: typer.echo(msg, err=True))
-    from .calibrate import summary_rows
     typer.echo("\n".join(summary_rows(result)))
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
+
+
+@app.command()
+def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"),
+          claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
+          seeds: str = typer.Option("0,1,2", help="run seeds, comma-separated (e.g. 0,1,2)"),
+          profile: Profile = typer.Option(Profile.quick, help="quick or full"),
+          device: Device = typer.Option(Device.auto, help="torch device for simulations"),
+          out: Path = typer.Option(Path("sweep"), help="folder for sweep.json and sweep.md"),
+          workers: int | None = typer.Option(None, help=_WORKERS_HELP),
+          scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+          store: Path | None = typer.Option(None, help=_STORE_HELP),
+          force: bool = typer.Option(False, help="recompute every run")):
+    """Run claims at several seeds on one engine and store, and tabulate their verdicts side by
+    side: a claim whose verdict moves with the seed is flagged (with its calibration record,
+    which says whether that is within its α)."""
+    from .registry import claims_for
+    from .sweep import sweep as run_sweep
+    from .sweep import table_rows
+    errors = _check_common(workers=workers)
+    try:
+        seed_list = [int(x) for x in seeds.split(",") if x.strip()]
+        if not seed_list or min(seed_list) < 0 or len(set(seed_list)) != len(seed_list):
+            raise ValueError
+    except ValueError:
+        errors.append(f"--seeds {seeds!r}; allowed: distinct integers ≥ 0, comma-separated")
+        seed_list = []
+    if errors:
+        _fail_all(errors)
+    try:
+        claims = claims_for(paper, claim)
+        result = run_sweep(claims, seed_list, profile=profile.value, device=device.value, out=out,
+                           workers=workers, scheduler=scheduler, store=store, force=force)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo("\n".join(table_rows(result)))
+    moved = [c["id"] for c in result["claims"] if not c["agree"]]
+    typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
 
 
 def _reduced_model(model: str, params: dict | None):

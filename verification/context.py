@@ -3,10 +3,11 @@ ledger in which its checks record what they spend (``verification.checks``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 import hashlib
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +39,12 @@ class Context:
     perturbation: tuple | None = None
     """Calibration only: a deliberate error the check library applies to the claimed side of
     every comparison (``verification.checks.PERTURBATIONS``); None in real runs."""
+    store: Any = field(default=None, compare=False, repr=False)
+    """The run's ``verification.store.ResultStore`` (None: nothing is stored)."""
+    task_key: str | None = field(default=None, compare=False, repr=False)
+    """The content hash of the claim's simulations (code, parameters, seed, profile, device,
+    versions, mutation; not the perturbation, which only changes the judging): the prefix of
+    every subtask key of ``map``."""
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -64,6 +71,22 @@ class Context:
 
     def rng(self, claim_id: str) -> np.random.Generator:
         return np.random.default_rng(self.claim_seed(claim_id))
+
+    def map(self, fn: Callable[[Context, Any], _T], items: Sequence[Any]) -> list[_T]:
+        """``[fn(ctx, item) for item in items]``, each call a task of the run's engine.
+
+        On a dask.distributed worker the calls run as subtasks on the same cluster; elsewhere
+        one after the other. Each result is stored under (``task_key``, fn, item) and reused by
+        later runs, so an interrupted claim resumes from its finished items. ``fn`` is a
+        module-level function that draws every random number from seeds derived from
+        ``item`` and the run seed (never from a shared stream), so the results do not depend
+        on the order or place the items run in; ``item`` is JSON-able (numbers, strings,
+        lists, dicts). ``fn`` gets a context without progress bar or ledger: it simulates; the
+        claim judges."""
+        from .tasks import SubTask, run_subtasks
+        plain = dataclasses.replace(self, progress=None, ledger=Ledger())
+        specs = [SubTask(fn, plain, item) for item in items]
+        return run_subtasks(specs, progress=self.tick)
 
     def tick(self, fraction: float) -> None:
         """Report progress (clipped to [0, 1]) to the runner's progress bar, if any."""

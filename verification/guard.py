@@ -8,7 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["compare", "save_baseline", "load_report"]
+__all__ = ["compare", "save_baseline", "load_report", "slim", "DEFAULT_BASELINE"]
+
+_BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+
+
+def DEFAULT_BASELINE(profile: str) -> Path:  # noqa: N802 - reads as the constant it stands for
+    """The committed baseline of a profile: ``baselines/<profile>.json``."""
+    return _BASELINES / f"{profile}.json"
 
 
 def load_report(path: str | Path) -> dict:
@@ -21,11 +28,25 @@ def load_report(path: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
+def slim(report: dict) -> dict:
+    """What the guard compares (per claim: verdict, tracked values, contract) and the seconds
+    that order the next run's tasks; the evidence stays in the report."""
+    keep = ("suite_version", "profile", "seed", "device", "environment")
+    claims = [{"id": c["id"], "verdict": c["verdict"], "summary": c["summary"],
+               "contract": c.get("contract"), "seconds": round(float(c.get("seconds") or 0), 2),
+               "evidence": {"tracked": c.get("evidence", {}).get("tracked", {})}}
+              for c in report["claims"]]
+    return {**{k: report[k] for k in keep if k in report}, "claims": claims}
+
+
 def save_baseline(report_path: str | Path, baseline_path: str | Path) -> None:
-    """Store a run's report (file or folder) as the baseline ``compare`` reads."""
+    """Store a run's report (file or folder) as the baseline ``compare`` reads (``slim``)."""
     from numerics.codegen.cache import atomic_write_text
-    text = json.dumps(load_report(report_path), indent=2)
-    atomic_write_text(Path(baseline_path), text + "\n")
+    report = load_report(report_path)
+    if not report.get("complete", True):
+        raise ValueError(f"{report_path} is an incomplete run (\"complete\": false); "
+                         "finish it (run again with the same options: it resumes) first")
+    atomic_write_text(Path(baseline_path), json.dumps(slim(report), indent=1) + "\n")
 
 
 def compare(baseline: dict, current: dict) -> list[str]:

@@ -55,6 +55,8 @@ class Claim:
     mutations: dict[str, Callable[[], dict]] | None = None
     """Declared formula mutations for ``calibrate``: name → a function returning the
     overrides (a deliberately wrong formula or model) the check must refute."""
+    module: str = ""
+    """The module that registers the claim (its code is what the result store hashes)."""
 
     def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
         return self.check(ctx, **overrides)
@@ -77,11 +79,20 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
         REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
-                            mutations)
+                            mutations, _module_of(fn))
         fn.claim = REGISTRY[id]
         return fn
 
     return wrap
+
+
+def _module_of(fn: Callable) -> str:
+    """The module defining ``fn`` (through ``functools.partial`` and other wrappers)."""
+    while not hasattr(fn, "__module__") or fn.__module__ == "functools":
+        fn = getattr(fn, "func", None) or getattr(fn, "__wrapped__", None)
+        if fn is None:
+            return ""
+    return fn.__module__
 
 
 def load_all() -> dict[str, Claim]:

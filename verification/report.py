@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
-           "render_figures", "verdict_table"]
+           "render_figures", "render_png", "write_figures",
+           "verdict_table"]
 
 COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
 
@@ -60,25 +61,37 @@ def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
     atomic_write_bytes(Path(path), buf.getvalue())
 
 
-def render_figures(figures: Mapping[str, Callable[[Figure], object]], folder: Path) -> dict[str, str]:
-    """Draw each figure callable on a fresh matplotlib Figure; returns {name: relative path}."""
+def render_png(figures: Mapping[str, Callable[[Figure], object]]) -> dict[str, bytes]:
+    """Draw each figure callable on a fresh matplotlib Figure: {name: PNG bytes}."""
     if not figures:
         return {}
     # a bare Figure renders through the Agg canvas without touching pyplot's global backend,
     # so a notebook's inline plotting survives a run
     from matplotlib.figure import Figure
 
-    folder.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, draw in figures.items():
         fig = Figure(figsize=(6.4, 4.2), layout="constrained")
         draw(fig)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
+        out[name] = buf.getvalue()
+    return out
+
+
+def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:
+    """The PNG files in ``folder`` (atomically); returns {name: path relative to its parent}."""
+    out = {}
+    for name, data in pngs.items():
         fname = name.replace(":", "_").replace("/", "_").replace("[", "_").replace("]", "") + ".png"
-        atomic_write_bytes(folder / fname, buf.getvalue())
+        atomic_write_bytes(folder / fname, data)
         out[name] = f"{folder.name}/{fname}"
     return out
+
+
+def render_figures(figures: Mapping[str, Callable[[Figure], object]], folder: Path) -> dict[str, str]:
+    """Draw each figure callable into a PNG file in ``folder``; returns {name: relative path}."""
+    return write_figures(render_png(figures), folder)
 
 
 def _fmt_evidence(ev: dict, limit=1500) -> str:

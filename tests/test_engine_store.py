@@ -1,0 +1,226 @@
+"""The run engine (claims as tasks on dask.distributed), the content-hash result store, the
+checked code cache, resumable reports and the option checks made before any work starts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from numerics.codegen.cache import CacheDamaged, cached_text
+from verification import Outcome, claims_for
+from verification.cli import app
+from verification.codehash import import_closure
+from verification.guard import compare
+from verification.registry import REGISTRY, claim
+from verification.report import to_jsonable
+from verification.runner import run
+from verification.store import MISSING, ResultStore, task_key
+
+ROOT = Path(__file__).resolve().parents[1]
+cli = CliRunner()
+
+# cheap claims, exact and statistical, from the three papers
+CHEAP = ["marion2025:prop3-linear", "marion2025:cor2-bayes-limit", "sagitova2026:prop-iv1-bayes",
+         "dohmatob2025:rem-constants"]
+
+
+def _same_results(a: dict, b: dict) -> None:
+    """Same claims, verdicts, contracts and evidence (timings aside)."""
+    assert [c["id"] for c in a["claims"]] == [c["id"] for c in b["claims"]]
+    for x, y in zip(a["claims"], b["claims"]):
+        assert (x["verdict"], x["contract"]) == (y["verdict"], y["contract"]), x["id"]
+        assert to_jsonable(x["evidence"]) == to_jsonable(y["evidence"]), x["id"]
+    assert compare(a, b) == [] and compare(b, a) == []
+
+
+# -- the store ----------------------------------------------------------------------------------
+def test_store_round_trip_and_every_kind_of_damage_is_a_miss(tmp_path):
+    store = ResultStore(tmp_path)
+    key = task_key(claim="x", seed=1)
+    store.put(key, {"a": np.arange(3), "s": "text"})
+    assert store.get(key)["a"].tolist() == [0, 1, 2]
+    path = store.path(key)
+    good = path.read_bytes()
+    damages = {"truncated": good[: len(good) // 2], "garbage": b"\x00garbage" * 50,
+               "payload changed": good[:-1] + bytes([good[-1] ^ 1]), "empty": b""}
+    for what, data in damages.items():
+        path.write_bytes(data)
+        with pytest.warns(CacheDamaged):
+            assert store.get(key) is MISSING, what
+        assert not path.exists(), what                 # removed: recomputed next time
+    assert len(store.damaged) == len(damages)
+    store.put(key, 7)
+    assert ResultStore(tmp_path, force=True).get(key) is MISSING
+    assert ResultStore(tmp_path).get(key) == 7
+
+
+def test_task_keys_are_canonical_and_refuse_what_they_cannot_hash():
+    assert task_key(a=1, b=(1, 2)) == task_key(b=[1, 2], a=1)
+    assert task_key(a=1) != task_key(a=2)
+    assert task_key(x=np.float64(0.5)) == task_key(x=0.5)
+    with pytest.raises(TypeError, match="cannot key"):
+        task_key(a=object())
+
+
+def test_damaged_generated_code_is_regenerated_not_executed(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNV_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def make():
+        calls.append(1)
+        return 'x = """a\nb"""\n'
+    assert cached_text("kind", "key", make) == 'x = """a\nb"""\n'
+    assert cached_text("kind", "key", make) == 'x = """a\nb"""\n' and len(calls) == 1
+    path = tmp_path / "kind" / "key.py"
+    path.write_text(path.read_text()[:-8])      # as a full disk leaves it: unterminated string
+    with pytest.warns(CacheDamaged, match="regenerating"):
+        assert cached_text("kind", "key", make) == 'x = """a\nb"""\n'
+    assert len(calls) == 2 and cached_text("kind", "key", make) and len(calls) == 2
+
+
+def test_code_hash_covers_the_claims_imports_and_not_the_other_papers():
+    files = {str(p.relative_to(ROOT)) for p in import_closure("verification.claims.marion2025")}
+    assert {"verification/checks.py", "theory/models/marion2025.py",
+            "numerics/sgd/direct.py"} <= files
+    assert not any("sagitova2026" in f and f.startswith("verification/claims") for f in files)
+    here = import_closure(__name__)          # a module outside the suite: its file + its imports
+    assert Path(__file__) in here and ROOT / "verification" / "store.py" in here
+    with pytest.raises(ValueError, match="no Python source"):
+        import_closure("sys")
+
+
+# -- runs -----------------------------------------------------------------------------------------
+def test_damaged_cache_and_store_are_recomputed_with_the_same_verdicts(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNV_CACHE_DIR", str(tmp_path / "cache"))
+    claims = claims_for(None, ["marion2025:manifold-invariant", "marion2025:cor2-bayes-limit"])
+    first = run(claims, show=False, out=tmp_path / "out", figures=False)
+    assert first["complete"] and first["reused"] == 0
+    entries = sorted((tmp_path / "out" / "store").glob("??/*.pkl"))
+    generated = sorted((tmp_path / "cache").rglob("*.py"))
+    assert entries and generated
+    for i, f in enumerate(entries + generated):      # truncate half, garbage into the rest
+        f.write_bytes(f.read_bytes()[: 40] if i % 2 else b"garbage\x00" * 9)
+    with pytest.warns(CacheDamaged):
+        again = run(claims, show=False, out=tmp_path / "out", figures=False)
+    assert again["reused"] == 0 and len(again["store_damaged"]) == len(entries)
+    _same_results(first, again)
+    warm = run(claims, show=False, out=tmp_path / "out", figures=False)
+    assert warm["reused"] == len(claims) and warm["store_damaged"] == []
+    _same_results(first, warm)
+
+
+def test_bad_output_and_store_paths_fail_in_one_line_before_any_claim(tmp_path, monkeypatch):
+    import verification.tasks as tasks
+
+    def no_work(*a, **k):
+        raise AssertionError("a claim ran before the options were checked")
+    monkeypatch.setattr(tasks, "claim_task", no_work)
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    for args, fragment in [(["--out", str(file)], "--out"),
+                           (["--out", str(tmp_path / "o"), "--store", str(file)], "--store"),
+                           (["--workers", "-1"], "--workers"),
+                           (["--scheduler", "nowhere"], "--scheduler"),
+                           (["--baseline", str(tmp_path / "none.json")], "--baseline")]:
+        res = cli.invoke(app, ["run", "--claim", "marion2025:prop3-linear", *args])
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert res.exit_code == 2, (args, res.output)
+        assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], res.output
+    res = cli.invoke(app, ["run", "--seed", "-1", "--workers", "-2"])
+    assert res.exit_code == 2 and "--seed" in res.output and "--workers" in res.output  # all at once
+
+
+# -- subtasks ---------------------------------------------------------------------------------
+CALLS: list[int] = []
+
+
+def _square(ctx, item):
+    """A subtask: its randomness comes from the item and the run seed only."""
+    if item == ctx_fail.get("at"):
+        raise RuntimeError("interrupted")
+    CALLS.append(item)
+    return float(np.random.default_rng([ctx.seed, item]).standard_normal()) + item ** 2
+
+
+ctx_fail: dict = {}
+
+
+@pytest.fixture
+def toy_claim():
+    @claim("toy2099:map", "Toy", "Subtasks of a claim are stored one by one.", statistical=False)
+    def toy(ctx):
+        values = ctx.map(_square, list(range(5)))
+        return Outcome("confirmed", f"sum {sum(values):.6f}", {"values": values})
+    yield REGISTRY["toy2099:map"]
+    del REGISTRY["toy2099:map"]
+
+
+def test_subtasks_are_stored_one_by_one_and_an_interrupted_claim_resumes(tmp_path, toy_claim):
+    CALLS.clear()
+    ctx_fail["at"] = 3
+    first = run([toy_claim], show=False, out=tmp_path, figures=False)
+    assert first["claims"][0]["verdict"] == "error" and CALLS == [0, 1, 2]
+    ctx_fail.clear()
+    second = run([toy_claim], show=False, out=tmp_path, figures=False)
+    assert second["claims"][0]["verdict"] == "confirmed" and CALLS == [0, 1, 2, 3, 4]
+    fresh = run([toy_claim], show=False, out=tmp_path / "fresh", figures=False)
+    assert to_jsonable(fresh["claims"][0]["evidence"]) == to_jsonable(second["claims"][0]["evidence"])
+    with pytest.raises(TypeError, match="cannot key"):
+        from verification.context import Context
+        Context(store=ResultStore(tmp_path), task_key="0" * 64).map(_square, [object()])
+
+
+# -- processes ------------------------------------------------------------------------------------
+def _cmd(out: Path) -> list[str]:
+    args = [sys.executable, "-m", "verification", "run", "--workers", "0", "--no-figures",
+            "--out", str(out)]
+    for c in CHEAP:
+        args += ["--claim", c]
+    return args
+
+
+def test_a_killed_run_resumes_from_the_store_with_the_same_verdicts(tmp_path):
+    env = {**os.environ, "ATTNV_CACHE_DIR": str(tmp_path / "cache")}
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(_cmd(out), env=env, cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    partial, deadline = None, time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            partial = json.loads((out / "report.json").read_text())
+        except (OSError, ValueError):
+            partial = None
+        if partial and partial["claims"]:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    proc.wait()
+    assert partial is not None and partial["complete"] is False, "the run ended before the kill"
+    assert 1 <= len(partial["claims"]) < len(CHEAP)
+    subprocess.run(_cmd(out), env=env, cwd=ROOT, check=True, capture_output=True)
+    resumed = json.loads((out / "report.json").read_text())
+    subprocess.run(_cmd(tmp_path / "whole"), env=env, cwd=ROOT, check=True, capture_output=True)
+    whole = json.loads((tmp_path / "whole" / "report.json").read_text())
+    assert resumed["complete"] and resumed["reused"] >= len(partial["claims"])
+    _same_results(whole, resumed)
+
+
+def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_path):
+    from distributed import LocalCluster
+    claims = claims_for(None, CHEAP)
+    alone = run(claims, show=False, out=tmp_path / "alone", figures=False, workers=0)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        remote = run(claims, show=False, out=tmp_path / "remote", figures=False,
+                     scheduler=cluster.scheduler_address)
+    assert remote["engine"].startswith("dask cluster at") and remote["reused"] == 0
+    _same_results(alone, remote)

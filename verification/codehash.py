@@ -1,0 +1,128 @@
+"""Content hash of the code a claim runs: its own module and every module of the suite it
+imports, directly or not (found by reading the import statements, lazy ones included).
+
+A result computed by a claim is reused only while this hash is unchanged, so an edit anywhere
+in the claim's import closure (the claim, the check library, the engine, a model) recomputes it,
+and an edit elsewhere (another paper's claims) does not."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+__all__ = ["code_hash", "import_closure", "SUITE_PACKAGES"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE_PACKAGES = ("theory", "numerics", "verification")
+COLLECTING_PACKAGES = ("verification.claims",)
+"""Packages whose ``__init__`` only imports modules to register them: its file counts, the
+modules it collects do not (a claim does not use the other papers' claims)."""
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of the suite module ``name`` (None for a module outside the suite)."""
+    if name.split(".")[0] not in SUITE_PACKAGES:
+        return None
+    base = ROOT.joinpath(*name.split("."))
+    for cand in (base / "__init__.py", base.with_suffix(".py")):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _outside_file(name: str) -> Path | None:
+    """The source file of a module outside the suite (a user's claims file, a plugin)."""
+    import importlib.util
+    import sys
+    mod = sys.modules.get(name)
+    origin = getattr(mod, "__file__", None)
+    if origin is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = getattr(spec, "origin", None)
+    return Path(origin) if origin and origin.endswith(".py") and Path(origin).is_file() else None
+
+
+def _module_name(path: Path) -> str:
+    if not path.is_relative_to(ROOT):
+        return path.stem
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> tuple[set[str], set[str]]:
+    """(suite modules named by the import statements of ``path``, their parent packages).
+
+    A parent package runs its ``__init__`` on import, so its own file counts, but what that
+    ``__init__`` imports (say, the other papers' claims) is not code the importer uses."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            subs = {f"{mod}.{a.name}" for a in node.names} if mod else set()
+            subs = {m for m in subs if _module_file(m) is not None}
+            found |= subs                        # `from pkg import submodule`
+            if len(subs) < len(node.names):      # `from pkg import name`: pkg's __init__ is used
+                found.add(mod)
+    parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
+    suite = {m for m in found if _module_file(m) is not None}
+    return suite, {m for m in parents - suite if _module_file(m) is not None}
+
+
+def import_closure(module: str) -> list[Path]:
+    """The source files of ``module`` and of every suite module it imports, transitively. A
+    module outside the suite (a user's claims file) counts with its own file and the suite
+    modules it imports (its imports of other files of the user's are not followed)."""
+    start = _module_file(module)
+    if start is None:
+        outside = _outside_file(module)
+        if outside is None:
+            raise ValueError(f"module={module!r}: no Python source file found for it")
+        explicit, implicit = _imports(outside)
+        files = {outside}
+        for m in explicit:
+            files.update(import_closure(m))
+        files.update(_module_file(p) for p in implicit)
+        return sorted(files)
+    seen: dict[str, Path] = {}
+    parents: set[str] = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen[m] = _module_file(m)
+        if m in COLLECTING_PACKAGES and m != module:
+            continue
+        explicit, implicit = _imports(seen[m])
+        todo.extend(explicit - seen.keys())
+        parents |= implicit
+    files = set(seen.values()) | {_module_file(p) for p in parents if _module_file(p)}
+    return sorted(files)
+
+
+@functools.cache
+def code_hash(module: str) -> str:
+    """SHA-256 over the paths and contents of ``import_closure(module)`` (cached per process:
+    the code does not change under a running process)."""
+    h = hashlib.sha256()
+    for path in import_closure(module):
+        name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        h.update(str(name).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()

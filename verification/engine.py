@@ -1,0 +1,174 @@
+"""Where tasks run: in this process (``workers=0``), on a LocalCluster of worker processes
+(``workers=N``, default every core) or on an existing dask.distributed cluster
+(``scheduler="tcp://..."``: dask-jobqueue on SLURM or PBS, dask-kubernetes, ...).
+
+One small interface serves the runner, ``calibrate`` and sweeps::
+
+    with Engine(workers=2) as engine:
+        engine.submit(fn, arg, priority=seconds_expected)
+        for handle, result in engine.completed():   # may submit more while iterating
+            ...
+
+Tasks are plain module-level functions of one picklable argument. Each worker runs one task at
+a time with one torch/BLAS thread (``single_thread``), so N workers use N cores and the same
+seed gives the same numbers whatever N is. A task may split its own work further through
+``Context.map`` (subtasks on the same cluster, each stored on its own)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import contextlib
+import dataclasses
+import heapq
+import itertools
+import logging
+import os
+from typing import Any
+
+__all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker"]
+
+
+class TaskFailed(RuntimeError):
+    """A task could not run to completion (its worker died, the cluster went away)."""
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def single_thread():
+    """One torch intra-op thread for the duration (restored after): tasks are the unit of
+    parallelism, and a fixed thread count keeps reductions, hence results, identical however
+    many workers run them."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def on_worker() -> bool:
+    """Whether this code runs inside a dask.distributed worker."""
+    try:
+        from distributed import get_worker
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+@dataclasses.dataclass
+class _Handle:
+    index: int
+    fn: Callable[[Any], Any]
+    arg: Any
+    priority: float
+
+
+class Engine:
+    """workers: 0 = this process, N ≥ 1 = a LocalCluster of N single-threaded processes, None =
+    every core; scheduler: the address of an existing cluster (then ``workers`` is ignored)."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+        if workers is not None and not (isinstance(workers, int) and workers >= 0):
+            raise ValueError(f"--workers {workers!r}; allowed: an integer ≥ 0 (0: this process)")
+        if scheduler is not None and not (isinstance(scheduler, str) and "://" in scheduler):
+            raise ValueError(f"--scheduler {scheduler!r}; allowed: a scheduler address such as "
+                             "tcp://host:8786")
+        self.workers = default_workers() if workers is None and scheduler is None else workers
+        self.scheduler = scheduler
+        self._client = self._cluster = None
+        self._queue: list[tuple[float, int, _Handle]] = []
+        self._futures: dict[Any, _Handle] = {}
+        self._ac = None
+        self._count = itertools.count()
+
+    @property
+    def local(self) -> bool:
+        return self.scheduler is None and self.workers == 0
+
+    def cap(self, n_tasks: int) -> None:
+        """Start no more local workers than there are tasks (before entering)."""
+        if self.scheduler is None and self.workers:
+            self.workers = max(1, min(self.workers, int(n_tasks)))
+
+    def describe(self) -> str:
+        if self.scheduler:
+            return f"dask cluster at {self.scheduler}"
+        return "this process" if self.local else f"{self.workers} local worker processes"
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def __enter__(self) -> Engine:
+        if self.local:
+            return self
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:  # pragma: no cover - a dependency
+            raise ValueError("--workers/--scheduler need dask.distributed "
+                             "(pip install 'dask[distributed]'); --workers 0 runs without it") from exc
+        if self.scheduler:
+            try:
+                self._client = Client(self.scheduler, timeout="20s")
+            except OSError as exc:
+                raise ValueError(f"--scheduler {self.scheduler}: no scheduler answers there "
+                                 f"({exc})") from None
+        else:
+            # the nanny's default pre-spawn environment sets OMP/MKL/OpenBLAS threads to 1
+            self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                         processes=True, dashboard_address=None,
+                                         silence_logs=logging.ERROR)
+            self._client = Client(self._cluster)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
+                self._cluster.close()
+        self._client = self._cluster = None
+
+    # -- tasks ----------------------------------------------------------------------------
+    def submit(self, fn: Callable[[Any], Any], arg: Any, priority: float = 0.0) -> _Handle:
+        """Queue ``fn(arg)``; higher ``priority`` starts first (use the expected seconds, so
+        the longest tasks start first and the run ends balanced)."""
+        handle = _Handle(next(self._count), fn, arg, float(priority))
+        if self.local:
+            heapq.heappush(self._queue, (-handle.priority, handle.index, handle))
+            return handle
+        if self._client is None:
+            raise RuntimeError("use the Engine as a context manager: `with Engine(...) as e:`")
+        fut = self._client.submit(fn, arg, pure=False, priority=int(priority))
+        self._futures[fut] = handle
+        if self._ac is not None:
+            self._ac.add(fut)
+        return handle
+
+    def completed(self) -> Iterator[tuple[_Handle, Any]]:
+        """(handle, result) as tasks finish, including tasks submitted meanwhile. A task whose
+        worker died yields a ``TaskFailed`` instance as its result."""
+        if self.local:
+            while self._queue:
+                _, _, h = heapq.heappop(self._queue)
+                yield h, h.fn(h.arg)
+            return
+        from distributed import as_completed
+        self._ac = as_completed(list(self._futures))
+        try:
+            for fut in self._ac:
+                handle = self._futures.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker, a cancelled task
+                    result = TaskFailed(f"{type(exc).__name__}: {exc}")
+                yield handle, result
+        finally:
+            self._ac = None
