@@ -185,6 +185,7 @@ def test_readme_python_examples_run(section, tmp_path, monkeypatch):
 # The "Using it" command lines
 
 NOT_EXECUTED = {"run": "runs claims for minutes (CI runs the main job)",
+                "sweep": "runs claims at several seeds for minutes",
                 "guard": "compares stored runs (CI runs the main job)"}
 CHEAP = {"--help", "list", "derive", "evaluate", "heads"}
 

@@ -46,6 +46,9 @@ class ClaimTask:
     store: ResultStore | None = None
     key: str = ""
     sim_key: str = ""
+    claim: Any = dataclasses.field(default=None, compare=False, repr=False)
+    """The Claim itself (it travels by reference to its module; an unregistered claim, as a
+    test or notebook builds one, travels whole)."""
 
     @classmethod
     def make(cls, claim, profile: str, seed: int, device: str, perturbation=None, mutation=None,
@@ -57,7 +60,7 @@ class ClaimTask:
         key = claim_key(claim.id, module, profile, seed, device, mutation, perturbation)
         sim = claim_key(claim.id, module, profile, seed, device, mutation)
         return cls(claim.id, module, profile, int(seed), device, perturbation, mutation,
-                   figures, store, key, sim)
+                   figures, store, key, sim, claim)
 
     def lookup(self) -> dict | None:
         """The stored result when usable (it has figures if figures are wanted), else None."""
@@ -70,6 +73,8 @@ class ClaimTask:
 
 
 def _claim(task: ClaimTask):
+    if task.claim is not None:
+        return task.claim
     from .registry import REGISTRY
     if task.claim_id not in REGISTRY:
         importlib.import_module(task.module)      # registers the claims of that module

@@ -1,0 +1,64 @@
+"""The run engine's acceptance ratios, measured side by side in one session:
+
+- the quick run with 2 workers against 1 worker, each with a cold store (target ≤ 0.6×);
+- a warm re-run with unchanged code against the cold run (target ≤ 5 %).
+
+Each run is a fresh ``python -m verification run`` process (what a user types), with its own
+empty store and a shared, warm code cache (generated code is not what is measured). The order
+alternates over repeats so that a drift of the machine's load hits both sides.
+
+    python benchmarks/engine.py [--repeats 1] [--claims ID ...] [--out benchmarks/engine.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(out: Path, workers: int, claims: list[str]) -> float:
+    cmd = [sys.executable, "-m", "verification", "run", "--workers", str(workers), "--out",
+           str(out)]
+    for c in claims:
+        cmd += ["--claim", c]
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--claims", nargs="*", default=[], help="claim ids (default: all)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "engine.json")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="attnv-engine-bench-"))
+    os.environ.setdefault("ATTNV_CACHE_DIR", str(work / "cache"))
+    _run(work / "warmup", 0, args.claims[:1] or ["marion2025:prop3-linear"])   # code cache, imports
+    rows = []
+    for r in range(args.repeats):
+        order = (1, 2) if r % 2 == 0 else (2, 1)
+        cold = {w: _run(work / f"cold-{w}-{r}", w, args.claims) for w in order}
+        warm = _run(work / f"cold-2-{r}", 2, args.claims)       # same store as the 2-worker run
+        rows.append({"cold_1_worker_s": cold[1], "cold_2_workers_s": cold[2], "warm_s": warm,
+                     "ratio_2_vs_1": cold[2] / cold[1], "ratio_warm_vs_cold": warm / cold[2]})
+        print(json.dumps(rows[-1]))
+    result = {"machine_cores": len(os.sched_getaffinity(0)), "claims": args.claims or "all",
+              "repeats": rows, "targets": {"ratio_2_vs_1": 0.6, "ratio_warm_vs_cold": 0.05,
+                                           "cold_2_workers_s": 300}}
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()
