@@ -52,6 +52,8 @@ def save_baseline(report_path: str | Path, baseline_path: str | Path) -> None:
 def compare(baseline: dict, current: dict) -> list[str]:
     """List of human-readable differences (empty when the run matches the baseline)."""
     diffs = []
+    if current.get("complete") is False:
+        diffs.append("the run is incomplete (\"complete\": false): it was interrupted")
     cur = {c["id"]: c for c in current["claims"]}
     for b in baseline["claims"]:
         c = cur.get(b["id"])
