@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from collections.abc import Callable, Iterable
+import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 if TYPE_CHECKING:
@@ -57,9 +59,44 @@ class Claim:
     overrides (a deliberately wrong formula or model) the check must refute."""
     module: str = ""
     """The module that registers the claim (its code is what the result store hashes)."""
+    provenance: dict | None = None
+    """Set on a variant (``Claim.variant``): the paper's claim, what was substituted and
+    where the substitutes come from. None for the paper's own claim."""
+    extra_modules: tuple[str, ...] = ()
+    """Modules beyond ``module`` whose code the claim runs (a variant's substitutes)."""
 
     def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
         return self.check(ctx, **overrides)
+
+    def variant(self, name: str | None = None, **overrides: Any) -> Claim:
+        """This claim run on substituted inputs (a model, a formula: the keyword overrides the
+        check takes), as a claim of its own: id ``'<id>@<name>'`` and a ``provenance`` record
+        in its report entry, so a variant's verdict is never mistaken for the paper's.
+
+        name: defaults to the substitutes' own names (a model's ``name``, a function's
+        ``__name__``). The variant is not registered; pass it to ``run`` like any claim."""
+        import functools
+        if not overrides:
+            raise ValueError(f"{self.id}.variant(): give the substituted inputs as keyword "
+                             "arguments (e.g. model=MY_MODEL)")
+        import inspect
+        params = inspect.signature(self.check).parameters
+        unknown = sorted(k for k in overrides if k not in params)
+        if unknown:
+            allowed = sorted(k for k in params if k != "ctx")
+            raise ValueError(f"{self.id}.variant(): unknown input(s) {unknown}; allowed: {allowed}")
+        name = name or "+".join(_describe(v) for v in overrides.values())
+        if not name or any(c in name for c in " @/[]"):
+            raise ValueError(f"variant name={name!r}; allowed: a word without spaces, @, / or [ ]")
+        modules = tuple(sorted({_module_of(v) for v in overrides.values()} - {"", self.module}))
+        base = self.provenance["claim"] if self.provenance else self.id
+        prov = {"claim": base, "variant": name,
+                "substituted": {k: _describe(v) for k, v in overrides.items()},
+                "sources": [_source_of(m) for m in modules]}
+        return dataclasses.replace(self, id=f"{self.id}@{name}",
+                                   check=functools.partial(self.check, **overrides),
+                                   provenance=prov, extra_modules=self.extra_modules + modules,
+                                   mutations=None)
 
 
 REGISTRY: dict[str, Claim] = {}
@@ -86,13 +123,42 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
     return wrap
 
 
-def _module_of(fn: Callable) -> str:
-    """The module defining ``fn`` (through ``functools.partial`` and other wrappers)."""
-    while not hasattr(fn, "__module__") or fn.__module__ == "functools":
-        fn = getattr(fn, "func", None) or getattr(fn, "__wrapped__", None)
-        if fn is None:
-            return ""
-    return fn.__module__
+def _module_of(obj: Any) -> str:
+    """The module defining ``obj`` (a function, through ``functools.partial`` and other
+    wrappers; an instance: the module that built it is unknown, so its class's)."""
+    import sys
+    while obj is not None and getattr(obj, "__module__", "functools") == "functools":
+        obj = getattr(obj, "func", None) or getattr(obj, "__wrapped__", None)
+    if obj is None:
+        return ""
+    if callable(obj) and hasattr(obj, "__module__"):
+        return obj.__module__
+    # an instance (a Model): the module whose globals hold it, a user's file or a paper's model
+    holders = [name for name, mod in list(sys.modules.items())
+               if mod is not None and any(v is obj for v in getattr(mod, "__dict__", {}).values())]
+    def rank(name: str) -> int:      # a user's file, then a paper's model file, then the rest
+        file = getattr(sys.modules[name], "__file__", None)
+        has_file = bool(file) and Path(file).is_file()
+        if name.split(".")[0] not in ENGINE and has_file:
+            return 0
+        return 1 if name.startswith("theory.models") else 2
+    return min(holders, key=rank) if holders else type(obj).__module__
+
+
+ENGINE = ("theory", "numerics", "verification")
+
+
+def _describe(value: Any) -> str:
+    name = getattr(value, "name", None) or getattr(value, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    func = getattr(value, "func", None)
+    return getattr(func, "__name__", None) or type(value).__name__
+
+
+def _source_of(module: str) -> str:
+    import sys
+    return getattr(sys.modules.get(module), "__file__", None) or module
 
 
 def load_all() -> dict[str, Claim]:

@@ -70,6 +70,8 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
              "evidence": evidence, "seconds": seconds}
     if claim.reading:
         entry["reading"] = claim.reading
+    if claim.provenance:
+        entry["provenance"] = claim.provenance
     return entry, outcome
 
 

@@ -18,13 +18,16 @@ def _versions() -> dict:
     return describe(environment())
 
 
-def claim_key(claim_id: str, module: str, profile: str, seed: int, device: str,
+def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: int, device: str,
               mutation: str | None, perturbation: tuple | None = None) -> str:
-    """The content hash of one claim run (see ``verification.store``); ``perturbation=None``
-    gives the key its simulations share with the perturbed runs of calibration."""
+    """The content hash of one claim run (see ``verification.store``); ``module``: the modules
+    whose code it runs; ``perturbation=None`` gives the key its simulations share with the
+    perturbed runs of calibration."""
     from .codehash import code_hash
     from .runner import SUITE_VERSION
-    return task_key(kind="claim", claim=claim_id, code=code_hash(module), profile=profile,
+    modules = [module] if isinstance(module, str) else list(module)
+    return task_key(kind="claim", claim=claim_id, code=[code_hash(m) for m in modules],
+                    profile=profile,
                     seed=int(seed), device=device, mutation=mutation,
                     perturbation=list(perturbation) if perturbation else None,
                     versions=_versions(), suite=SUITE_VERSION)
@@ -57,8 +60,13 @@ class ClaimTask:
             raise ValueError(f"mutation={mutation!r}; allowed for {claim.id}: "
                              f"{sorted(claim.mutations or {})}")
         module = claim.module or claim.check.__module__
-        key = claim_key(claim.id, module, profile, seed, device, mutation, perturbation)
-        sim = claim_key(claim.id, module, profile, seed, device, mutation)
+        modules = [module, *claim.extra_modules]
+        try:
+            key = claim_key(claim.id, modules, profile, seed, device, mutation, perturbation)
+            sim = claim_key(claim.id, modules, profile, seed, device, mutation)
+        except ValueError:      # code without a source file (typed in a notebook): not stored,
+            key = sim = ""      # since nothing could tell when it changed
+            store = None
         return cls(claim.id, module, profile, int(seed), device, perturbation, mutation,
                    figures, store, key, sim, claim)
 
@@ -123,7 +131,7 @@ class SubTask:
 
     @property
     def key(self) -> str | None:
-        if self.ctx.task_key is None:
+        if not self.ctx.task_key:
             return None
         return task_key(kind="subtask", parent=self.ctx.task_key,
                         fn=f"{self.fn.__module__}.{self.fn.__qualname__}", item=self.item)
