@@ -136,12 +136,11 @@ def _module_of(obj: Any) -> str:
     # an instance (a Model): the module whose globals hold it, a user's file or a paper's model
     holders = [name for name, mod in list(sys.modules.items())
                if mod is not None and any(v is obj for v in getattr(mod, "__dict__", {}).values())]
-    def rank(name: str) -> int:      # a user's file, then a paper's model file, then the rest
-        file = getattr(sys.modules[name], "__file__", None)
-        has_file = bool(file) and Path(file).is_file()
-        if name.split(".")[0] not in ENGINE and has_file:
+    def rank(name: str) -> int:      # a paper's model file (the object is defined there when
+        if name.startswith("theory.models"):       # it holds it), a user's file, the rest
             return 0
-        return 1 if name.startswith("theory.models") else 2
+        file = getattr(sys.modules[name], "__file__", None)
+        return 1 if name.split(".")[0] not in ENGINE and file and Path(file).is_file() else 2
     return min(holders, key=rank) if holders else type(obj).__module__
 
 
