@@ -355,7 +355,7 @@ def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Optio
     try:
         act = load_activation(activation)
     except (ValueError, FileNotFoundError) as exc:
-        errors.append(f"--activation: {exc}")
+        errors.append(f"--{exc}" if str(exc).startswith("activation=") else f"--activation: {exc}")
     if errors:
         _fail_all(errors)
     try:

@@ -210,7 +210,7 @@ def load_activation(spec: str):
             raise ValueError(f"entry point {spec} ({eps[spec].value}) is a {type(loaded).__name__}, "
                              "not an Activation")
         return loaded
-    raise ValueError(f"activation {spec!r} not found; allowed: {known_activations()} or PATH.py:NAME")
+    raise ValueError(f"activation={spec!r} not found; allowed: {known_activations()} or PATH.py:NAME")
 
 
 # --- claims --------------------------------------------------------------------------------
