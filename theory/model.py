@@ -336,12 +336,22 @@ GREEK_ALIASES = {"lambda": "lam", "λ": "lam", "epsilon": "eps", "ε": "eps", "v
 """Names (and Greek letters) a user may type for a parameter spelled otherwise in the code."""
 
 
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+          "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+          "chi", "psi", "omega"}
+
+
 def suggest(name: str, known) -> str:
     """' (did you mean 'lam' (λ)?)' when ``name`` is an alias or a near miss of a known name."""
     import difflib
     known = list(known)
     alias = GREEK_ALIASES.get(name) or GREEK_ALIASES.get(name.lower())
-    hits = [alias] if alias in known else difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if alias in known:
+        hits = [alias]
+    elif name.lower() in _GREEK:       # 'zeta' is not a typo of 'eta'
+        hits = []
+    else:
+        hits = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
     if not hits:
         return ""
     letter = {v: k for k, v in GREEK_ALIASES.items() if len(k) == 1}.get(hits[0])
@@ -358,10 +368,11 @@ def by_name(fixed: Mapping, symbols, owner: str = "") -> dict:
         if name in table:
             out[table[name]] = sp.sympify(value)
         else:
-            unknown.append(name + suggest(name, table))
+            unknown.append(name)
     if unknown:
         label = f"{owner}: " if owner else ""
-        raise ValueError(f"{label}cannot fix unknown symbol(s) {unknown}; allowed: {sorted(table)}")
+        raise ValueError(f"{label}cannot fix unknown symbol(s) {unknown}"
+                         + "".join(suggest(u, table) for u in unknown) + f"; allowed: {sorted(table)}")
     return out
 
 
