@@ -6,6 +6,7 @@ import pickle
 import re
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from verification.cli import app
 from verification.registry import REGISTRY
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
 
 MARION_TANH = '''
 """Marion et al.'s attention with tanh in place of erf (a user's variant)."""
@@ -190,3 +192,24 @@ def test_an_entry_point_plugin_registers_models_activations_and_claims(tmp_path,
     assert REGISTRY["myplugin:always"].module == "myplugin.claims"
     out = _ok(["heads", "--activation", "softmax-T2", "--L", "3"])
     assert "exp(2*" in out
+
+
+def test_a_later_process_imports_a_user_file_by_its_module_name(files, forget_claims):
+    """What a user's file defines travels to the engine's worker processes by reference: a
+    process started afterwards (it inherits ATTNV_USER_FILES) unpickles it, and imports a
+    claims file by the module name its claims record."""
+    import os
+    import subprocess
+    act = userfiles.load_activation(f"{files}/tempered.py:SOFTMAX_T2")
+    (files / "my_claims.py").write_text(CLAIMS.format(paper="myvariant"))
+    userfiles.load_claims_file(files / "my_claims.py")
+    module = REGISTRY["myvariant:always"].module
+    assert str((files / "tempered.py").resolve()) in os.environ[userfiles.ENV]
+    code = ("import importlib, pickle, sys; import verification; "
+            "act = pickle.loads(sys.stdin.buffer.read()); "
+            f"importlib.import_module({module!r}); "
+            "print(act.name, sorted(k for k in verification.REGISTRY if k.startswith('myvariant')))")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(act), capture_output=True,
+                         cwd=str(files), env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert out.stdout.decode().split() == ["softmax-T2", "['myvariant:always']"]

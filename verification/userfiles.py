@@ -11,17 +11,21 @@ declares in one of the groups
   register themselves; or ``module:attr``, a function called without arguments).
 
 A file is imported under a unique module name derived from its resolved path and registered
-in ``sys.modules``, so that what it defines pickles by reference (worker processes import it
-again by that name from the same path: see :func:`import_file`).
+in ``sys.modules``, so that what it defines pickles by reference. The path is also added to the
+environment variable ``ATTNV_USER_FILES``: a process started later (a worker of the engine)
+imports the module by its name again through a finder this module installs on ``sys.meta_path``
+(``verification`` imports it), as long as the file is at the same path there.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.abc
 import importlib.metadata
 import importlib.util
 import pkgutil
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -36,6 +40,7 @@ MODEL_GROUP = "attention_verification.models"
 ACTIVATION_GROUP = "attention_verification.activations"
 CLAIM_GROUP = "attention_verification.claims"
 _PREFIX = "attnv_user_"
+ENV = "ATTNV_USER_FILES"
 _CALLED: set[str] = set()
 
 
@@ -56,6 +61,29 @@ def _module_name(path: Path) -> str:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     stem = re.sub(r"\W", "_", path.stem)
     return f"{_PREFIX}{stem}_{digest}"
+
+
+class _UserFileFinder(importlib.abc.MetaPathFinder):
+    """Finds ``attnv_user_*`` modules among the files listed in ``ATTNV_USER_FILES``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(_PREFIX):
+            return None
+        for entry in os.environ.get(ENV, "").split(os.pathsep):
+            if entry and _module_name(Path(entry)) == fullname and Path(entry).is_file():
+                return importlib.util.spec_from_file_location(fullname, entry)
+        return None
+
+
+def _install_finder() -> None:
+    if not any(isinstance(f, _UserFileFinder) for f in sys.meta_path):
+        sys.meta_path.append(_UserFileFinder())
+
+
+def _remember(path: Path) -> None:
+    known = [p for p in os.environ.get(ENV, "").split(os.pathsep) if p]
+    if str(path) not in known:
+        os.environ[ENV] = os.pathsep.join([*known, str(path)])
 
 
 def import_file(path: str | Path) -> ModuleType:
@@ -80,6 +108,7 @@ def import_file(path: str | Path) -> ModuleType:
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    _remember(p)
     return module
 
 
@@ -247,3 +276,6 @@ def plugin_claim_modules() -> dict[str, list[str]]:
             loaded()
         out[name] = _claims_of(ep.module)
     return out
+
+
+_install_finder()
