@@ -213,3 +213,18 @@ def test_a_later_process_imports_a_user_file_by_its_module_name(files, forget_cl
                          cwd=str(files), env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     assert out.stdout.decode().split() == ["softmax-T2", "['myvariant:always']"]
+
+
+def test_cli_evaluates_a_multi_head_model_file_with_its_prior(files):
+    (files / "heads_model.py").write_text(TEMPERED + textwrap.dedent('''
+        from theory.models.sagitova2026 import GaussianPrior
+        from theory.multihead import MultiHeadModel
+        MODEL = MultiHeadModel(2, 3, 2, SOFTMAX_T2)
+        PRIOR = GaussianPrior([0.3, 0.0], [[2.0, 0.0], [0.0, 0.7]])
+        '''))
+    spec = f"{files}/heads_model.py"
+    out = _ok(["evaluate", spec, "--param", "n=1024", "--state", "m[0,0]=0.2"])
+    assert re.search(r"^loss = [0-9.]+ ± [0-9.e-]+$", out, re.M) and "dm[0,0]/dtau = " in out
+    _errors(["evaluate", spec, "--param", "n=x", "--param", "H=3"], count=2)
+    out = _ok(["derive", spec])
+    assert "exp(2*s_0_0)" in out and "saddle Hessian at the prior's moments" in out

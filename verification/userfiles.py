@@ -211,7 +211,24 @@ def load_model(spec: str, params: Mapping[str, object] | None = None):
         base = defaults.get("DEFAULT_PARAMS")
         bound = None if (params is None and base is None) else {**(base or {}), **dict(params or {})}
         return OverlapReduced.from_model(obj, bound, default_state=defaults.get("DEFAULT_STATE"))
-    return HeadReduced(obj, defaults.get("PRIOR"), **dict(params or {}))
+    return HeadReduced(obj, defaults.get("PRIOR"), **_head_settings(spec, params))
+
+
+_HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}
+
+
+def _head_settings(spec: str, params: Mapping[str, object] | None) -> dict:
+    """HeadReduced's keywords from ``params`` (strings from the command line converted)."""
+    out = {}
+    for key, value in dict(params or {}).items():
+        if key not in _HEAD_SETTINGS:
+            raise ValueError(f"{spec}: unknown parameter(s) [{key!r}]; known: {sorted(_HEAD_SETTINGS)} "
+                             "(a multi-head model's other settings are fixed by its file)")
+        try:
+            out[key] = _HEAD_SETTINGS[key](float(value))
+        except (TypeError, ValueError):
+            raise ValueError(f"{spec}: parameter {key}={value!r} is not a number") from None
+    return out
 
 
 # --- activations ---------------------------------------------------------------------------
