@@ -88,3 +88,56 @@ def test_heads_prints_the_saddle_hessian_for_every_activation_and_output():
     summed = _ok(["heads", "--H", "1", "--L", "2", "--F", "1", "--output", "sum"])
     assert "saddle Hessian d2L/dm2" in summed and "not available" not in summed
     _bad(["heads", "--activation", "relu"], "activation='relu'", "softmax")
+
+
+def _bad_all(args, count, *fragments):
+    """Exit 2, no traceback, exactly ``count`` lines, each ``error: ...``."""
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == count and all(x.startswith("error: ") for x in lines), res.output
+    for f in fragments:
+        assert f in res.output, res.output
+    return lines
+
+
+def test_the_holes_of_issue_14():
+    # a Greek name typed out is named, with the spelling the model uses
+    _bad(["evaluate", "marion2025", "--param", "lambda=0.7"], "unknown parameter(s) ['lambda']",
+         "did you mean 'lam' (λ)?", "known: ['d', 'L', 'lam', 'gamma', 'eps']")
+    _bad(["evaluate", "marion2025", "--param", "λ=0.7"], "did you mean 'lam'")
+    # an order parameter of another model, a repeated parameter
+    _bad(["evaluate", "marion2025", "--overlap", "zeta=0.1"], "unknown state coordinate(s) ['zeta']",
+         "allowed: ['kappa', 'nu', 'theta', 'eta', 'rho']")
+    _bad(["evaluate", "marion2025", "--param", "d=3", "--param", "d=4"], "--param d given twice")
+    _bad(["evaluate", "marion2025", "--state", "nu=0.1", "--overlap", "nu=0.2"], "--state nu given twice")
+    # an unknown model or file lists what exists
+    _bad(["derive", "./my_variant.py"], "my_variant.py: no such file", "PATH.py")
+    _bad(["derive", "my_variant"], "model 'my_variant' not found",
+         "['dohmatob2025', 'marion2025', 'sagitova2026']", "PATH.py[:NAME]")
+    _bad(["heads", "--activation", "softmax-2"], "--activation='softmax-2' not found", "'softmax-v'")
+    # the multi-head models have no overlap manifold to restrict to
+    _bad(["derive", "sagitova2026", "--on", "m=0"], "--on", "not an overlap model")
+
+
+def test_every_error_of_a_command_is_reported_at_once():
+    lines = _bad_all(["evaluate", "marion2025", "--param", "lambda=0.7", "--param", "gamma=-1",
+                      "--param", "d=3", "--param", "d=4", "--overlap", "zeta=0.1", "--param", "x"],
+                     5, "'lambda'", "gamma='-1' is out of range", "d given twice", "['zeta']",
+                     "'x' must look like name=value")
+    assert not any("Traceback" in x for x in lines)
+    _bad_all(["evaluate", "dohmatob2025", "--param", "link=cubic", "--param", "d=-1"], 2,
+             "link='cubic'", "d='-1'")
+    _bad_all(["derive", "marion2025", "--on", "theta=0,zeta=1,x"], 2, "--on 'x'", "'zeta'")
+    _bad_all(["heads", "--H", "0", "--L", "1", "--output", "median", "--activation", "nope"], 4,
+             "--H 0", "--L 1", "--output 'median'", "--activation='nope'")
+
+
+def test_derive_on_a_manifold_is_simplified_and_greek():
+    out = _ok(["derive", "marion2025", "--on", "theta=0,eta=0,rho=0"])
+    assert "dkappa/dt = " in out and "dnu/dt = " in out and "dtheta/dt" not in out
+    full = _ok(["derive", "marion2025"])
+    assert len(out) < len(full) / 3
+    tex = _ok(["derive", "marion2025", "--on", "theta=0,eta=0,rho=0", "--latex"])
+    assert r"\lambda" in tex and r"\varepsilon" in tex and "lam " not in tex

@@ -285,3 +285,32 @@ def test_paper_model_does_not_hide_a_missing_import_inside_a_model(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", absent)
     with _pytest.raises(ValueError, match="not found"):
         registry.paper_model("my_variant")
+
+
+def test_restrict_by_name_or_by_any_symbol_of_that_name_and_raise_on_unknown(marion):
+    """Issue 14: the model's symbols are real=True, so Symbol('theta') used to be ignored."""
+    import sympy as sp
+
+    from theory import derive
+    from theory.models import marion2025 as mm
+    plain = {sp.Symbol(n): 0 for n in ("theta", "eta", "rho")}
+    for fixed in (plain, {"theta": 0, "eta": 0, "rho": 0}, mm.MANIFOLD):
+        assert marion.restrict(fixed).state_names == ("kappa", "nu")
+        der = derive(mm.MODEL).restrict(fixed)
+        assert [q.name for q in der.state] == ["kappa", "nu"]
+        assert [q.name for q in der.flow.restrict({"nu": 0}).state] == ["kappa"]
+    with pytest.raises(ValueError, match=r"cannot fix 'zeta'"):
+        marion.restrict({"zeta": 0})
+    with pytest.raises(ValueError, match=r"unknown symbol\(s\) \['zeta'\]; allowed"):
+        derive(mm.MODEL).restrict({sp.Symbol("zeta"): 0})
+    with pytest.raises(ValueError, match=r"\['kapa'\] \(did you mean 'kappa' \(κ\)\?\)"):
+        derive(mm.MODEL).flow.restrict({"kapa": 0})
+
+
+def test_latex_prints_greek_letters_for_the_ascii_spellings(marion):
+    tex = marion._repr_latex_()
+    assert r"\lambda" in tex and r"\varepsilon" in tex and r"\gamma" in tex
+    assert "lam " not in tex and "eps" not in tex.replace(r"\varepsilon", "")
+    from theory import derive
+    from theory.models import marion2025 as mm
+    assert r"\lambda" in derive(mm.MODEL).latex()["risk"]

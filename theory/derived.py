@@ -9,7 +9,7 @@ from functools import cached_property
 import sympy as sp
 
 from .dynamics import OverlapFlow, overlap_flow
-from .model import Geometry, Model, Param
+from .model import Geometry, Model, Param, by_name
 from .risk import population_risk
 
 __all__ = ["Derived", "OverlapDerivation", "derive", "model_key", "memo_by_model"]
@@ -97,15 +97,18 @@ class OverlapDerivation:
         """Argument order of every generated function: parameters, then the state."""
         return self.param_symbols + self.state
 
-    def restrict(self, fixed: Mapping[sp.Symbol, sp.Expr]) -> OverlapDerivation:
-        """The derivations on the submanifold where, in addition, ``fixed`` holds."""
+    def restrict(self, fixed: Mapping[sp.Symbol | str, sp.Expr]) -> OverlapDerivation:
+        """The derivations on the submanifold where, in addition, ``fixed`` holds (keys are
+        order parameters, as Symbols or names; matched by name, an unknown one raises)."""
+        fixed = by_name(fixed, self.geometry.order_parameters, "restrict")
         return OverlapDerivation(self.geometry, self.unrestricted_risk, self.params,
                                  {**self.fixed, **fixed})
 
     def latex(self) -> dict:
         """The derived equations as LaTeX, for reports."""
-        return {"risk": sp.latex(self.risk),
-                "flow": {sp.latex(q): sp.latex(r) for q, r in zip(self.flow.state, self.flow.rhs)}}
+        from .printing import latex
+        return {"risk": latex(self.risk),
+                "flow": {latex(q): latex(r) for q, r in zip(self.flow.state, self.flow.rhs)}}
 
 
 class Derived(OverlapDerivation):

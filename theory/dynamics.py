@@ -37,8 +37,11 @@ class OverlapFlow:
     def jacobian(self) -> sp.Matrix:
         return sp.Matrix(self.rhs).jacobian(sp.Matrix(self.state))
 
-    def restrict(self, fixed: Mapping[sp.Symbol, sp.Expr]) -> OverlapFlow:
-        """The flow on the submanifold where the symbols in ``fixed`` take the given values."""
+    def restrict(self, fixed: Mapping[sp.Symbol | str, sp.Expr]) -> OverlapFlow:
+        """The flow on the submanifold where the symbols in ``fixed`` (Symbols or names, matched
+        by name) take the given values; a ValueError names a key that is no state symbol."""
+        from .model import by_name
+        fixed = by_name(fixed, self.state, "restrict")
         keep = [i for i, q in enumerate(self.state) if q not in fixed]
         return OverlapFlow(tuple(self.state[i] for i in keep),
                            tuple(self.rhs[i].subs(fixed) for i in keep))

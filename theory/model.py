@@ -329,16 +329,64 @@ class Model:
         return replace(self, **changes)
 
 
+GREEK_ALIASES = {"lambda": "lam", "λ": "lam", "epsilon": "eps", "ε": "eps", "varepsilon": "eps",
+                 "γ": "gamma", "κ": "kappa", "ν": "nu", "θ": "theta", "η": "eta", "ρ": "rho",
+                 "μ": "mu", "ζ": "zeta", "α": "alpha", "β": "beta", "δ": "delta", "Δ": "delta",
+                 "τ": "tau"}
+"""Names (and Greek letters) a user may type for a parameter spelled otherwise in the code."""
+
+
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+          "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+          "chi", "psi", "omega"}
+
+
+def suggest(name: str, known) -> str:
+    """' (did you mean 'lam' (λ)?)' when ``name`` is an alias or a near miss of a known name."""
+    import difflib
+    known = list(known)
+    alias = GREEK_ALIASES.get(name) or GREEK_ALIASES.get(name.lower())
+    if alias in known:
+        hits = [alias]
+    elif name.lower() in _GREEK:       # 'zeta' is not a typo of 'eta'
+        hits = []
+    else:
+        hits = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if not hits:
+        return ""
+    letter = {v: k for k, v in GREEK_ALIASES.items() if len(k) == 1}.get(hits[0])
+    return f" (did you mean {hits[0]!r}{f' ({letter})' if letter else ''}?)"
+
+
+def by_name(fixed: Mapping, symbols, owner: str = "") -> dict:
+    """``fixed`` with its keys (names, or Symbols matched by name whatever their assumptions)
+    replaced by the matching symbol of ``symbols``; a ValueError names every unknown key."""
+    table = {q.name: q for q in symbols}
+    out, unknown = {}, []
+    for key, value in fixed.items():
+        name = key.name if isinstance(key, sp.Symbol) else str(key)
+        if name in table:
+            out[table[name]] = sp.sympify(value)
+        else:
+            unknown.append(name)
+    if unknown:
+        label = f"{owner}: " if owner else ""
+        raise ValueError(f"{label}cannot fix unknown symbol(s) {unknown}"
+                         + "".join(suggest(u, table) for u in unknown) + f"; allowed: {sorted(table)}")
+    return out
+
+
 def check_params(params: tuple[Param, ...], values: Mapping[str, float], owner: str = "") -> dict[str, float]:
     """{name: float} for ``params``, each value checked against its range; missing or unknown
     names raise a ValueError listing the allowed names and ranges."""
     label = f"{owner}: " if owner else ""
+    unknown = sorted(set(values) - {p.name for p in params})
+    if unknown:
+        raise ValueError(f"{label}unknown parameter(s) {unknown}"
+                         + "".join(suggest(u, [p.name for p in params]) for u in unknown)
+                         + f"; known: {[p.name for p in params]}")
     missing = [p for p in params if p.name not in values]
     if missing:
         raise ValueError(f"{label}missing parameter(s) "
                          + ", ".join(f"{p.name} ({p.describe()})" for p in missing))
-    unknown = set(values) - {p.name for p in params}
-    if unknown:
-        raise ValueError(f"{label}unknown parameter(s) {sorted(unknown)}; known: "
-                         f"{[p.name for p in params]}")
     return {p.name: p.check(values[p.name]) for p in params}

@@ -227,8 +227,9 @@ class MultiHeadModel:
 
     def latex(self) -> dict:
         """The derived expressions as LaTeX (for reports)."""
-        return {"token_weights": [sp.latex(w) for w in self.token_weights],
-                "conditional_loss": sp.latex(self.conditional_loss)}
+        from .printing import latex
+        return {"token_weights": [latex(w) for w in self.token_weights],
+                "conditional_loss": latex(self.conditional_loss)}
 
 
 # --- the unspecialized saddle, symbolically (Lemma III.1; spec "Hints") --------------------

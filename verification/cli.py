@@ -232,44 +232,111 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
 
 
-def _reduced_model(model: str, params: dict | None):
-    """The paper's reduced model (``numerics.reduced.paper_model``), bad input → exit 2."""
-    from numerics.reduced import paper_model
+_MODEL_HELP = ("marion2025 | dohmatob2025 | sagitova2026, a module in theory.models with a MODEL, "
+               "PATH.py[:NAME] (a Model, MultiHeadModel or reduced model in your own file; NAME "
+               "defaults to MODEL) or an installed entry point (attention_verification.models)")
+
+
+def _load(model: str, params: dict | None):
+    """(reduced model, []) or (None, every error): with several parameters, each is tried on
+    its own so that every bad one is named."""
+    from .userfiles import load_model
     try:
-        return paper_model(model, params)
-    except (ValueError, TypeError) as exc:
-        _fail(str(exc))
+        return load_model(model, params), []
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        first = str(exc)
+    if not params or len(params) == 1 or "not found" in first or "no such file" in first:
+        return None, [first]
+    errors = []
+    for key, value in params.items():
+        try:
+            load_model(model, {key: value})
+        except (ValueError, TypeError) as exc:
+            errors.append(str(exc))
+    return None, errors or [first]
 
 
-def _echo_equations(rm, latex: bool) -> None:
+def _equation_rows(rm, latex: bool, simplify: bool) -> list[str]:
     """The model's equations; for the multi-head kind also the saddle Hessian (any activation,
     either output convention)."""
     saddle = hasattr(rm, "saddle_equations")
-    try:
-        eqs = rm.equations(saddle=False) if saddle else rm.equations()
-    except ValueError as exc:
-        _fail(str(exc))
-    for eq in eqs:
-        typer.echo(eq.text(latex) + "\n")
+    eqs = rm.equations(saddle=False) if saddle else rm.equations()
+    if simplify:
+        eqs = [_simplified(eq) for eq in eqs]
+    rows = [eq.text(latex) for eq in eqs]
     if saddle:
-        for eq in rm.saddle_equations():
-            typer.echo(eq.text(latex) + "\n")
+        rows += [eq.text(latex) for eq in rm.saddle_equations()]
+    return rows
+
+
+def _simplified(eq):
+    import dataclasses
+
+    import sympy as sp
+    if not isinstance(eq.rhs, sp.Basic):
+        return eq
+    s = sp.simplify(eq.rhs)
+    return dataclasses.replace(eq, rhs=s) if sp.count_ops(s) <= sp.count_ops(eq.rhs) else eq
+
+
+def _manifold(on: str | None, errors: list[str]) -> dict:
+    fixed = {}
+    for item in (on or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            fixed[key.strip()] = float(value)
+        except ValueError:
+            errors.append(f"--on {item.strip()!r}; allowed: name=number, comma-separated "
+                          "(e.g. --on theta=0,eta=0,rho=0)")
+    return fixed
 
 
 @app.command()
-def derive(model: str = typer.Argument(..., help="marion2025 | dohmatob2025 | sagitova2026, or a "
-                                       "module in theory.models with a MODEL"),
-           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
-    """Print what the engine derives for a paper's model: the reduced risk and its overlap flow
-    (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow), or the token weights, the
-    conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian (sagitova2026)."""
-    _echo_equations(_reduced_model(model, None), latex)
+def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
+           latex: bool = typer.Option(False, help="print LaTeX instead of plain text"),
+           on: str | None = typer.Option(None, help="restrict to a manifold, e.g. "
+                                         "theta=0,eta=0,rho=0 (order parameters fixed); the "
+                                         "output is simplified"),
+           simplify: bool = typer.Option(False, help="simplify every expression (slow for the "
+                                         "full flows; implied by --on)")):
+    """Print what the engine derives for a model: the reduced risk and its overlap flow
+    (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
+    weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
+    (sagitova2026, or a MultiHeadModel of your own)."""
+    errors: list[str] = []
+    fixed = _manifold(on, errors)
+    rm, errs = _load(model, None)
+    errors += errs
+    if rm is not None and fixed:
+        if not hasattr(rm, "restrict"):
+            errors.append(f"--on: {rm.name} is not an overlap model; allowed: --on with a model "
+                          "whose state is order parameters (marion2025, dohmatob2025, a Model)")
+        else:
+            try:
+                rm = rm.restrict(fixed)
+            except ValueError as exc:
+                errors.append(f"--on: {exc}")
+    if errors:
+        _fail_all(errors)
+    try:
+        rows = _equation_rows(rm, latex, simplify or bool(fixed))
+    except ValueError as exc:
+        _fail(str(exc))
+    for row in rows:
+        typer.echo(row + "\n")
 
 
 @app.command()
 def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Option(4, help="tokens"),
           F: int = typer.Option(2, help="hidden features"),
-          activation: str = typer.Option("softmax", help="softmax | softmax-1 | softmax-v | b-softmax"),
+          activation: str = typer.Option("softmax", help="softmax | softmax-1 | softmax-v | "
+                                         "b-softmax, PATH.py:NAME (an Activation in your own "
+                                         "file) or an installed entry point "
+                                         "(attention_verification.activations)"),
           output: str = typer.Option("mean", help="mean: ŷ = (1/H)Σ_h; sum: ŷ = Σ_h"),
           latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
     """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
@@ -278,36 +345,75 @@ def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Optio
     symbols mu_f, S_ff′); any activation and output convention."""
     from numerics.reduced import HeadReduced
     from theory.multihead import MultiHeadModel
+
+    from .userfiles import load_activation
+    errors = [f"--{k} {v}; allowed: an integer ≥ {lo}" for k, v, lo in (("H", H, 1), ("L", L, 2),
+                                                                       ("F", F, 1)) if v < lo]
+    if output not in ("mean", "sum"):
+        errors.append(f"--output {output!r}; allowed: 'mean' or 'sum'")
+    act = None
     try:
-        rm = HeadReduced(MultiHeadModel(H, L, F, activation, output=output))
+        act = load_activation(activation)
+    except (ValueError, FileNotFoundError) as exc:
+        errors.append(f"--{exc}" if str(exc).startswith("activation=") else f"--activation: {exc}")
+    if errors:
+        _fail_all(errors)
+    try:
+        rm = HeadReduced(MultiHeadModel(H, L, F, act, output=output))
+        rows = _equation_rows(rm, latex, False)
     except ValueError as exc:
         _fail(str(exc))
-    _echo_equations(rm, latex)
+    for row in rows:
+        typer.echo(row + "\n")
 
 
-def _pairs(items, what):
+def _pairs(items, what, errors: list[str]) -> dict:
+    """{name: value} of repeated ``--what name=value`` options; malformed and repeated names
+    are added to ``errors``."""
     out = {}
     for item in items or []:
         if "=" not in item:
-            _fail(f"--{what} {item!r} must look like name=value")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
+            errors.append(f"--{what} {item!r} must look like name=value")
+            continue
+        k, v = (x.strip() for x in item.split("=", 1))
+        if k in out:
+            errors.append(f"--{what} {k} given twice ({k}={out[k]}, {k}={v}); allowed: once")
+            continue
+        out[k] = v
     return out
 
 
+def _state_errors(rm, state: dict) -> list[str]:
+    try:
+        rm.check_state(rm.pack(state, base=rm.default_state()))
+    except (ValueError, FloatingPointError) as exc:
+        return [str(exc)]
+    return []
+
+
 @app.command()
-def evaluate(model: str = typer.Argument(..., help="marion2025 | dohmatob2025 | sagitova2026, or "
-                                         "a module in theory.models with a MODEL"),
+def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
              param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
                                                     "defaults for the rest)"),
              state: list[str] | None = typer.Option(None, "--state", "--overlap",
                                                     help="name=value (repeatable; defaults for the rest)")):
     """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
     at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
-    evaluate dohmatob2025 --param link=quadratic; evaluate sagitova2026 --state "m[0,0]=0.3"."""
-    rm = _reduced_model(model, _pairs(param, "param"))
+    evaluate dohmatob2025 --param link=quadratic; evaluate sagitova2026 --state "m[0,0]=0.3".
+    Every error is reported, one line each."""
+    errors: list[str] = []
+    params, values = _pairs(param, "param", errors), _pairs(state, "state", errors)
+    rm, errs = _load(model, params)
+    errors += errs
+    checker = rm
+    if rm is None and params and not any("not found" in e or "no such file" in e for e in errs):
+        checker, _ = _load(model, None)      # the state's names still checked on the defaults
+    if checker is not None:
+        errors += _state_errors(checker, values)
+    if errors:
+        _fail_all(errors)
     try:
-        y = rm.check_state(rm.pack(_pairs(state, "state"), base=rm.default_state()))
+        y = rm.check_state(rm.pack(values, base=rm.default_state()))
         loss, se = rm.loss(y)
         rhs = rm.rhs(y)
     except (ValueError, FloatingPointError) as exc:

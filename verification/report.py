@@ -9,6 +9,7 @@ import io
 import json
 import math
 from pathlib import Path
+import shutil
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,18 @@ if TYPE_CHECKING:
 
 __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
            "render_figures", "render_png", "write_figures",
-           "verdict_table"]
+           "verdict_table", "KATEX_DIR", "copy_katex"]
+
+KATEX_DIR = Path(__file__).resolve().parent / "static" / "katex"
+"""KaTeX shipped with the package (MIT licence in its LICENSE): report.html renders the
+statements' and the derived equations' mathematics from a copy next to it, offline."""
+_KATEX_HEAD = (
+    "<link rel='stylesheet' href='katex/katex.min.css'>"
+    "<script defer src='katex/katex.min.js'></script>"
+    "<script defer src='katex/contrib/auto-render.min.js' onload=\"renderMathInElement("
+    "document.body, {delimiters: [{left: '$$', right: '$$', display: true}, "
+    "{left: '\\\\[', right: '\\\\]', display: true}, {left: '$', right: '$', display: false}, "
+    "{left: '\\\\(', right: '\\\\)', display: false}], throwOnError: false})\"></script>")
 
 COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
 
@@ -158,8 +170,31 @@ def _calibration_html(report: dict) -> str:
             + "".join(f"<tr>{c}</tr>" for c in cells) + "</table>")
 
 
+def copy_katex(folder: str | Path) -> Path:
+    """Copy the shipped KaTeX to ``folder/katex`` (what report.html loads); its path."""
+    dest = Path(folder) / "katex"
+    shutil.copytree(KATEX_DIR, dest, dirs_exist_ok=True)
+    return dest
+
+
+def _equations_html(evidence: dict) -> str:
+    """Display mathematics for an evidence entry ``latex``: {LaTeX lhs: LaTeX rhs} (e.g. a
+    reduced model's ``latex()``) or one LaTeX string."""
+    eqs = evidence.get("latex") if isinstance(evidence, dict) else None
+    if isinstance(eqs, str):
+        eqs = {"": eqs}
+    if not isinstance(eqs, dict) or not all(isinstance(v, str) for v in eqs.values()):
+        return ""
+    rows = "".join(f"<div class='math'>$${html.escape(f'{k} = {v}' if k else v)}$$</div>"
+                   for k, v in eqs.items())
+    return f"<details open><summary>derived equations</summary>{rows}</details>"
+
+
 def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
-    """report.html: the same content as ``write_markdown``, self-contained but for the figures."""
+    """report.html: the same content as ``write_markdown``, self-contained but for the figures
+    and the KaTeX copy written next to it (``katex/``): statements' ``$...$`` (and ``\\(...\\)``,
+    ``$$...$$``) and the derived equations of an evidence entry ``latex`` are typeset, with no
+    network needed to view the page."""
     rows = "".join(
         f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['label'])}</td>"
         f"<td style='color:{COLOURS[c['verdict']]}'><b>{c['verdict']}</b></td>"
@@ -173,17 +208,19 @@ def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) 
         sections.append(
             f"<h2 id='{html.escape(c['id'])}'>{html.escape(c['id'])} — {html.escape(c['label'])}: "
             f"<span style='color:{COLOURS[c['verdict']]}'>{c['verdict']}</span></h2>"
-            f"<blockquote>{html.escape(c['statement'])}</blockquote><p>{html.escape(c['summary'])}</p>"
+            f"<blockquote class='statement'>{html.escape(c['statement'])}</blockquote>"
+            f"<p>{html.escape(c['summary'])}</p>{_equations_html(c.get('evidence', {}))}"
             f"{figs}<details><summary>evidence</summary><pre>"
             f"{html.escape(_fmt_evidence(c['evidence'], 4000))}</pre></details>")
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>Claim verification report"
            f"</title><style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}"
-           f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style></head><body>"
+           f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style>{_KATEX_HEAD}</head><body>"
            f"<h1>Claim verification report</h1><p>profile {report['profile']} · seed "
            f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
            f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
            f"<th>summary</th><th>s</th></tr>"
            f"{rows}</table>{_calibration_html(report)}{''.join(sections)}</body></html>")
+    copy_katex(Path(path).parent)
     atomic_write_text(Path(path), doc)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import sympy as sp
 
 from numerics.ode import Trajectory, integrate as integrate_ode
+from theory.printing import latex
 from theory.stationary import StationaryPoint, classify, find_stationary_points
 
 __all__ = ["Equation", "ReducedModel"]
@@ -44,7 +45,7 @@ class Equation:
     def latex_rhs(self) -> str:
         if self.rhs_latex is not None:
             return self.rhs_latex
-        return sp.latex(self.rhs) if isinstance(self.rhs, sp.Basic) else str(self.rhs)
+        return latex(self.rhs) if isinstance(self.rhs, sp.Basic) else str(self.rhs)
 
 
 class ReducedModel(abc.ABC):

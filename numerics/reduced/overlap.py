@@ -18,6 +18,7 @@ import sympy as sp
 from theory import derive
 from theory.derived import OverlapDerivation
 from theory.model import Geometry, Model, Param, check_params
+from theory.printing import latex
 
 from ..compiled import CompiledDerivation, compiled
 from .base import Equation, ReducedModel
@@ -166,5 +167,5 @@ class OverlapReduced(ReducedModel):
         eqs = [Equation(plain, tex, self.derivation.risk)]
         for q, r in zip(self.derivation.flow.state, self.derivation.flow.rhs):
             eqs.append(Equation(f"d{q.name}/d{self.time}",
-                                rf"\frac{{d{sp.latex(q)}}}{{d{self.time}}}", r))
+                                rf"\frac{{d{latex(q)}}}{{d{self.time}}}", r))
         return eqs

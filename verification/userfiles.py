@@ -1,0 +1,298 @@
+"""Models, activations and claims from the user's own files and from installed plugins.
+
+A model or activation is named the way pytest names a test: ``PATH.py[:NAME]`` (a Python file
+anywhere, and optionally the name of the object it defines), a built-in name
+(``marion2025``, ``softmax-v``, ...), or the name of an entry point an installed package
+declares in one of the groups
+
+* ``attention_verification.models``      (value ``module`` with a MODEL, or ``module:attr``),
+* ``attention_verification.activations`` (value ``module:attr``, an :class:`Activation`),
+* ``attention_verification.claims``      (value ``module``, imported: its ``@claim`` checks
+  register themselves; or ``module:attr``, a function called without arguments).
+
+A file is imported under a unique module name derived from its resolved path and registered
+in ``sys.modules``, so that what it defines pickles by reference. The path is also added to the
+environment variable ``ATTNV_USER_FILES``: a process started later (a worker of the engine)
+imports the module by its name again through a finder this module installs on ``sys.meta_path``
+(``verification`` imports it), as long as the file is at the same path there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.abc
+import importlib.metadata
+import importlib.util
+import pkgutil
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "parse_spec", "import_file",
+           "load_model", "load_model_object", "load_activation", "load_claims_file",
+           "plugin_claim_modules", "known_models", "known_activations"]
+
+MODEL_GROUP = "attention_verification.models"
+ACTIVATION_GROUP = "attention_verification.activations"
+CLAIM_GROUP = "attention_verification.claims"
+_PREFIX = "attnv_user_"
+ENV = "ATTNV_USER_FILES"
+_CALLED: set[str] = set()
+
+
+# --- file specs ----------------------------------------------------------------------------
+def parse_spec(spec: str) -> tuple[Path | None, str | None]:
+    """``(path, name)`` of ``PATH.py[:NAME]``; ``(None, spec)`` for anything else (a built-in
+    or entry-point name)."""
+    m = re.fullmatch(r"(.+?\.py)(?::([A-Za-z_][A-Za-z0-9_]*))?", spec.strip())
+    if m is None:
+        if re.fullmatch(r".+\.py:.*", spec.strip()):
+            raise ValueError(f"{spec!r}: after 'PATH.py:' give a Python name "
+                             f"(e.g. {spec.split(':')[0]}:MODEL)")
+        return None, spec
+    return Path(m.group(1)), m.group(2)
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"{_PREFIX}{stem}_{digest}"
+
+
+class _UserFileFinder(importlib.abc.MetaPathFinder):
+    """Finds ``attnv_user_*`` modules among the files listed in ``ATTNV_USER_FILES``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(_PREFIX):
+            return None
+        for entry in os.environ.get(ENV, "").split(os.pathsep):
+            if entry and _module_name(Path(entry)) == fullname and Path(entry).is_file():
+                return importlib.util.spec_from_file_location(fullname, entry)
+        return None
+
+
+def _install_finder() -> None:
+    if not any(isinstance(f, _UserFileFinder) for f in sys.meta_path):
+        sys.meta_path.append(_UserFileFinder())
+
+
+def _remember(path: Path) -> None:
+    known = [p for p in os.environ.get(ENV, "").split(os.pathsep) if p]
+    if str(path) not in known:
+        os.environ[ENV] = os.pathsep.join([*known, str(path)])
+
+
+def import_file(path: str | Path) -> ModuleType:
+    """The module of the Python file ``path`` (imported once per resolved path, under a unique
+    name registered in ``sys.modules``). FileNotFoundError when there is no such file; an
+    exception raised while executing the file propagates (and nothing is registered)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise FileNotFoundError(f"{path}: no such file; allowed: the path of a Python file "
+                                "(PATH.py or PATH.py:NAME)")
+    p = p.resolve()
+    name = _module_name(p)
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    _remember(p)
+    return module
+
+
+def _pick(module: ModuleType, name: str | None, default: str, kinds: tuple[type, ...],
+          what: str, where: str):
+    """``module.name``, else ``module.default``, else the one object of ``kinds`` the module
+    defines; a ValueError lists the candidates."""
+    found = {k: v for k, v in vars(module).items() if not k.startswith("_") and isinstance(v, kinds)}
+    if name is not None:
+        if name not in vars(module):
+            raise ValueError(f"{where} defines no {name!r}; allowed: {sorted(found) or 'none'} "
+                             f"(the {what}s it defines)")
+        obj = getattr(module, name)
+        if not isinstance(obj, kinds):
+            raise ValueError(f"{where}:{name} is a {type(obj).__name__}, not a {what}; allowed: "
+                             f"{sorted(found) or 'none'}")
+        return obj
+    if isinstance(vars(module).get(default), kinds):
+        return getattr(module, default)
+    if len(found) == 1:
+        return next(iter(found.values()))
+    raise ValueError(f"{where} defines {'no' if not found else 'several'} {what}(s) and no "
+                     f"{default}; give PATH.py:NAME, allowed NAME: {sorted(found) or 'none'}")
+
+
+# --- entry points --------------------------------------------------------------------------
+def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+
+
+def _load_entry_point(ep: importlib.metadata.EntryPoint):
+    """The module (value ``module``) or attribute (``module:attr``) an entry point names."""
+    return ep.load()
+
+
+# --- models --------------------------------------------------------------------------------
+def _model_kinds() -> tuple[type, ...]:
+    from numerics.reduced import ReducedModel
+    from theory.model import Model
+    from theory.multihead import MultiHeadModel
+    return (Model, MultiHeadModel, ReducedModel)
+
+
+def known_models() -> list[str]:
+    """Every model name ``load_model`` accepts besides a path: the papers, the modules of
+    ``theory.models`` with a MODEL, and the installed entry points."""
+    import theory.models
+    from numerics.reduced import PAPERS
+    names = set(PAPERS)
+    for info in pkgutil.iter_modules(theory.models.__path__):
+        names.add(info.name)
+    return sorted(names | set(_entry_points(MODEL_GROUP)))
+
+
+def load_model_object(spec: str) -> tuple[object, Mapping]:
+    """``(obj, module_defaults)`` for a file spec or a model entry point: obj a Model,
+    MultiHeadModel or ReducedModel; the defaults the defining module gives (DEFAULT_PARAMS,
+    DEFAULT_STATE, PRIOR). ValueError for a built-in paper name (use :func:`load_model`) or an
+    unknown name."""
+    path, name = parse_spec(spec)
+    if path is not None:
+        module = import_file(path)
+        obj = _pick(module, name, "MODEL", _model_kinds(), "model", str(path))
+        return obj, _defaults(module)
+    eps = _entry_points(MODEL_GROUP)
+    if spec in eps:
+        loaded = _load_entry_point(eps[spec])
+        if isinstance(loaded, ModuleType):
+            return _pick(loaded, None, "MODEL", _model_kinds(), "model", f"entry point {spec}"), \
+                _defaults(loaded)
+        module = sys.modules.get(eps[spec].module)
+        return loaded, _defaults(module) if module is not None else {}
+    raise ValueError(f"model {spec!r} not found; allowed: {known_models()} or PATH.py[:NAME]")
+
+
+def _defaults(module: ModuleType) -> dict:
+    return {k: getattr(module, k) for k in ("DEFAULT_PARAMS", "DEFAULT_STATE", "PRIOR")
+            if hasattr(module, k)}
+
+
+def load_model(spec: str, params: Mapping[str, object] | None = None):
+    """The reduced model (``numerics.reduced.ReducedModel``) that ``spec`` names: a built-in
+    paper or ``theory.models`` module (``numerics.reduced.paper_model``), ``PATH.py[:NAME]``,
+    or a model entry point. ``params`` override the defining module's DEFAULT_PARAMS by name
+    (for a MultiHeadModel: HeadReduced's n, seed, sgd_noise; its prior is the module's PRIOR)."""
+    from numerics.reduced import HeadReduced, OverlapReduced, ReducedModel, paper_model
+    from theory.model import Model
+    path, _ = parse_spec(spec)
+    if path is None and spec not in _entry_points(MODEL_GROUP):
+        if spec not in known_models():
+            raise ValueError(f"model {spec!r} not found; allowed: {known_models()} or PATH.py[:NAME]")
+        return paper_model(spec, params)
+    obj, defaults = load_model_object(spec)
+    if isinstance(obj, ReducedModel):
+        if params:
+            raise ValueError(f"{spec} is a reduced model with its parameters bound; "
+                             f"parameters {sorted(params)} cannot be changed")
+        return obj
+    if isinstance(obj, Model):
+        base = defaults.get("DEFAULT_PARAMS")
+        bound = None if (params is None and base is None) else {**(base or {}), **dict(params or {})}
+        return OverlapReduced.from_model(obj, bound, default_state=defaults.get("DEFAULT_STATE"))
+    return HeadReduced(obj, defaults.get("PRIOR"), **_head_settings(spec, params))
+
+
+_HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}
+
+
+def _head_settings(spec: str, params: Mapping[str, object] | None) -> dict:
+    """HeadReduced's keywords from ``params`` (strings from the command line converted)."""
+    out = {}
+    for key, value in dict(params or {}).items():
+        if key not in _HEAD_SETTINGS:
+            raise ValueError(f"{spec}: unknown parameter(s) [{key!r}]; known: {sorted(_HEAD_SETTINGS)} "
+                             "(a multi-head model's other settings are fixed by its file)")
+        try:
+            out[key] = _HEAD_SETTINGS[key](float(value))
+        except (TypeError, ValueError):
+            raise ValueError(f"{spec}: parameter {key}={value!r} is not a number") from None
+    return out
+
+
+# --- activations ---------------------------------------------------------------------------
+def known_activations() -> list[str]:
+    from theory.multihead import ACTIVATIONS
+    return sorted(set(ACTIVATIONS) | set(_entry_points(ACTIVATION_GROUP)))
+
+
+def load_activation(spec: str):
+    """The :class:`theory.multihead.Activation` that ``spec`` names: a built-in name
+    (softmax, softmax-1, softmax-v, b-softmax), ``PATH.py[:NAME]`` or an activation entry
+    point."""
+    from theory.multihead import ACTIVATIONS, Activation
+    path, name = parse_spec(spec)
+    if path is not None:
+        return _pick(import_file(path), name, "ACTIVATION", (Activation,), "Activation", str(path))
+    if spec in ACTIVATIONS:
+        return ACTIVATIONS[spec]
+    eps = _entry_points(ACTIVATION_GROUP)
+    if spec in eps:
+        loaded = _load_entry_point(eps[spec])
+        if isinstance(loaded, ModuleType):
+            return _pick(loaded, None, "ACTIVATION", (Activation,), "Activation", f"entry point {spec}")
+        if not isinstance(loaded, Activation):
+            raise ValueError(f"entry point {spec} ({eps[spec].value}) is a {type(loaded).__name__}, "
+                             "not an Activation")
+        return loaded
+    raise ValueError(f"activation={spec!r} not found; allowed: {known_activations()} or PATH.py:NAME")
+
+
+# --- claims --------------------------------------------------------------------------------
+def _claims_of(module_name: str) -> list[str]:
+    from .registry import REGISTRY
+    return [c.id for c in REGISTRY.values() if c.module == module_name
+            or c.module.startswith(module_name + ".")]
+
+
+def load_claims_file(path: str | Path) -> list[str]:
+    """Import the Python file ``path`` (its ``@claim`` checks register themselves) and return
+    the ids of the claims it registered; ValueError when it registers none."""
+    from .registry import load_all
+    load_all()                        # built-in claims first: a clash is then reported at once
+    module = import_file(path)
+    ids = _claims_of(module.__name__)
+    if not ids:
+        raise ValueError(f"{path} registers no claim; allowed: a file whose checks are decorated "
+                         "with verification.registry.claim(...)")
+    return ids
+
+
+def plugin_claim_modules() -> dict[str, list[str]]:
+    """Load every ``attention_verification.claims`` entry point; {entry point name: ids of the
+    claims its module registered}. A ``module:attr`` entry point's attribute is called (without
+    arguments) when callable, after its module is imported."""
+    from .registry import load_all
+    load_all()
+    out = {}
+    for name, ep in sorted(_entry_points(CLAIM_GROUP).items()):
+        loaded = _load_entry_point(ep)
+        if not isinstance(loaded, ModuleType) and callable(loaded) and ep.value not in _CALLED:
+            _CALLED.add(ep.value)          # once: a second call would register the claims twice
+            loaded()
+        out[name] = _claims_of(ep.module)
+    return out
+
+
+_install_finder()
