@@ -2,6 +2,7 @@
 installed plugin's entry points (issue 14): ``verification.userfiles`` and the CLI's
 ``derive``/``evaluate``/``heads`` on them."""
 
+import json
 import pickle
 import re
 import sys
@@ -76,7 +77,10 @@ def files(tmp_path):
 
 @pytest.fixture
 def forget_claims():
-    """Claims registered during a test are unregistered after it."""
+    """Claims registered during a test are unregistered after it (the built-in ones are
+    registered first, so that they stay)."""
+    from verification.registry import load_all
+    load_all()
     before = set(REGISTRY)
     yield
     for key in set(REGISTRY) - before:
@@ -228,3 +232,32 @@ def test_cli_evaluates_a_multi_head_model_file_with_its_prior(files):
     _errors(["evaluate", spec, "--param", "n=x", "--param", "H=3"], count=2)
     out = _ok(["derive", spec])
     assert "exp(2*s_0_0)" in out and "saddle Hessian at the prior's moments" in out
+
+
+def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(files, forget_claims):
+    (files / "my_claims.py").write_text(CLAIMS.format(paper="mine"))
+    out = _ok(["list", "--claims", str(files / "my_claims.py")])
+    assert out.startswith("mine:always") and str((files / "my_claims.py").resolve()) in out
+    assert "[built-in]" in _ok(["list", "--paper", "marion2025"])
+    res = runner.invoke(app, ["run", "--claims", str(files / "my_claims.py"), "--workers", "0",
+                              "--out", str(files / "out"), "--no-figures"])
+    assert res.exit_code == 0, res.output
+    report = json.loads((files / "out" / "report.json").read_text())
+    assert [(c["id"], c["verdict"]) for c in report["claims"]] == [("mine:always", "confirmed")]
+    res = runner.invoke(app, ["run", "--claims", str(files / "nowhere.py")])
+    assert res.exit_code == 2 and "nowhere.py" in res.output
+
+
+def test_run_paper_finds_and_runs_a_plugins_claims(tmp_path, monkeypatch, forget_claims):
+    from verification import registry
+    _plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry._PLUGINS, "loaded", False)      # a fresh process's first look
+    for name in [m for m in sys.modules if m.split(".")[0] == "myplugin"]:
+        monkeypatch.delitem(sys.modules, name)                    # as another test left it
+    res = runner.invoke(app, ["run", "--paper", "myplugin", "--workers", "0", "--out",
+                              str(tmp_path / "out"), "--no-figures"])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(c["id"], c["verdict"]) for c in report["claims"]] == [("myplugin:always", "confirmed")]
+    assert "[plugin " in _ok(["list", "--paper", "myplugin"])

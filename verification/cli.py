@@ -28,21 +28,43 @@ class Device(StrEnum):
     cuda = "cuda"
 
 
+_CLAIMS_HELP = ("a Python file of your own claims (@claim checks), repeatable; alone, only its "
+                "claims run")
+
+
 def _fail(msg: str):
     typer.secho(f"error: {msg}", fg="red", err=True)
     raise typer.Exit(2)
 
 
 @app.command("list")
-def list_claims(paper: str | None = typer.Option(None, help="only this paper's claims")):
-    """List claim ids, the paper's labels and the statements."""
-    from .registry import claims_for
+def list_claims(paper: str | None = typer.Option(None, help="only this paper's claims"),
+                claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP)):
+    """List claim ids, the paper's labels, where each claim comes from (built-in, a plugin, a
+    file) and the statements."""
+    from .registry import source_of
     try:
-        claims = claims_for(paper)
+        claims = _select(paper, None, claims_file)
     except ValueError as exc:
         _fail(str(exc))
     for c in claims:
-        typer.echo(f"{c.id:48s} {c.label:14s} {c.statement}")
+        typer.echo(f"{c.id:48s} {c.label:14s} [{source_of(c)}] {c.statement}")
+
+
+def _select(paper: str | None, ids: list[str] | None, files: list[Path] | None):
+    """The claims a command runs: those of ``--claims`` files (only them, unless --paper or
+    --claim widen the choice), else all, restricted by --paper and --claim."""
+    from .registry import claims_for
+    from .userfiles import load_claims_file
+    from_files: list[str] = []
+    for f in files or []:
+        try:
+            from_files += load_claims_file(f)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--claims {exc}") from None
+    if from_files and not paper and not ids:
+        ids = from_files
+    return claims_for(paper, ids)
 
 
 _WORKERS_HELP = ("worker processes on this machine (0: run in this process, for debugging); "
@@ -56,6 +78,7 @@ _STORE_HELP = ("result store folder (default: $ATTNV_STORE, else OUT/store): res
 @app.command()
 def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
+        claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP),
         profile: Profile = typer.Option(Profile.quick, help="quick: minutes on 2 CPU cores; full: "
                                         "larger d and samples"),
         device: Device = typer.Option(Device.auto, help="torch device for simulations"),
@@ -72,13 +95,12 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
 
     report.json is rewritten after every claim ("complete": false until the end); a run that is
     interrupted resumes from the result store when started again with the same options."""
-    from .registry import claims_for
     from .runner import run as run_claims
     errors = _check_common(seed=seed, workers=workers, baseline=baseline)
     if errors:
         _fail_all(errors)
     try:
-        claims = claims_for(paper, claim)
+        claims = _select(paper, claim, claims_file)
         report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
                             out=out, figures=figures, workers=workers, scheduler=scheduler,
                             store=store, force=force)
@@ -160,6 +182,7 @@ def guard_compare(baseline: Path = typer.Argument(..., help="stored baseline"),
 @app.command()
 def calibrate(paper: str | None = typer.Option(None, help="only this paper's claims"),
               claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
+              claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP),
               seeds: int = typer.Option(10, min=1, help="runs per claim under the true model and "
                                         "under each mutation (seeds 1..K)"),
               profile: Profile = typer.Option(Profile.quick, help="quick or full"),
@@ -178,12 +201,11 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
 
     from .calibrate import calibrate as run_calibration
     from .calibrate import summary_rows
-    from .registry import claims_for
     errors = _check_common(workers=workers)
     if errors:
         _fail_all(errors)
     try:
-        claims = claims_for(paper, claim)
+        claims = _select(paper, claim, claims_file)
         result = run_calibration(claims, seeds=seeds, profile=profile.value,
                                  device=resolve_device(device.value), out=out,
                                  progress=lambda msg: typer.echo(msg, err=True), workers=workers,
@@ -197,6 +219,7 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
 @app.command()
 def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"),
           claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
+          claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP),
           seeds: str = typer.Option("0,1,2", help="run seeds, comma-separated (e.g. 0,1,2)"),
           profile: Profile = typer.Option(Profile.quick, help="quick or full"),
           device: Device = typer.Option(Device.auto, help="torch device for simulations"),
@@ -208,7 +231,6 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     """Run claims at several seeds on one engine and store, and tabulate their verdicts side by
     side: a claim whose verdict moves with the seed is flagged (with its calibration record,
     which says whether that is within its α)."""
-    from .registry import claims_for
     from .sweep import sweep as run_sweep
     from .sweep import table_rows
     errors = _check_common(workers=workers)
@@ -222,7 +244,7 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     if errors:
         _fail_all(errors)
     try:
-        claims = claims_for(paper, claim)
+        claims = _select(paper, claim, claims_file)
         result = run_sweep(claims, seed_list, profile=profile.value, device=device.value, out=out,
                            workers=workers, scheduler=scheduler, store=store, force=force)
     except ValueError as exc:

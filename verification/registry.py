@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .context import Context
 
 __all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "claims_for", "get_claim",
-           "load_all"]
+           "load_all", "source_of"]
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
 
@@ -160,10 +160,41 @@ def _source_of(module: str) -> str:
     return getattr(sys.modules.get(module), "__file__", None) or module
 
 
+_PLUGINS = {"loaded": False}
+
+
 def load_all() -> dict[str, Claim]:
-    """Import every claims module (each registers its claims)."""
+    """Import every claims module (each registers its claims), then the claims of installed
+    plugins (the ``attention_verification.claims`` entry points). A plugin that fails to load
+    is reported (a warning naming it) and skipped: it cannot take the built-in claims down."""
     from . import claims  # noqa: F401
+    if not _PLUGINS["loaded"]:
+        _PLUGINS["loaded"] = True
+        from .userfiles import CLAIM_GROUP, plugin_claim_modules
+        try:
+            plugin_claim_modules()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is the plugin's problem
+            import warnings
+            warnings.warn(f"a plugin of the entry-point group {CLAIM_GROUP!r} failed to load: "
+                          f"{type(exc).__name__}: {exc}", stacklevel=2)
     return REGISTRY
+
+
+def source_of(claim: Claim) -> str:
+    """Where a claim comes from: 'built-in', 'plugin <dist>' or the file that registers it."""
+    import sys
+    if claim.module.startswith("verification.claims"):
+        return "built-in"
+    mod = sys.modules.get(claim.module)
+    file = getattr(mod, "__file__", None)
+    if file and claim.module.startswith("attnv_user_"):
+        return file
+    from .userfiles import CLAIM_GROUP, _entry_points
+    for name, ep in _entry_points(CLAIM_GROUP).items():
+        if ep.module == claim.module.split(":")[0]:
+            dist = getattr(ep, "dist", None)
+            return f"plugin {getattr(dist, 'name', None) or name}"
+    return file or claim.module
 
 
 def claims_for(paper: str | None = None, ids: Iterable[str] | None = None) -> list[Claim]:
