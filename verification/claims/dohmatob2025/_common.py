@@ -173,3 +173,53 @@ def _near(p, q, tol=1e-9):
     return abs(p[0] - q[0]) <= tol and abs(p[1] - q[1]) <= tol
 
 
+
+
+# -------------------------------------------------------------------------------------------
+# Declared mutations (``@claim(mutations=...)``): deliberately wrong formulas the checks must
+# refute. R̄'s three terms are rebuilt here with a coefficient each, so that a mutant drops,
+# rescales or flips exactly one term of the paper's formula.
+R_SYM = sp.Symbol("r", nonnegative=True)
+"""The REM constant r kept symbolic (Prop. 3 evaluates the gradients at r = 0)."""
+
+
+def rbar_terms(link, p2=1, h2=1, h1=1, r=dm.PAPER_R):
+    """R̄ = p2·p²H1(1, ζ, ρ) − h2·2p·H2(ν, ζ, ρ) + h1·H1(1, 0, ρ): the paper's Prop. 1 at
+    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise."""
+    sigma = dm.LINKS[link]
+    c = sp.sqrt(1 - dm.gamma**2)
+
+    def s(t, z):
+        return sigma(dm.gamma * t + c * z * sp.sqrt(dm.d)) - sigma(dm.rho * r * sp.sqrt(dm.d))
+
+    def H(corr, z1, z2):
+        law = dm.GaussianLaw((dm._g1, dm._g2), sp.zeros(2, 1), sp.Matrix([[1, corr], [corr, 1]]))
+        return dm.expect(s(dm._g1, z1) * s(dm._g2, z2), law)
+
+    p = dm.paper_localisation()
+    return p2 * p**2 * H(1, dm.zeta, dm.zeta) - h2 * 2 * p * H(dm.nu, dm.zeta, 0) + h1 * H(1, 0, 0)
+
+
+DROPPED_H2 = "dropped term: −2p·H2(ν, ζ, ρ) of R̄"
+RBAR_TERM_MUTATIONS = {DROPPED_H2: {"h2": 0},
+                       "wrong factor: 1.1·p²·H1(1, ζ, ρ) in R̄": {"p2": sp.Rational(11, 10)},
+                       "sign flip: +2p·H2(ν, ζ, ρ) in R̄": {"h2": -1}}
+
+
+def rbar_mutations(link, key="risk"):
+    """The three term mutations of R̄ (dropped, ×1.1, sign-flipped), passed as ``key``."""
+    return {name: functools.partial(lambda kw: {key: rbar_terms(link, **kw)}, kw)
+            for name, kw in RBAR_TERM_MUTATIONS.items()}
+
+
+SYMMETRY_NOTE = ("every term of R̄ (linear, quadratic link) is even in (ζ, ρ) jointly, so a "
+                 "dropped, rescaled or sign-flipped term leaves M invariant and ∂R̄/∂ρ = 0 at "
+                 "r = ρ = 0: these structural claims cannot see such edits; their mutations are "
+                 "the closest analogues, one odd term added to R̄")
+
+
+def odd_term_mutations(link, terms, r=dm.PAPER_R):
+    """{name: overrides}: R̄ (with r as given) plus one term odd in ζ, η or ρ."""
+    return {f"wrong model: R̄ + {name}": functools.partial(
+                lambda t: {"risk": dm.paper_risk(link, r=r) + t}, term)
+            for name, term in terms.items()}

@@ -10,7 +10,7 @@ from theory.model import Param
 from theory.models import dohmatob2025 as dm
 
 from ...registry import Outcome
-from ._common import _per_link, _reduced
+from ._common import R_SYM, _per_link, _reduced, odd_term_mutations
 
 
 # -------------------------------------------------------------------------------------------
@@ -50,14 +50,22 @@ def _two_d_check(ctx, link, risk=None):
                    f"dµ/dt, dν/dt depend on µ, ν and the parameters only", evidence)
 
 
+# Declared mutations: SYMMETRY_NOTE (a dropped/rescaled/flipped term of R̄ is invisible here);
+# one odd term each: ζµ and ηµ move ζ, η off M, ρν moves ζ (through ∂R/∂ρ = ν along u*).
+ODD_TERMS_M = {"ζ·µ": dm.zeta * dm.mu, "η·µ": dm.eta * dm.mu, "ρ·ν": dm.rho * dm.nu}
+ODD_TERMS_RHO = {"ρ·µ": dm.rho * dm.mu, "ρ·ν": dm.rho * dm.nu, "γ²·ρ": dm.gamma**2 * dm.rho}
+
+
 _per_link("prop5-invariance", "Prop. 5",
           "The dynamics leave M = {{η = ζ = ρ = 0}} invariant; here σ = {link}.",
           _invariance_check, statistical=False,
           reading="dynamics = projected gradient flow on the paper's R̄ (Prop. 1), derived by "
-                  "the engine's Gram-matrix chain rule.")
+                  "the engine's Gram-matrix chain rule.",
+          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M))
 _per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
-          "overlap flow; here σ = {link}.", _two_d_check, statistical=False)
+          "overlap flow; here σ = {link}.", _two_d_check, statistical=False,
+          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M))
 
 
 def _gradient_span_check(ctx, link, risk=None):
@@ -65,7 +73,7 @@ def _gradient_span_check(ctx, link, risk=None):
     iff the coefficient of v, ∂R/∂ρ, vanishes; likewise for ∇_v R (coefficient of u). Checked
     symbolically at r = 0, ρ = 0, with r kept as a free symbol in R̄."""
     from theory.dynamics import vector_gradients
-    r_sym = sp.Symbol("r", nonnegative=True)
+    r_sym = R_SYM
     r_param = Param(r_sym, 0, math.inf, open_high=True, doc="REM constant r, kept symbolic")
     reduced = _reduced(link, dm.paper_risk(link, r=r_sym) if risk is None else risk, (r_param,))
     grads = vector_gradients(reduced.geometry, reduced.derivation.risk)
@@ -85,6 +93,7 @@ _per_link("prop3-gradient-span", "Prop. 3",
           "With r = 0 and ρ = 0, ∇_u R and ∇_v R lie in span{{u*, v*}}; here σ = {link}.",
           _gradient_span_check, statistical=False,
           reading="R = the paper's R̄ with r kept symbolic; gradients by the Gram-matrix chain "
-                  "rule (their components along u* and v* are unconstrained).")
+                  "rule (their components along u* and v* are unconstrained).",
+          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_RHO, r=R_SYM))
 
 

@@ -45,7 +45,9 @@ def _rem_phase_columns(ctx, dims, n):
                "exactly with the engine's Laplace-method derivation.",
        mutations={"psi: beta/4 instead of beta/2": lambda: {"psi": sp.Piecewise(
                       (alpha / beta + beta / 4, beta <= PAPER_BETA_C), (PAPER_BETA_C, True))},
-                  "r: frozen phase dropped (r = beta)": lambda: {"r": beta}})
+                  "r: frozen phase dropped (r = beta)": lambda: {"r": beta},
+                  "dropped term: β/2 of ψ below β_c": lambda: {"psi": sp.Piecewise(
+                      (alpha / beta, beta <= PAPER_BETA_C), (PAPER_BETA_C, True))}})
 def rem_constants_claim(ctx, psi=PAPER_PSI, r=PAPER_R):
     """Frozen phase: extreme-value sampling of log Z and the Gibbs mean at growing d,
     extrapolated to d → ∞ (``checks.limit``) against the paper's ψ and r. High-temperature
@@ -144,7 +146,9 @@ def _paper_prop12(F, rho_, r_value):
                "the sampler's bulk is the analytic tilted law whose limit is F(ρβ) by "
                "construction, a self-comparison (recorded, not judged): that phase is unchecked.",
        mutations={"limit F(1.05·ρr)": lambda: {"limit": lambda F, rho, r: F(rho * 1.05 * r)},
-                  "limit F(−ρr)": lambda: {"limit": lambda F, rho, r: F(-rho * r)}})
+                  "limit F(−ρr)": lambda: {"limit": lambda F, rho, r: F(-rho * r)},
+                  "dropped factor: r of F(ρ·r) (limit F(ρ))": lambda: {
+                      "limit": lambda F, rho, r: F(rho)}})
 def prop12_gibbs_average(ctx, limit=_paper_prop12):
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800])
     n = ctx.pick(600, 3000)

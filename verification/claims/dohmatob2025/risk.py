@@ -11,7 +11,16 @@ from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
 from ...checks import limit
 from ...registry import Outcome, claim
 from ...stats import finite
-from ._common import NUMERICAL_FLOOR, PAPER, _limit_decision, _numeric, _per_link, _rbar
+from ._common import (
+    DROPPED_H2,
+    NUMERICAL_FLOOR,
+    PAPER,
+    _limit_decision,
+    _numeric,
+    _per_link,
+    _rbar,
+    rbar_terms,
+)
 
 PROP1_PHASES = [(0.1, 0.3), (0.1, 1.0)]          # β_c = 0.447: high-temperature, frozen
 PROP1_GAMMA = 0.6                                # c = 0.8 > ψ in both: learnable
@@ -113,13 +122,20 @@ _per_link("prop1-risk", "Prop. 1",
                   "α = 0.1 with β = 0.3 (high temperature) and β = 1 (frozen), γ = 0.6; "
                   "points on M (ζ = η = ρ = 0) and off it, with p(µ) ≈ 0 and ≈ 1; the limit "
                   "from one weighted fit in 1/√d over all points (a poor fit → inconclusive).",
-          mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * _rbar(link)}})
+          mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * _rbar(link)},
+                                  DROPPED_H2: lambda: {"formula": rbar_terms(link, h2=0)}})
 
 
 @claim(f"{PAPER}:cor1-linear", "Cor. 1",
        "For the linear link, R̄ reduces to (p·c·ζ + (1 − p)·ρ·r)²·d + γ²(p² − 2pν + 1).",
        statistical=False,
-       mutations={"extra γ²ν term": lambda: {"formula": dm.paper_cor1_linear() + dm.gamma**2 * dm.nu}})
+       mutations={"extra γ²ν term": lambda: {"formula": dm.paper_cor1_linear() + dm.gamma**2 * dm.nu},
+                  "dropped term: γ²·1 of γ²(p² − 2pν + 1)": lambda: {
+                      "formula": dm.paper_cor1_linear() - dm.gamma**2},
+                  "wrong factor: 1.1·γ²p²": lambda: {
+                      "formula": dm.paper_cor1_linear() + dm.gamma**2 * dm.paper_localisation()**2 / 10},
+                  "sign flip: +2γ²pν": lambda: {
+                      "formula": dm.paper_cor1_linear() + 4 * dm.gamma**2 * dm.paper_localisation() * dm.nu}})
 def cor1_linear(ctx, formula=None):
     """Exact symbolic comparison of Cor. 1 with Prop. 1's R̄ at σ(t) = t (H1, H2 integrated by
     the engine)."""
@@ -273,6 +289,9 @@ _per_link("prop2-oracle", "Prop. 2",
                   "checked (recorded in the evidence).",
           mutations=lambda link: {"oracle risk without the square on (1 − p)": lambda: {
               "oracle_formula": (1 - dm.paper_localisation().subs(dm.mu, 1))
+              * dm.dual_kernel(link, 1)},
+              "dropped term: p(1)² of (1 − p(1))² = 1 − 2p(1) + p(1)²": lambda: {
+              "oracle_formula": (1 - 2 * dm.paper_localisation().subs(dm.mu, 1))
               * dm.dual_kernel(link, 1)}})
 
 

@@ -15,7 +15,7 @@ from theory.models import dohmatob2025 as dm
 from ...checks import realisable
 from ...registry import Outcome, claim
 from ...stats import finite
-from ._common import (
+from ._common import (  # noqa: I001
     PAPER,
     STATIONARY_SETTINGS,
     _engine_stationary,
@@ -23,6 +23,7 @@ from ._common import (
     _reduced,
     _setting_text,
     _setting_values,
+    rbar_mutations,
 )
 
 
@@ -155,7 +156,8 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
               "'any initialisation' tested by random starts and perturbed unstable stationary "
               "points; d = 10, 20 (full: 40); (α, β, γ) = (0.1, 1, 0.6).",
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear"),
-                                                  "horizon": 1e6}})(_global_convergence_check)
+                                                  "horizon": 1e6},
+                 **rbar_mutations("linear")})(_global_convergence_check)
 
 
 # -------------------------------------------------------------------------------------------
@@ -259,4 +261,10 @@ claim(f"{PAPER}:descent-lemma", "rebuttal",
       reading="σ(t) = t (C², σ′ = 1, σ″ = 0); R = the paper's R̄; (u₀, v₀) on M as in the "
               "rebuttal's claim; L and M_δ estimated as maxima over 3000 random points and a grid "
               "on M (lower bounds of the true constants), steps 0.5× and 0.05× the resulting bound, "
-              "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵).")(_descent_lemma_check)
+              "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵).",
+      # PGD on any smooth R descends for small steps, so a dropped, rescaled or flipped term of
+      # R̄ is invisible to this claim; the analogues act on the lemma's own step condition.
+      mutations={"sign flip: step s → −s (ascent)": lambda: {"step_factors": (-0.5,)},
+                 "wrong factor: s = 20 × min(1/(2L_δ), 1/M_δ)": lambda: {"step_factors": (20.0,)},
+                 "dropped condition: s = 100 × the step bound": lambda: {
+                     "step_factors": (100.0,)}})(_descent_lemma_check)

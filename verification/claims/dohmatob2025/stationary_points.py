@@ -17,7 +17,7 @@ from theory.stationary import (  # noqa: E402
 )
 
 from ...registry import Outcome, claim
-from ._common import (
+from ._common import (  # noqa: I001
     BOX,
     PAPER,
     STATIONARY_SETTINGS,
@@ -31,6 +31,7 @@ from ._common import (
     _reduced,
     _setting_text,
     _setting_values,
+    rbar_mutations,
 )
 
 
@@ -169,7 +170,8 @@ _per_link("prop7-stationary-set", "Prop. 7",
           reading="at finite d (p(µ) as the paper defines it), exact arithmetic: the engine "
                   "factors its derived 2-D flow and solves every factor pair in 50-digit "
                   "precision; the paper's sets are solved from its own equations. "
-                  "(α, β, γ) = (0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1].")
+                  "(α, β, γ) = (0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1].",
+          mutations=rbar_mutations)
 
 
 def _prop9_check(ctx, link, risk=None):
@@ -217,7 +219,8 @@ _per_link("prop9-oracle-sink", "Prop. 9",
           "(µ, ν) = (1, 1) is a sink for every link satisfying Condition 1; here σ = {link}.",
           _prop9_check, statistical=False,
           reading="sink = both Jacobian eigenvalues of the derived 2-D flow on M negative, "
-                  "evaluated exactly at finite d (they are exponentially small in d along µ).")
+                  "evaluated exactly at finite d (they are exponentially small in d along µ).",
+          mutations=rbar_mutations)
 
 
 PROP10_CLAIMED = {  # the paper's list: (µ, ν) → class; 'psi' marks the point (ψ, 0)
@@ -358,6 +361,18 @@ def _draw_flow_on_M(link, flow2, rows):
     return draw
 
 
+def _prop10_mutations(link):
+    """The paper's list edited: its last point dropped, the oracle's class wrong (a source), the
+    sign of ν flipped at every listed point (the analogues of a dropped term, a wrong factor
+    and a sign flip for a list of classified points)."""
+    listed, complete = PROP10_CLAIMED[link]
+    wrong_class = [(listed[0][0], "source")] + listed[1:]
+    flipped = [((loc[0], -loc[1]), cls) for loc, cls in listed]
+    return {f"dropped point: {listed[-1][0]} from the list": lambda: {"claimed": (listed[:-1], complete)},
+            "wrong class: (1, 1) claimed a source": lambda: {"claimed": (wrong_class, complete)},
+            "sign flip: ν → −ν at every listed point": lambda: {"claimed": (flipped, complete)}}
+
+
 _per_link("prop10-classification", "Prop. 10",
           "Linear: stationary points (±1, ±1); (1, 1) sink, (1, −1) source, (−1, ±1) saddles. "
           "Quadratic: (±1, ±1), (±1, 0) and (ψ, 0) (feasible iff ψ < 1); (1, ±1) sinks, "
@@ -367,7 +382,8 @@ _per_link("prop10-classification", "Prop. 10",
           reading="classes from the exact Jacobian eigenvalues of the derived 2-D flow on M at "
                   "d = 50, 100, 200 (full: to 800) for (α, β, γ) = (0.1, 1, 0.6) and (0.2, 1.5, "
                   "0.9); the ReLU list names (1, −1) twice (saddle and degenerate) and is not "
-                  "exhaustive: each listed pair is checked as stated.")
+                  "exhaustive: each listed pair is checked as stated.",
+          mutations=_prop10_mutations)
 
 
 # -------------------------------------------------------------------------------------------
@@ -491,6 +507,7 @@ claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
               "(α, β, γ) = (0.1, 1, 0.6). Larger d makes the rates exponentially small and "
               "float64 root finding unreliable. Roots whose 40-digit refinement fails are counted "
               "(with any, no confirmation).",
-      mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear")}})(_prop4_check)
+      mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear")},
+                 **rbar_mutations("linear")})(_prop4_check)
 
 
