@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
@@ -41,11 +43,30 @@ def _risk_mc(ctx, link, *args, **kw):
 
 
 def _prop1_check(ctx, link, formula=None):
+    """Prop. 1 (one sub-claim per link): Monte Carlo risk at e^{αd} tokens against R̄ at each
+    point and d (``_simulate_prop1``), R/R̄ − 1 extrapolated to d → ∞ in one limit family."""
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
+    Rf = _numeric(formula if formula is not None else _rbar(link))
+    points, checks = _simulate_prop1(ctx, link, Rf, dims)
+    # p(µ) is smeared over |cµ − ψ| ≲ γ/√d: corrections in 1/√d; one family over all points
+    check = limit(ctx, dims, np.array([c["relative_deviation_by_d"] for c in checks]).T,
+                  np.array([c["relative_stderr_by_d"] for c in checks]).T, 0.0,
+                  terms=("1/sqrt(d)",), name="R_mc/R̄ − 1 at d → ∞", scale=1.0)
+    for k, c in enumerate(checks):
+        c.update(limit=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
+                 z_score=float(check.score[k]), ok=bool(check.ok[k]))
+    evidence = {"points": points, "checks": checks, "z": check.z, "check": check.evidence(),
+                "n_mc": ctx.pick(4_000, 40_000),
+                "statistic": "R_mc / R_paper − 1, extrapolated to d → ∞"}
+    figs = {"theory_vs_mc": functools.partial(_draw_prop1, points, link)}
+    return Outcome(*_judge_prop1(link, check, points, checks), evidence, figures=figs)
+
+
+def _simulate_prop1(ctx, link, Rf, dims):
+    """(points, checks): per (phase, overlap point) and d, R̄ from ``Rf`` and the Monte Carlo
+    risk ± se; per (phase, point) the relative deviations R_mc/R̄ − 1 by d."""
     n = ctx.pick(4_000, 40_000)
     top_k = ctx.pick(300, 2000)
-    R = formula if formula is not None else _rbar(link)
-    Rf = _numeric(R)
     points, checks = [], []
     total = len(PROP1_PHASES) * len(PROP1_POINTS)
     for i, (a_, b_) in enumerate(PROP1_PHASES):
@@ -55,8 +76,8 @@ def _prop1_check(ctx, link, formula=None):
             for dv in dims:
                 th = float(Rf(a_, b_, PROP1_GAMMA, dv, m_, n_, z_, e_, r_))
                 mc, se = _risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ov, n,
-                                         seed=ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}"),
-                                         top_k=top_k)
+                                  seed=ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}"),
+                                  top_k=top_k)
                 finite(th, mc, se)
                 points.append({"link": link, "d": dv, "alpha": a_, "beta": b_,
                                "gamma": PROP1_GAMMA, **ov, "theory": th, "mc": mc,
@@ -67,51 +88,45 @@ def _prop1_check(ctx, link, formula=None):
                            "phase": "high-temperature" if b_ < np.sqrt(2 * a_) else "frozen",
                            "relative_deviation_by_d": rel, "relative_stderr_by_d": rel_se})
             ctx.tick((i * len(PROP1_POINTS) + j + 1) / total)
-    # p(µ) is smeared over |cµ − ψ| ≲ γ/√d: corrections in 1/√d; one family over all points
-    check = limit(ctx, dims, np.array([c["relative_deviation_by_d"] for c in checks]).T,
-                  np.array([c["relative_stderr_by_d"] for c in checks]).T, 0.0,
-                  terms=("1/sqrt(d)",), name="R_mc/R̄ − 1 at d → ∞", scale=1.0)
-    for k, c in enumerate(checks):
-        c.update(limit=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
-                 z_score=float(check.score[k]), ok=bool(check.ok[k]))
-    evidence = {"points": points, "checks": checks, "z": check.z, "check": check.evidence(),
-                "n_mc": n, "statistic": "R_mc / R_paper − 1, extrapolated to d → ∞"}
-    figs = {"theory_vs_mc": _draw_prop1(points, link)}
+    return points, checks
+
+
+def _judge_prop1(link, check, points, checks):
+    """(verdict, summary) from the limit family; a refutation names the worst point with its
+    Monte Carlo value at the largest d."""
     decision, k = _limit_decision(check)
     if decision == "refuted":
         w = checks[k]
         last = [p for p in points if p["alpha"] == w["alpha"] and p["beta"] == w["beta"]
                 and p["mu"] == w["overlaps"]["mu"] and p["rho"] == w["overlaps"]["rho"]][-1]
-        return Outcome("refuted", f"{link}: R/R̄ − 1 → {w['limit']:+.3f} ± {w['stderr']:.2g} at "
-                       f"{w['phase']} α={w['alpha']}, β={w['beta']}, (µ,ν,ζ,η,ρ)="
-                       f"{tuple(w['overlaps'].values())} ({w['z_score']:.1f} se, z = {check.z:.2f}, "
-                       f"fit χ² p = {check.details['gof_p'][k]:.2g}); "
-                       f"at d={last['d']}: MC {last['mc']:.4g} ± {last['mc_stderr']:.2g} vs R̄ "
-                       f"{last['theory']:.4g}", evidence, figures=figs)
+        return "refuted", (f"{link}: R/R̄ − 1 → {w['limit']:+.3f} ± {w['stderr']:.2g} at "
+                           f"{w['phase']} α={w['alpha']}, β={w['beta']}, (µ,ν,ζ,η,ρ)="
+                           f"{tuple(w['overlaps'].values())} ({w['z_score']:.1f} se, "
+                           f"z = {check.z:.2f}, fit χ² p = {check.details['gof_p'][k]:.2g}); "
+                           f"at d={last['d']}: MC {last['mc']:.4g} ± {last['mc_stderr']:.2g} vs R̄ "
+                           f"{last['theory']:.4g}")
     if decision == "inconclusive":
-        return Outcome("inconclusive", f"{link}: {check.needs}", evidence, figures=figs)
-    return Outcome("confirmed", f"{link}: R/R̄ → 1 at all {len(checks)} points, both phases "
-                   f"(resolution {check.resolution:.2g})", evidence, figures=figs)
+        return "inconclusive", f"{link}: {check.needs}"
+    return "confirmed", (f"{link}: R/R̄ → 1 at all {len(checks)} points, both phases "
+                         f"(resolution {check.resolution:.2g})")
 
 
-def _draw_prop1(points, link):
-    def draw(fig):
-        ax = fig.add_subplot()
-        th = np.array([p["theory"] for p in points])
-        mc = np.array([p["mc"] for p in points])
-        se = np.array([p["mc_stderr"] for p in points])
-        dd = np.array([p["d"] for p in points])
-        sc = ax.scatter(th, mc, c=np.log2(dd), s=12, cmap="viridis")
-        ax.errorbar(th, mc, yerr=2 * se, fmt="none", ecolor="grey", alpha=0.5)
-        lo, hi = min(th.min(), mc.min()), max(th.max(), mc.max())
-        ax.plot([lo, hi], [lo, hi], "k--", lw=1)
-        ax.set_xscale("symlog")
-        ax.set_yscale("symlog")
-        ax.set_xlabel("Prop. 1 R̄ (paper)")
-        ax.set_ylabel("Monte Carlo risk at L − 1 = e^{αd}")
-        ax.set_title(f"Dohmatob Prop. 1, {link} link (colour: log2 d)", fontsize=9)
-        fig.colorbar(sc, ax=ax)
-    return draw
+def _draw_prop1(points, link, fig):
+    ax = fig.add_subplot()
+    th = np.array([p["theory"] for p in points])
+    mc = np.array([p["mc"] for p in points])
+    se = np.array([p["mc_stderr"] for p in points])
+    dd = np.array([p["d"] for p in points])
+    sc = ax.scatter(th, mc, c=np.log2(dd), s=12, cmap="viridis")
+    ax.errorbar(th, mc, yerr=2 * se, fmt="none", ecolor="grey", alpha=0.5)
+    lo, hi = min(th.min(), mc.min()), max(th.max(), mc.max())
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1)
+    ax.set_xscale("symlog")
+    ax.set_yscale("symlog")
+    ax.set_xlabel("Prop. 1 R̄ (paper)")
+    ax.set_ylabel("Monte Carlo risk at L − 1 = e^{αd}")
+    ax.set_title(f"Dohmatob Prop. 1, {link} link (colour: log2 d)", fontsize=9)
+    fig.colorbar(sc, ax=ax)
 
 
 _per_link("prop1-risk", "Prop. 1",
@@ -170,22 +185,7 @@ def _prop2_check(ctx, link, oracle_formula=None):
     identity = sp.simplify(prop1_at_oracle - formula)
     sbar = float(dm.dual_kernel(link, 1).subs(dm.gamma, PROP1_GAMMA))
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
-    n, top_k = ctx.pick(4_000, 40_000), ctx.pick(300, 2000)
-    checks = []
-    for i, (a_, b_, side) in enumerate(PROP2_SETTINGS):
-        values, ses = [], []
-        for dv in dims:
-            mc, se = _risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ORACLE, n,
-                                     seed=ctx.claim_seed(f"p2:{link}:{a_}:{b_}:{dv}"), top_k=top_k)
-            finite(mc, se)
-            values.append(mc)
-            ses.append(se)
-        target = 0.0 if side == "learnable" else sbar
-        psi_v = float(PAPER_PSI.subs({alpha: a_, beta: b_}))
-        checks.append({"alpha": a_, "beta": b_, "psi": psi_v, "c": float(np.sqrt(1 - PROP1_GAMMA**2)),
-                       "side": side, "phase": "high-temperature" if b_ < np.sqrt(2 * a_) else "frozen",
-                       "paper_limit": target, "d": dims, "mc": values, "mc_stderr": ses})
-        ctx.tick((i + 1) / len(PROP2_SETTINGS))
+    checks = _simulate_prop2(ctx, link, dims, sbar)
     # one family: R(u*, v*) at each setting, 1/√d corrections fitted explicitly. On the
     # learnable side R(u*, v*) falls below float64 resolution (every sample exactly 0, se 0):
     # the sampler's resolution NUMERICAL_FLOOR is added in quadrature to each standard error
@@ -197,33 +197,59 @@ def _prop2_check(ctx, link, oracle_formula=None):
     for k, c in enumerate(checks):
         c.update(extrapolated=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
-    z = check.z
     evidence = {"link": link, "gamma": PROP1_GAMMA, "sigma_bar_1": sbar,
-                "prop1_at_oracle_minus_formula": str(identity), "checks": checks, "z": z,
+                "prop1_at_oracle_minus_formula": str(identity), "checks": checks, "z": check.z,
                 "check": check.evidence(), "not_checked": "global minimality of the oracle"}
-    figs = {"oracle_risk_vs_d": _draw_prop2(checks, link)}
+    figs = {"oracle_risk_vs_d": functools.partial(_draw_prop2, checks, link)}
     arrays = {}
     if link == "linear":
         grid = _phase_grid(ctx, link, sbar_fn=lambda g: float(dm.dual_kernel(link, 1).subs(dm.gamma, g)))
         arrays = {f"phase_{k}": v for k, v in grid.items()}
         evidence["phase_diagram"] = {"beta": grid["beta"].tolist(), "d": int(grid["d"]),
                                      "n_samples": int(grid["n"])}
-        figs["phase_diagram"] = _draw_phase(grid)
+        figs["phase_diagram"] = functools.partial(_draw_phase, grid)
+    return Outcome(*_judge_prop2(link, identity, check, checks, sbar), evidence, arrays=arrays,
+                   figures=figs)
+
+
+def _simulate_prop2(ctx, link, dims, sbar):
+    """Per setting of PROP2_SETTINGS: Monte Carlo R(u*, v*) ± se at each d and the paper's
+    limit (0 where c > ψ, σ̄_γ(1) where c < ψ)."""
+    n, top_k = ctx.pick(4_000, 40_000), ctx.pick(300, 2000)
+    checks = []
+    for i, (a_, b_, side) in enumerate(PROP2_SETTINGS):
+        values, ses = [], []
+        for dv in dims:
+            mc, se = _risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ORACLE, n,
+                              seed=ctx.claim_seed(f"p2:{link}:{a_}:{b_}:{dv}"), top_k=top_k)
+            finite(mc, se)
+            values.append(mc)
+            ses.append(se)
+        target = 0.0 if side == "learnable" else sbar
+        psi_v = float(PAPER_PSI.subs({alpha: a_, beta: b_}))
+        checks.append({"alpha": a_, "beta": b_, "psi": psi_v, "c": float(np.sqrt(1 - PROP1_GAMMA**2)),
+                       "side": side, "phase": "high-temperature" if b_ < np.sqrt(2 * a_) else "frozen",
+                       "paper_limit": target, "d": dims, "mc": values, "mc_stderr": ses})
+        ctx.tick((i + 1) / len(PROP2_SETTINGS))
+    return checks
+
+
+def _judge_prop2(link, identity, check, checks, sbar):
+    """(verdict, summary): the exact identity at the oracle first, then the limit family."""
     if identity != 0:
-        return Outcome("refuted", f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
-                       f"(difference {identity})", evidence, arrays=arrays, figures=figs)
+        return "refuted", (f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
+                           f"(difference {identity})")
     decision, k = _limit_decision(check)
     if decision == "refuted":
         w = checks[k]
-        return Outcome("refuted", f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
-                       f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}), paper: "
-                       f"{w['paper_limit']:.4f} ({w['z_score']:.1f} se, z = {z:.2f})", evidence,
-                       arrays=arrays, figures=figs)
+        return "refuted", (f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
+                           f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}), paper: "
+                           f"{w['paper_limit']:.4f} ({w['z_score']:.1f} se, z = {check.z:.2f})")
     if decision == "inconclusive":
-        return Outcome("inconclusive", f"{link}: the identity at the oracle holds; the learnability "
-                       f"limits: {check.needs}", evidence, arrays=arrays, figures=figs)
-    return Outcome("confirmed", f"{link}: R(u*, v*) → 0 where c > ψ and → σ̄_γ(1) = {sbar:.4g} "
-                   f"where c < ψ, both phases", evidence, arrays=arrays, figures=figs)
+        return "inconclusive", (f"{link}: the identity at the oracle holds; the learnability "
+                                f"limits: {check.needs}")
+    return "confirmed", (f"{link}: R(u*, v*) → 0 where c > ψ and → σ̄_γ(1) = {sbar:.4g} "
+                         "where c < ψ, both phases")
 
 
 def _phase_grid(ctx, link, sbar_fn, beta_=1.0):
@@ -243,39 +269,35 @@ def _phase_grid(ctx, link, sbar_fn, beta_=1.0):
             "beta": np.array([beta_]), "d": np.array(dv), "n": np.array(n)}
 
 
-def _draw_phase(grid):
-    def draw(fig):
-        ax = fig.add_subplot()
-        A, G = np.meshgrid(grid["alpha"], grid["gamma"], indexing="ij")
-        sc = ax.scatter(A.ravel(), G.ravel(), c=grid["ratio"].ravel(), cmap="viridis", s=25,
-                        vmin=0, vmax=2)
-        b = float(grid["beta"][0])
-        a = np.linspace(1e-3, grid["alpha"].max(), 300)
-        psi = np.array([float(PAPER_PSI.subs({alpha: x, beta: b})) for x in a])
-        ok = psi < 1
-        ax.plot(a[ok], np.sqrt(1 - psi[ok] ** 2), "r-", label="paper: c = √(1−γ²) = ψ(β, α)")
-        ax.set_xlabel("α  (L − 1 = e^{αd})")
-        ax.set_ylabel("γ")
-        ax.set_title(f"Dohmatob phase diagram, β = {b:g}, d = {int(grid['d'])}: colour = "
-                     "MC R(u*, v*)/σ̄_γ(1) (paper: 0 below the line, 1 above)", fontsize=8)
-        ax.legend(fontsize=7, loc="lower left")
-        fig.colorbar(sc, ax=ax, extend="max", label="clipped at 2")
-    return draw
+def _draw_phase(grid, fig):
+    ax = fig.add_subplot()
+    A, G = np.meshgrid(grid["alpha"], grid["gamma"], indexing="ij")
+    sc = ax.scatter(A.ravel(), G.ravel(), c=grid["ratio"].ravel(), cmap="viridis", s=25,
+                    vmin=0, vmax=2)
+    b = float(grid["beta"][0])
+    a = np.linspace(1e-3, grid["alpha"].max(), 300)
+    psi = np.array([float(PAPER_PSI.subs({alpha: x, beta: b})) for x in a])
+    ok = psi < 1
+    ax.plot(a[ok], np.sqrt(1 - psi[ok] ** 2), "r-", label="paper: c = √(1−γ²) = ψ(β, α)")
+    ax.set_xlabel("α  (L − 1 = e^{αd})")
+    ax.set_ylabel("γ")
+    ax.set_title(f"Dohmatob phase diagram, β = {b:g}, d = {int(grid['d'])}: colour = "
+                 "MC R(u*, v*)/σ̄_γ(1) (paper: 0 below the line, 1 above)", fontsize=8)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.colorbar(sc, ax=ax, extend="max", label="clipped at 2")
 
 
-def _draw_prop2(checks, link):
-    def draw(fig):
-        ax = fig.add_subplot()
-        for c in checks:
-            line = ax.errorbar(c["d"], c["mc"], yerr=2 * np.array(c["mc_stderr"]), fmt="o-", ms=3,
-                               label=f"{c['side']}, α={c['alpha']}, β={c['beta']} (ψ={c['psi']:.2f})")
-            ax.axhline(c["paper_limit"], ls="--", lw=0.8, color=line[0].get_color())
-        ax.set_xscale("log")
-        ax.set_xlabel("d")
-        ax.set_ylabel("R(u*, v*)")
-        ax.set_title(f"Dohmatob Prop. 2, {link} link: dashed = paper's limit (c = 0.8)", fontsize=9)
-        ax.legend(fontsize=6)
-    return draw
+def _draw_prop2(checks, link, fig):
+    ax = fig.add_subplot()
+    for c in checks:
+        line = ax.errorbar(c["d"], c["mc"], yerr=2 * np.array(c["mc_stderr"]), fmt="o-", ms=3,
+                           label=f"{c['side']}, α={c['alpha']}, β={c['beta']} (ψ={c['psi']:.2f})")
+        ax.axhline(c["paper_limit"], ls="--", lw=0.8, color=line[0].get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("d")
+    ax.set_ylabel("R(u*, v*)")
+    ax.set_title(f"Dohmatob Prop. 2, {link} link: dashed = paper's limit (c = 0.8)", fontsize=9)
+    ax.legend(fontsize=6)
 
 
 _per_link("prop2-oracle", "Prop. 2",

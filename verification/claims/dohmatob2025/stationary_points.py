@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
@@ -320,7 +322,7 @@ def _prop10_check(ctx, link, claimed=None):
             problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
     evidence = {"link": link, "claimed": [[list(map(str, l)), c] for l, c in listed],
                 "list_is_complete": complete, "checks": by_setting, "stationary_by_d": rows}
-    figs = {"flow_on_M": _draw_flow_on_M(link, flow2, rows)}
+    figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, flow2, rows)}
     if problems:
         return Outcome("refuted", f"{link}: " + _prop10_problem_text(problems), evidence,
                        figures=figs)
@@ -328,37 +330,35 @@ def _prop10_check(ctx, link, claimed=None):
                    f"{'and no other' if complete else 'list not exhaustive'}", evidence, figures=figs)
 
 
-def _draw_flow_on_M(link, flow2, rows):
+def _draw_flow_on_M(link, flow2, rows, fig):
     setting, dv = STATIONARY_SETTINGS[0], 100
     vals = _setting_values(setting, dv)
     f = generate((dm.mu, dm.nu), [r.subs(vals) for r in flow2.rhs])
     found = next((r["found"] for r in rows if r["d"] == dv and r["alpha"] == float(setting["alpha"])),
-                 rows[0]["found"])
+             rows[0]["found"])
     colours = {"sink": "tab:blue", "source": "tab:red", "saddle": "tab:orange", "degenerate": "grey"}
 
-    def draw(fig):
-        ax = fig.add_subplot()
-        m, n = np.meshgrid(np.linspace(-0.999, 0.999, 41), np.linspace(-0.999, 0.999, 41))
-        with np.errstate(all="ignore"):
-            U, V = (np.broadcast_to(np.asarray(x, float), m.shape) for x in f(m, n))
-        # directions only: the µ-rates span hundreds of orders of magnitude
-        U, V = np.sign(U) * (np.abs(U) > 0), np.sign(V) * (np.abs(V) > 0)
-        norm = np.hypot(U, V) + 1e-300
-        ax.streamplot(m, n, U / norm, V / norm, density=0.8, color="0.6", linewidth=0.7)
-        for s in found:
-            ax.scatter(s["mu"], s["nu"], s=60, color=colours[s["class"]], zorder=3,
-                       edgecolor="k", label=s["class"])
-        h, l = ax.get_legend_handles_labels()
-        uniq = dict(zip(l, h))
-        ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-        st = _setting_text(setting)
-        ax.axvline(st["psi"] / st["c"], ls=":", color="k", lw=0.8)
-        ax.set_xlabel("µ = uᵀu*")
-        ax.set_ylabel("ν = vᵀv*")
-        ax.set_title(f"Dohmatob: derived flow on M, {link} link (signs of µ̇, ν̇)\n"
-                     f"α={st['alpha']}, β={st['beta']}, γ={st['gamma']}, d={dv}; dotted: µ = ψ/c",
-                     fontsize=8)
-    return draw
+    ax = fig.add_subplot()
+    m, n = np.meshgrid(np.linspace(-0.999, 0.999, 41), np.linspace(-0.999, 0.999, 41))
+    with np.errstate(all="ignore"):
+        U, V = (np.broadcast_to(np.asarray(x, float), m.shape) for x in f(m, n))
+    # directions only: the µ-rates span hundreds of orders of magnitude
+    U, V = np.sign(U) * (np.abs(U) > 0), np.sign(V) * (np.abs(V) > 0)
+    norm = np.hypot(U, V) + 1e-300
+    ax.streamplot(m, n, U / norm, V / norm, density=0.8, color="0.6", linewidth=0.7)
+    for s in found:
+        ax.scatter(s["mu"], s["nu"], s=60, color=colours[s["class"]], zorder=3,
+                   edgecolor="k", label=s["class"])
+    h, l = ax.get_legend_handles_labels()
+    uniq = dict(zip(l, h))
+    ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    st = _setting_text(setting)
+    ax.axvline(st["psi"] / st["c"], ls=":", color="k", lw=0.8)
+    ax.set_xlabel("µ = uᵀu*")
+    ax.set_ylabel("ν = vᵀv*")
+    ax.set_title(f"Dohmatob: derived flow on M, {link} link (signs of µ̇, ν̇)\n"
+                 f"α={st['alpha']}, β={st['beta']}, γ={st['gamma']}, d={dv}; dotted: µ = ψ/c",
+                 fontsize=8)
 
 
 def _prop10_mutations(link):
