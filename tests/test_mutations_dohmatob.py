@@ -14,6 +14,7 @@ CLAIMS = claims_for("dohmatob2025")
 
 SLOW = ("prop1-risk", "prop2-oracle", "fig2-agreement", "global-convergence-linear",
         "prop4-linear-stationary", "prop12-gibbs-average", "prop3-gradient-span[link=relu]",
+        "prop5-invariance[link=relu]", "prop6-2d-flow[link=relu]",
         "prop7-stationary-set", "prop10-classification[link=relu]", "descent-lemma")
 """Claim ids (or stems) whose mutation runs take longer than ~20 s on the quick profile."""
 

@@ -34,6 +34,7 @@ from ._common import (  # noqa: I001
     _setting_text,
     _setting_values,
     rbar_mutations,
+    rbar_terms,
 )
 
 
@@ -164,6 +165,23 @@ def _prop7_check(ctx, link, risk=None):
                    f"E1 ∪ E2 ∪ E3 ∪ E4 at {len(rows)} (setting, d) ({n} points)", evidence)
 
 
+PROP7_UNSEEN_SIGN_FLIP = ("linear",)
+"""Links whose stationary set on M does not move when the sign of −2p·H2 is flipped (run:
+Prop. 7 confirmed under that mutant at σ(t) = t): the set is the zero set of the flow, which
+for σ(t) = t stays E1 = {(±1, ±1)} (p(µ) = −ν has no root at finite d); the flip changes the
+classes, which Prop. 7 does not state. Left out there; a second wrong factor takes its place."""
+
+
+def _prop7_mutations(link):
+    """R̄'s term mutations, plus 0.9× on the H2 term (it moves E3 to p(µ) = 0.9·σ̄(ν)/σ̄(1))."""
+    muts = rbar_mutations(link)
+    if link in PROP7_UNSEEN_SIGN_FLIP:
+        muts = {k: v for k, v in muts.items() if not k.startswith("sign flip")}
+    muts["wrong factor: 0.9·2p·H2(ν, ζ, ρ) in R̄"] = lambda: {
+        "risk": rbar_terms(link, h2=sp.Rational(9, 10))}
+    return muts
+
+
 _per_link("prop7-stationary-set", "Prop. 7",
           "The stationary points on M are exactly E1 ∪ E2 ∪ E3 ∪ E4: E1 = {{(±1, ±1)}}; "
           "E2 = {{(±1, ν): σ̄′_γ(ν) = 0}}; E3 = {{(µ, ±1): p(µ)σ̄_γ(1) = σ̄_γ(±1)}}; E4 = "
@@ -173,7 +191,7 @@ _per_link("prop7-stationary-set", "Prop. 7",
                   "factors its derived 2-D flow and solves every factor pair in 50-digit "
                   "precision; the paper's sets are solved from its own equations. "
                   "(α, β, γ) = (0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1].",
-          mutations=rbar_mutations)
+          mutations=lambda link: _prop7_mutations(link))
 
 
 def _prop9_check(ctx, link, risk=None):
