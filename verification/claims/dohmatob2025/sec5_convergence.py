@@ -286,9 +286,10 @@ claim(f"{PAPER}:descent-lemma", "rebuttal",
               "rebuttal's claim; L and M_δ estimated as maxima over 3000 random points and a grid "
               "on M (lower bounds of the true constants), steps 0.5× and 0.05× the resulting bound, "
               "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵).",
-      # PGD on any smooth R descends for small steps, so a dropped, rescaled or flipped term of
-      # R̄ is invisible to this claim; the analogues act on the lemma's own step condition.
-      mutations={"sign flip: step s → −s (ascent)": lambda: {"step_factors": (-0.5,)},
-                 "wrong factor: s = 20 × min(1/(2L_δ), 1/M_δ)": lambda: {"step_factors": (20.0,)},
-                 "dropped condition: s = 100 × the step bound": lambda: {
-                     "step_factors": (100.0,)}})(_descent_lemma_check)
+      # No declared mutation: none that was tried is refuted (quick, seed 0). PGD on any smooth
+      # R descends for small steps, so a dropped, rescaled or flipped term of R̄ is invisible
+      # here; of the analogues on the lemma's step condition, s → −s is rejected at the
+      # boundary (ValueError, verdict error) and s = 20× and 100× the estimated bound
+      # min(1/(2L_δ), 1/M_δ) still descend at every step (inconclusive: the bound estimated
+      # from sampled points is conservative by more than two orders of magnitude).
+      )(_descent_lemma_check)
