@@ -7,7 +7,10 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 from verification import Context, get_claim, run_claim
 from verification.checks import OutsideRealisableSet
-from verification.claims import dohmatob2025 as D
+from verification.claims.dohmatob2025 import _common as C
+from verification.claims.dohmatob2025 import risk as R
+from verification.claims.dohmatob2025 import sec5_convergence as S5
+from verification.claims.dohmatob2025 import stationary_points as SP
 
 CTX = Context(profile="quick", seed=0, device="cpu")
 
@@ -22,18 +25,18 @@ def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
     spread of alternative fits (1/d, dropping the smallest d) and passed it; the limit policy
     judges the fit's own intercept and refutes."""
     def fake_mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
-        th = float(D._numeric(formula)(a_, b_, g_, dv, *ov.values()))
+        th = float(C._numeric(formula)(a_, b_, g_, dv, *ov.values()))
         se = 0.004 * th
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
         return th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se
     formula = 1 + dm.mu**2
-    monkeypatch.setattr(D, "_risk_mc", fake_mc)
+    monkeypatch.setattr(R, "_risk_mc", fake_mc)
     entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)
     assert entry["verdict"] == "refuted"
     check = entry["evidence"]["check"]
     assert min(check["gof_p"]) > 1e-4 and "poor_fit" not in check
     assert all(abs(a + 0.17) < 0.05 for a in check["limit"])
-    assert entry["contract"]["comparisons"] == len(D.PROP1_PHASES) * len(D.PROP1_POINTS)
+    assert entry["contract"]["comparisons"] == len(R.PROP1_PHASES) * len(R.PROP1_POINTS)
 
 
 def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
@@ -76,19 +79,19 @@ def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
     with any of them the claim is not confirmed on the rest."""
     from theory.stationary import RefinedRoot
 
-    monkeypatch.setattr(D, "refine_root", lambda rhs, state, x, dps, tol:
+    monkeypatch.setattr(SP, "refine_root", lambda rhs, state, x, dps, tol:
                         RefinedRoot(tuple(x), float("nan"), False, "forced failure"))
-    rows, dropped = D._prop4_roots(D._reduced("linear"), D.STATIONARY_SETTINGS[0], 10, 32, seed=0)
+    rows, dropped = SP._prop4_roots(C._reduced("linear"), C.STATIONARY_SETTINGS[0], 10, 32, seed=0)
     assert not rows and dropped and all(r["refinement"] == "forced failure" for r in dropped)
 
     on_M = [{"d": 10, "mu": m, "nu": n, "zeta": 0.0, "eta": 0.0, "rho": 0.0,
              "residual_40_digits": 1e-40, "class": "sink" if (m, n) == (1, 1) else "saddle"}
             for m in (-1, 1) for n in (-1, 1)]
     evidence = {}
-    out = D._prop4_judge(on_M, evidence, dropped[:1])
+    out = SP._prop4_judge(on_M, evidence, dropped[:1])
     assert out.verdict == "inconclusive" and "could not be refined" in out.summary
     assert evidence["refinement_failed_count"] == 1
-    assert D._prop4_judge(on_M, {}, []).verdict == "confirmed"
+    assert SP._prop4_judge(on_M, {}, []).verdict == "confirmed"
 
 
 def test_global_convergence_state_off_the_sphere_raises():
@@ -111,7 +114,7 @@ def test_global_convergence_state_off_the_sphere_raises():
 
     y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
     with pytest.raises(OutsideRealisableSet, match="not realisable"):
-        D._global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
+        S5._global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
 
 
 def test_fig2_states_its_contract():
@@ -146,7 +149,7 @@ def test_a_good_fit_refutes_even_when_another_column_fits_poorly():
     check = limit(ctx, dims, np.stack([good, poor], 1), np.full((4, 2), 0.01), 0.0,
                   terms=("1/sqrt(d)",), scale=1.0)
     assert check.decision == "refuted"               # checks.limit decides column by column
-    assert D._limit_decision(check) == ("refuted", 0)
+    assert C._limit_decision(check) == ("refuted", 0)
     ok = limit(ctx, dims, np.stack([0.5 / np.sqrt(dims), poor], 1), np.full((4, 2), 0.01), 0.0,
                terms=("1/sqrt(d)",), scale=1.0)
-    assert D._limit_decision(ok) == ("inconclusive", None)
+    assert C._limit_decision(ok) == ("inconclusive", None)

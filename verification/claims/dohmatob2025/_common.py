@@ -1,0 +1,225 @@
+"""Helpers shared by the Dohmatob section modules: the reduced model (R̄ and its flow), the
+exact stationary-point machinery on M, limit-check summaries, per-link registration and the
+declared formula mutations."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import sympy as sp
+
+from numerics.codegen import generate
+from numerics.reduced import OverlapReduced
+from numerics.reduced.registry import dohmatob_reduced
+from theory.gaussian import GaussianExpectation, evaluate
+from theory.model import Param
+from theory.models import dohmatob2025 as dm
+from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
+from theory.stationary import classify_exact, stationary_points_exact
+
+from ...checks import FINITE_SIZE_TERMS
+from ...registry import claim
+
+PAPER = "dohmatob2025"
+LINK_NAMES = ("linear", "quadratic", "relu")
+NUMERICAL_FLOOR = 1e-9   # float64 resolution of the log-space sampler and quadrature
+
+
+def _fit_intercept(dims, y, basis=("1/d",)):
+    """Unweighted least-squares intercept of y ≈ a + Σ c_k·f_k(d) (a location, not judged
+    statistically: the exact stationary points of Prop. 10 carry no sampling error)."""
+    d = np.asarray(dims, float)
+    X = np.stack([np.ones_like(d)] + [FINITE_SIZE_TERMS[b](d) for b in basis], 1)
+    return float(np.linalg.lstsq(X, np.asarray(y, float), rcond=None)[0][0])
+
+
+def _limit_decision(check):
+    """(decision, index of the deciding column or None) of a ``checks.limit`` family: a poor
+    fit decides nothing for its own column (the library marks it ok), so the refuting column is
+    the worst failing one among those with a good fit."""
+    if check.decision != "refuted":
+        return check.decision, None
+    failing = np.flatnonzero(~check.ok)
+    return "refuted", int(failing[np.argmax(check.score[failing])])
+
+
+def _self_comparison(phase):
+    """In the high-temperature phase the sampler's bulk (w_bulk ≈ 1) is the analytic tilted
+    Gaussian law whose limit is the paper's value by construction: its d → ∞ limit compared
+    with that value compares the analytic bulk with itself (se ~1e-13) and shows nothing."""
+    return phase == "high-temperature"
+
+
+def _per_link(name, label, statement, check, statistical=True, reading="", mutations=None):
+    """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **overrides)``;
+    ``mutations(link)``: that link's declared formula mutations."""
+    for link in LINK_NAMES:
+        claim(f"{PAPER}:{name}[link={link}]", label, statement.format(link=link),
+              statistical=statistical, reading=reading,
+              mutations=None if mutations is None else mutations(link)
+              )(functools.partial(check, link=link))
+
+
+def _limit_summary(check, labels, i=None):
+    """Text for column i (default: the worst) of a ``limit`` check."""
+    i = int(check.details["worst_index"]) if i is None else i
+    return (f"{labels[i]}: d → ∞ limit {check.details['limit'][i]:.5g} ± "
+            f"{check.details['limit_stderr'][i]:.2g} ({check.score[i]:.1f} se, z = {check.z:.2f})")
+
+
+# -------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _paper_reduced(link: str) -> OverlapReduced:
+    return dohmatob_reduced(link)
+
+
+def _reduced(link: str, risk: sp.Expr | None = None,
+             extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
+    """Dohmatob's reduced model (``numerics.reduced``, the model the CLI shows): the overlap
+    flow of R̄ with link σ (Prop. 1), or of ``risk`` in its place (a deliberately wrong formula).
+    Parameters stay unbound: the claims substitute exact values into its derivations. The
+    paper's R̄ is integrated once per link (cached)."""
+    if risk is None and not extra_params:
+        return _paper_reduced(link)
+    return dohmatob_reduced(link, risk, extra_params=extra_params)
+
+
+def _rbar(link: str) -> sp.Expr:
+    """R̄ of Prop. 1 for link σ: the reduced model's risk."""
+    return _reduced(link).derivation.risk
+
+
+_SYMS = (dm.alpha, dm.beta, dm.gamma, dm.d, dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)
+
+
+def _numeric(expr):
+    """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: generated code when closed-form,
+    else with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
+    if not expr.has(GaussianExpectation):
+        fn = generate(_SYMS, [expr])
+        return lambda *x: fn(*x)[0]
+    return lambda *x: evaluate(expr, dict(zip(_SYMS, x)))
+
+
+# -------------------------------------------------------------------------------------------
+# Stationary points on M (Props. 7, 9, 10): exact arithmetic, several d
+
+STATIONARY_SETTINGS = [  # exact parameters; ψ < c < 1 (learnable) and c < ψ < 1
+    {"alpha": sp.Rational(1, 10), "beta": sp.Integer(1), "gamma": sp.Rational(3, 5)},
+    {"alpha": sp.Rational(1, 5), "beta": sp.Rational(3, 2), "gamma": sp.Rational(9, 10)}]
+BOX = ((-1, 1), (-1, 1))
+
+
+def _setting_values(setting, dv):
+    return {dm.alpha: setting["alpha"], dm.beta: setting["beta"], dm.gamma: setting["gamma"],
+            dm.d: sp.Integer(dv)}
+
+
+def _setting_text(setting):
+    a, b, g = (setting[k] for k in ("alpha", "beta", "gamma"))
+    psi = PAPER_PSI.subs({alpha: a, beta: b})
+    return {"alpha": float(a), "beta": float(b), "gamma": float(g),
+            "psi": float(psi), "c": float(sp.sqrt(1 - g**2))}
+
+
+@functools.cache
+def _flow_on_M(link, risk=None):
+    """The 2-D flow on M: the reduced model restricted to ζ = η = ρ = 0 (Prop. 6)."""
+    return _reduced(link, risk).restrict(dm.MANIFOLD).derivation.flow
+
+
+@functools.cache
+def _m_invariant(link, risk=None):
+    """Whether dζ/dt, dη/dt, dρ/dt of the full overlap flow vanish identically on M (Prop. 5):
+    only then is the 2-D restriction (Prop. 6) the flow on M."""
+    flow = _reduced(link, risk).derivation.flow
+    return all(sp.simplify(r.subs(dm.MANIFOLD)) == 0 for q, r in flow.as_dict().items()
+               if q in dm.MANIFOLD)
+
+
+_STATIONARY_CACHE = {}
+
+
+def _engine_stationary(flow2, setting, dv):
+    """Stationary points of the derived 2-D flow on M at one (setting, d), each classified
+    (memoised on the flow's expressions: Props. 7 and 10 share the work)."""
+    key = (flow2.rhs, tuple(sorted((k, str(v)) for k, v in setting.items())), dv)
+    if key not in _STATIONARY_CACHE:
+        _STATIONARY_CACHE[key] = _engine_stationary_uncached(flow2, setting, dv)
+    return _STATIONARY_CACHE[key]
+
+
+def _engine_stationary_uncached(flow2, setting, dv):
+    vals = _setting_values(setting, dv)
+    rhs = [r.subs(vals) for r in flow2.rhs]
+    points, unresolved, curves = stationary_points_exact(rhs, (dm.mu, dm.nu), BOX)
+    out = []
+    for pt in points:
+        c = classify_exact(rhs, (dm.mu, dm.nu), pt, BOX)
+        out.append({"mu": float(pt[0]), "nu": float(pt[1]), "exact": [str(x) for x in pt],
+                    "eigenvalues": [_mp_str(v) for v in c.eigenvalues],
+                    "exact_zero_eigenvalue": list(c.exact_zero), "class": c.kind})
+    return out, [(str(f), str(g)) for f, g in unresolved], curves
+
+
+def _mp_str(v):
+    return sp.sstr(sp.N(sp.sympify(str(v)), 6)) if v != 0 else "0"
+
+
+def _near(p, q, tol=1e-9):
+    return abs(p[0] - q[0]) <= tol and abs(p[1] - q[1]) <= tol
+
+
+
+
+# -------------------------------------------------------------------------------------------
+# Declared mutations (``@claim(mutations=...)``): deliberately wrong formulas the checks must
+# refute. R̄'s three terms are rebuilt here with a coefficient each, so that a mutant drops,
+# rescales or flips exactly one term of the paper's formula.
+R_SYM = sp.Symbol("r", nonnegative=True)
+"""The REM constant r kept symbolic (Prop. 3 evaluates the gradients at r = 0)."""
+
+
+def rbar_terms(link, p2=1, h2=1, h1=1, r=dm.PAPER_R):
+    """R̄ = p2·p²H1(1, ζ, ρ) − h2·2p·H2(ν, ζ, ρ) + h1·H1(1, 0, ρ): the paper's Prop. 1 at
+    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise."""
+    sigma = dm.LINKS[link]
+    c = sp.sqrt(1 - dm.gamma**2)
+
+    def s(t, z):
+        return sigma(dm.gamma * t + c * z * sp.sqrt(dm.d)) - sigma(dm.rho * r * sp.sqrt(dm.d))
+
+    def H(corr, z1, z2):
+        law = dm.GaussianLaw((dm._g1, dm._g2), sp.zeros(2, 1), sp.Matrix([[1, corr], [corr, 1]]))
+        return dm.expect(s(dm._g1, z1) * s(dm._g2, z2), law)
+
+    p = dm.paper_localisation()
+    return p2 * p**2 * H(1, dm.zeta, dm.zeta) - h2 * 2 * p * H(dm.nu, dm.zeta, 0) + h1 * H(1, 0, 0)
+
+
+DROPPED_H2 = "dropped term: −2p·H2(ν, ζ, ρ) of R̄"
+RBAR_TERM_MUTATIONS = {DROPPED_H2: {"h2": 0},
+                       "wrong factor: 1.1·p²·H1(1, ζ, ρ) in R̄": {"p2": sp.Rational(11, 10)},
+                       "sign flip: +2p·H2(ν, ζ, ρ) in R̄": {"h2": -1}}
+
+
+def rbar_mutations(link, key="risk"):
+    """The three term mutations of R̄ (dropped, ×1.1, sign-flipped), passed as ``key``."""
+    return {name: functools.partial(lambda kw: {key: rbar_terms(link, **kw)}, kw)
+            for name, kw in RBAR_TERM_MUTATIONS.items()}
+
+
+SYMMETRY_NOTE = ("every term of R̄ (linear, quadratic link) is even in (ζ, ρ) jointly, so a "
+                 "dropped, rescaled or sign-flipped term leaves M invariant and ∂R̄/∂ρ = 0 at "
+                 "r = ρ = 0: these structural claims cannot see such edits; their mutations are "
+                 "the closest analogues, one odd term added to R̄")
+
+
+def odd_term_mutations(link, terms, r=dm.PAPER_R):
+    """{name: overrides}: R̄ (with r as given) plus one term odd in ζ, η or ρ."""
+    return {f"wrong model: R̄ + {name}": functools.partial(
+                lambda t: {"risk": dm.paper_risk(link, r=r) + t}, term)
+            for name, term in terms.items()}
