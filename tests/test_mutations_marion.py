@@ -13,8 +13,8 @@ CLAIMS = claims_for("marion2025")
 SLOW = {("marion2025:manifold-invariant", "added term: value x_ℓᵀ(v + ½k)"),
         *{("marion2025:thm5-convergence", n) for n in ("sign flip: label y = −x_Jᵀv*",
                                                          "dropped term: label (y = εξ)",
-                                                         "added term: label x_Jᵀ(v* + ½k*)")},
-        ("marion2025:sgd-tracks-flow", "dropped term: noise tokens' (L−1) terms of the ODE")}
+                                                         "dropped term: signal mean √(d/2)k*")},
+        ("marion2025:sgd-tracks-flow", "dropped term: the label's terms of the ODE (y = εξ)")}
 
 
 def _cases():
