@@ -1,0 +1,14 @@
+"""Claims of Marion, Berthier, Biau, Boyer (ICLR 2025), arXiv 2410.01537: erf attention on
+single-location regression. Spec: shared/spec/marion2025.md.
+
+One module per part of the paper: ``sec3_risk`` (the risk in closed form, the linear baseline,
+the Bayes limit: Thm 1, Prop. 3, Cor. 2), ``sec5_dynamics`` (the invariant manifold, the saddle,
+convergence of projected gradient descent: Sec. 5, Thm 5) and ``sgd`` (the engine's own claim
+that online SGD follows the reduced ODE). Shared helpers are in ``_common``. Importing this
+package registers every claim.
+
+Each check takes the model (and, where the claim is a formula, the formula) as keyword
+arguments defaulting to the paper's, so that a deliberately wrong one can be fed in; the wrong
+ones each claim must refute are declared in ``@claim(mutations=...)``."""
+
+from . import sec3_risk, sec5_dynamics, sgd  # noqa: F401

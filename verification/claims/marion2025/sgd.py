@@ -1,0 +1,163 @@
+"""The engine's own claim on Marion et al.'s model: online SGD at finite d follows the reduced
+overlap ODE, with a deviation that vanishes as d grows."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+
+from numerics import reduced
+from numerics.sgd import SGDConfig, simulate_direct
+from theory.models.marion2025 import MODEL
+from ...checks import limit
+from ...registry import Outcome, claim
+from ...stats import finite
+from ._common import PAPER
+
+SGD_PARAMS = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
+SGD_INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
+SGD_T = 2.0
+
+
+def _ode_without_noise_tokens(p):
+    """The reduced flow with the noise tokens' terms dropped (the (L−1) and (L−1)(L−2) terms:
+    the flow at L = 1)."""
+    return reduced(MODEL, {**p, "L": 1})
+
+
+def _simulate_sgd(ctx, model, ode, dims, seeds):
+    """SGD at each d and the ODE on the same grid: rows, (result, ODE) at each d, deviations
+    and their standard errors (recorded times after t = 0)."""
+    rows, trajectories, devs, ses = [], {}, [], []
+    for i, dv in enumerate(dims):
+        p = {"d": dv, **SGD_PARAMS}
+        lr = 0.5 / dv
+        steps = int(round(SGD_T / lr))
+        cfg = SGDConfig(params=p, lr=lr, steps=steps, seeds=seeds, batch=math.ceil(dv / 8),
+                        record_every=steps // 8, n_test=ctx.pick(500, 2000), init=SGD_INIT,
+                        seed=ctx.claim_seed(f"sgd:{dv}"), device=ctx.device, dtype="float32")
+        res = simulate_direct(model, cfg)
+        flow = ode(p)
+        sol = flow.integrate(SGD_INIT, res.t)
+        if not sol.ok:
+            raise RuntimeError(f"the reduced ODE at d={dv} could not be integrated: {sol.message}")
+        mean, se = res.mean(), res.stderr()
+        finite(mean, se, sol.y)
+        dev = mean - sol.y
+        devs.append(dev[1:].ravel())
+        ses.append(se[1:].ravel())
+        k = np.unravel_index(np.argmax(np.abs(dev)), dev.shape)
+        rows.append({"d": dv, "lr": lr, "batch": cfg.batch, "steps": steps,
+                     "max_deviation": float(abs(dev[k])), "stderr_there": float(se[k]),
+                     "at_time": float(res.t[k[0]]), "order_parameter": res.names[k[1]],
+                     "steps_per_second": res.steps_per_second})
+        trajectories[dv] = (res, sol.y, flow)
+        ctx.tick((i + 1) / len(dims))
+    return rows, trajectories, np.array(devs), np.array(ses)
+
+
+def _worst_intercept(check, res_last):
+    a = np.array(check.details["limit"])
+    a_se = np.array(check.details["limit_stderr"])
+    score = np.abs(a) / a_se
+    w = int(np.argmax(score))
+    t_idx, k_idx = divmod(w, len(res_last.names))
+    return a, a_se, {"time": float(res_last.t[t_idx + 1]), "order_parameter": res_last.names[k_idx],
+                     "intercept": float(a[w]), "stderr": float(a_se[w]), "z": float(score[w])}
+
+
+def draw_tracks(fig, res, ode, dv, flow):
+    ax = fig.add_subplot(1, 2, 1)
+    mean, se = res.mean(), res.stderr()
+    for k, name in enumerate(res.names):
+        line, = ax.plot(res.t, ode[:, k], "-", lw=1.5)
+        ax.errorbar(res.t, mean[:, k], yerr=2 * se[:, k], fmt="o", ms=3,
+                    color=line.get_color(), label=name)
+    ax.set_xlabel("t = step · lr")
+    ax.set_ylabel("overlap")
+    ax.set_title(f"ODE (lines) vs SGD (dots), d={dv}", fontsize=9)
+    ax.legend(fontsize=7)
+    ax2 = fig.add_subplot(1, 2, 2)
+    if res.loss is not None:
+        ax2.errorbar(res.t, res.loss.mean(1),
+                     yerr=2 * res.loss.std(1) / np.sqrt(res.loss.shape[1]),
+                     fmt="o", ms=3, label="SGD test risk")
+    ax2.plot(res.t, [flow.loss(y)[0] for y in ode], "-", label="risk on ODE")
+    ax2.set_xlabel("t")
+    ax2.set_title("risk along the trajectory", fontsize=9)
+    ax2.legend(fontsize=7)
+
+
+def draw_deviation(fig, dims, x, devs, ses, a, a_se):
+    ax = fig.add_subplot()
+    D = np.abs(devs).max(1)
+    ax.plot(x, D, "o-", label="max |mean SGD − ODE| over t and overlaps")
+    for xi, Di, dv in zip(x, D, dims):
+        ax.annotate(f"d={dv}", (xi, Di), fontsize=7)
+    ax.errorbar(np.zeros_like(a) - 0.002 * max(x), np.abs(a), yerr=2 * a_se, fmt=".",
+                alpha=0.4, label="|intercept at x = 0| ± 2 se (each t, overlap)")
+    ax.set_xlabel("x = lr·d/batch (SGD-noise strength)")
+    ax.set_ylabel("deviation")
+    ax.legend(fontsize=8)
+
+
+@claim(f"{PAPER}:sgd-tracks-flow", "(engine)",
+       "Online SGD on fresh samples at finite d follows the reduced overlap ODE; the deviation "
+       "shrinks as d grows.",
+       reading="step lr = 0.5/d and batch ⌈d/8⌉, so that the SGD-noise drift, of order "
+               "x = lr·d/batch = 4/d, vanishes as d grows. At every recorded time and order "
+               "parameter the seed-mean deviation from the ODE is extrapolated in x (quadratic: "
+               "the finite-size terms to second order) to x = 0; the claim predicts a zero "
+               "intercept everywhere (Bonferroni z).",
+       # Not declared, because the check does not refute them at the quick profile (seed 0):
+       # - the ODE of a model whose signal-token std is 1.2·γ: its offset from SGD depends on d
+       #   in a way that is not a quadratic in x = 4/d at the SGD's precision, so the d → ∞ fit
+       #   is poor and the check says inconclusive (never confirmed); kept as a test in
+       #   tests/test_claims_marion.py;
+       # - the ODE with the noise tokens' (L−1) terms dropped (the flow at L = 1,
+       #   ``_ode_without_noise_tokens``): CONFIRMED, its largest extrapolated intercept is
+       #   −0.010 ± 0.003 (3.3 se < z = 4.71): at λ = 0.7, L = 3 these terms move the overlaps
+       #   by about 0.01 by t = 2, below the quick profile's resolution.
+       mutations={"dropped term: the label's terms of the ODE (y = εξ)":
+                  lambda: {"flow_model": MODEL.perturbed(label=sp.S.Zero,
+                                                         name="marion-no-label")}})
+def sgd_tracks_flow(ctx, model=MODEL, flow_model=None, ode=None):
+    """Batched direct SGD (float32) at several d against the derived ODE (Radau with the
+    symbolic Jacobian); ``flow_model`` (a model) or ``ode`` (params → reduced flow) lets a test
+    integrate a deliberately wrong ODE."""
+    dims = ctx.pick([50, 100, 200, 400], [100, 200, 400, 800])
+    seeds = ctx.pick(32, 64)
+    ode = ode or (lambda p: reduced(flow_model or model, p))
+    rows, trajectories, devs, ses = _simulate_sgd(ctx, model, ode, dims, seeds)
+    x = np.array([r["lr"] * r["d"] / r["batch"] for r in rows])
+    res_last, ode_last, flow_last = trajectories[dims[-1]]
+    # SGD noise, time discretisation and fluctuation bias are all O(x) = O(1/d); the next
+    # order is kept explicitly (quadratic extrapolation) rather than absorbed in a tolerance
+    check = limit(ctx, x, devs, ses, 0.0, terms=("x", "x^2"),
+                  name="SGD − ODE deviation at x → 0", scale=np.abs(ode_last[1:]).ravel())
+    a, a_se, worst = _worst_intercept(check, res_last)
+    D = np.array([r["max_deviation"] for r in rows])
+    evidence = {"params": SGD_PARAMS, "init": SGD_INIT, "T": SGD_T, "seeds": seeds, "rows": rows,
+                "noise_parameter_x": x, "intercepts_at_x0": a, "intercept_stderr": a_se,
+                "worst_intercept": worst, "z": check.z,
+                "check": {k: v for k, v in check.evidence().items()
+                          if k not in ("limit", "limit_stderr")}}
+    arrays = {f"sgd_q_d{dims[-1]}": res_last.stacked(), f"ode_q_d{dims[-1]}": ode_last,
+              "t": res_last.t, "dims": np.array(dims), "max_deviation": D}
+    figs = {"ode_vs_sgd": functools.partial(draw_tracks, res=res_last, ode=ode_last,
+                                            dv=dims[-1], flow=flow_last),
+            "deviation_vs_d": functools.partial(draw_deviation, dims=dims, x=x, devs=devs,
+                                                ses=ses, a=a, a_se=a_se)}
+    tracked = {"max_deviation_largest_d": (float(D[-1]), 0.05)}
+    summary = (f"max |mean SGD − ODE| = {', '.join(f'{v:.3f}' for v in D)} at d = {dims}; "
+               f"largest extrapolated d → ∞ deviation {worst['intercept']:+.3g} ± "
+               f"{worst['stderr']:.2g} ({worst['order_parameter']}, t={worst['time']:.2g}; "
+               f"{worst['z']:.1f} se vs z = {check.z:.2f})")
+    verdict, prefix = {"inconclusive": ("inconclusive", f"{check.needs}: "),
+                       "refuted": ("refuted", "deviation does not vanish: ")}.get(
+        check.decision, ("confirmed", "") if D[-1] < D[0]
+        else ("inconclusive", "no decrease over the d range: "))
+    return Outcome(verdict, prefix + summary, evidence, tracked, arrays, figs)
