@@ -7,7 +7,7 @@ from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import GaussianPrior
 from theory.multihead import Activation
 from verification import Context, get_claim, run_claim
-from verification.claims import sagitova2026_dynamics as dyn
+from verification.claims.sagitova2026 import sec3_specialization as dyn
 
 CTX = Context(profile="quick", seed=0)
 
