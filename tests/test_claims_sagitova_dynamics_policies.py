@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from verification import Context, get_claim, run_claim
-from verification.claims import sagitova2026_dynamics as dyn
+from verification.claims.sagitova2026 import sec3_dynamics, sec3_specialization as dyn
 
 
 def ctx():
@@ -165,12 +165,12 @@ def _sgd_rows(mean, se, ode, never=0):
 def test_unspecialized_sgd_band_counts_its_standard_error():
     """Old: |2.5 − 2.0| > 20 % of 2.0 refuted, whatever the SGD mean's standard error (0.2)."""
     c = ctx()
-    out = dyn._sgd_alignment_outcome(c, _sgd_rows(2.5, 0.2, 2.0), {}, "ODE ok")
+    out = sec3_dynamics._sgd_alignment_outcome(c, _sgd_rows(2.5, 0.2, 2.0), {}, "ODE ok")
     assert out.verdict == "confirmed"
-    assert dyn._sgd_alignment_outcome(ctx(), _sgd_rows(3.5, 0.05, 2.0), {}, "").verdict == "refuted"
+    assert sec3_dynamics._sgd_alignment_outcome(ctx(), _sgd_rows(3.5, 0.05, 2.0), {}, "").verdict == "refuted"
     assert c.ledger.contract().comparisons == 2
 
 
 def test_unspecialized_sgd_runs_that_never_align_make_it_inconclusive():
-    out = dyn._sgd_alignment_outcome(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
+    out = sec3_dynamics._sgd_alignment_outcome(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
     assert out.verdict == "inconclusive" and "never aligned" in out.summary

@@ -36,7 +36,7 @@ def test_pruning_claim_refutes_when_every_head_is_needed():
 def test_softmax1_noise_is_inconclusive_within_z_se_of_the_level():
     # old rule: refuted only if r1 − z·se > 0.05, else confirmed: r1 = 0.049 ± 0.001 was
     # 'confirmed' although it is not shown below the level at z·se
-    from verification.claims.sagitova2026_sec4 import judge_softmax1
+    from verification.claims.sagitova2026.sec4_expressivity import judge_softmax1
     decision, (c1, c0) = judge_softmax1(Context(profile="quick", seed=0), 0.049, 0.001, 0.35, 1e-4)
     assert decision == "inconclusive" and c1.decision == "inconclusive" and c1.needs
     assert c0.decision == "confirmed"
@@ -54,7 +54,7 @@ def _rows(ctl, ctl_se):
 
 def test_prop_iv3_judges_that_the_control_reaches_the_bayes_risk():
     # old code: 'B-softmax reaches it' was printed whatever the control's risk
-    from verification.claims.sagitova2026_sec4 import judge_gap
+    from verification.claims.sagitova2026.sec4_expressivity import judge_gap
     ok = judge_gap(Context(profile="quick", seed=0), _rows([1e-4, 0, 1e-8, 1e-9], 1e-4),
                    "softmax")
     assert ok[0] == "confirmed"

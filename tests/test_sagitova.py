@@ -129,7 +129,7 @@ def test_saddle_hessian_head_difference_block_is_minus_c_times_the_second_moment
 
 
 def test_richardson_hessian_removes_the_step_error_and_bounds_the_rest():
-    from verification.claims.sagitova2026 import STEPS, richardson_hessian
+    from verification.claims.sagitova2026.sec3_landscape import STEPS, richardson_hessian
     rng = np.random.default_rng(0)
     H, a, b = np.array([[-0.2, 0.05], [0.05, -0.1]]), 0.4, -0.3
     noise = 1e-3 * rng.standard_normal((10_000, 2, 2))

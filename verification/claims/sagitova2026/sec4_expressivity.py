@@ -1,48 +1,27 @@
-"""Sec. IV claims of Sagitova, Duranthon, Zdeborová (2026): what softmax, softmax-1 and
-B-softmax can reach against the Bayes risk (Prop. IV.3, softmax-1 and noise), which directions
-trained heads learn, and head pruning.
+"""Sec. IV of Sagitova, Duranthon, Zdeborová (2026), what each attention can reach against the
+Bayes risk: softmax's gap (Prop. IV.3) and softmax-1 switching irrelevant heads off.
 
 Best risks come from minimising the reduced loss (L-BFGS-B on the exact gradient of the
-common-random-number estimate, several starts; ``numerics.multihead.minimise`` on a reduced
-model's flow) and are re-evaluated on fresh draws (a new ``HeadReduced``), so the optimisation
-does not bias them low; Bayes risks from the exact posterior (Prop. IV.1). "Trained" heads come
-from integrating the derived gradient flow (``HeadReduced.integrate``)."""
+common-random-number estimate, several starts; ``_common.best_risk``) and are re-evaluated on
+fresh draws, so the optimisation does not bias them low; Bayes risks from the exact posterior
+(Prop. IV.1)."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.stats import norm
 
-from numerics.multihead import HeadState, bayes_loss, minimise
-from numerics.reduced import HeadReduced
+from numerics.multihead import bayes_loss
 from theory.models.sagitova2026 import DiscretePrior
-from theory.multihead import MultiHeadModel
-from ..checks import combine, estimate_vs_theory, trend
-from ..registry import Outcome, claim
-from ..stats import finite
-
-PAPER = "sagitova2026"
-L = 4
+from ...checks import combine, estimate_vs_theory, trend
+from ...registry import Outcome, claim
+from ...stats import finite
+from ._common import L, PAPER, best_risk
 
 
 def _pm_prior(s):
     """θ = ±s (F = 1), probability ½ each: mass on a set S = {s} and on −S."""
     return DiscretePrior([[s], [-s]], [0.5, 0.5])
-
-
-def best_risk(activation, prior, H, ctx, tag, output="mean", starts=6):
-    """Best reduced risk of H heads found from ``starts`` random starts, re-evaluated on fresh
-    draws: (risk, se, state)."""
-    md = MultiHeadModel(H, L, prior.F, activation, output=output)
-    rng = ctx.rng(f"best:{tag}")
-    rm = HeadReduced(md, prior, n=ctx.pick(2**13, 2**15), seed=ctx.claim_seed(f"opt:{tag}"))
-    st0 = [HeadState.make(rng.normal(0, 1.5, (H, prior.F)), 0.1 * np.eye(H), rng.normal(0, 2, H),
-                          rng.normal(0, 1, H)) for _ in range(starts)]
-    best, _, _ = minimise(rm.flow, st0)
-    fresh = HeadReduced(md, prior, n=ctx.pick(2**15, 2**17), seed=ctx.claim_seed(f"fresh:{tag}"),
-                        kind="random")
-    risk, se = fresh.loss(best)
-    return risk, se, best
 
 
 def _risk_table(ctx, signals, acts, H, output="mean"):
@@ -211,152 +190,3 @@ def softmax1_noise(ctx, activation="softmax-1"):
     return Outcome(decision, why, evidence, figures=figs)
 
 
-# --- trained heads ---------------------------------------------------------------------------
-def _four_point_prior():
-    return DiscretePrior([[3.0, 0.0], [-3.0, 0.0], [0.0, 2.0], [0.0, -2.0]], [0.25] * 4)
-
-
-def _train(activation, prior, H, ctx, tag, t_end, init_scale=0.05):
-    md = MultiHeadModel(H, L, prior.F, activation)
-    rm = HeadReduced(md, prior, n=ctx.pick(2**12, 2**14), seed=ctx.claim_seed(f"train:{tag}"),
-                     backend="torch")
-    rng = ctx.rng(f"train-init:{tag}")
-    st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
-    tr = rm.integrate(st, np.array([0.0, 0.8 * t_end, t_end]), rtol=1e-6, atol=1e-10)
-    if not tr.ok:
-        raise RuntimeError(f"{rm.name}: training ended '{tr.status}': {tr.message}")
-    states = rm.states(tr)
-    drift = float(np.abs(states[-1].m - states[-2].m).max())
-    return states[-1], rm, drift
-
-
-def _purity(m):
-    """max_f |cos(m_h, e_f)| per head: 1 for a pure direction, 1/√2 for an even mixture."""
-    n = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.abs(m / np.maximum(n, 1e-300)).max(1)
-
-
-@claim(f"{PAPER}:mixture-directions", "Sec. IV",
-       "Trained softmax heads learn mixture directions ±e_1 ± e_2 …, while B-softmax heads "
-       "learn the pure directions.",
-       reading="discrete prior θ ∈ {±3e₁, ±2e₂} (equal weights), H = 4, L = 4; heads trained "
-               "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax to "
-               "τ = 300, B-softmax to τ = 3000, where both have stopped moving); purity of a "
-               "head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, mixture ≤ 0.9. Confirmed when every "
-               "softmax head is a mixture and every B-softmax head is pure.")
-def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.0, 3000.0)):
-    prior = _four_point_prior()
-    H = 4
-    out = {}
-    for i, (act, tau_end) in enumerate(((softmax, t_end[0]), (bsoftmax, t_end[1]))):
-        st, rm, drift = _train(act, prior, H, ctx, f"mix:{act if isinstance(act, str) else act.name}",
-                               tau_end)
-        m = st.m
-        cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
-        fresh = HeadReduced(rm.model, prior, n=ctx.pick(2**15, 2**17),
-                            seed=ctx.claim_seed(f"mix-fresh:{i}"), kind="random")
-        risk, risk_se = fresh.loss(st)
-        out[i] = {"activation": act if isinstance(act, str) else act.name, "tau": tau_end,
-                  "m": m.tolist(), "purity": _purity(m).tolist(), "loss": risk, "loss_se": risk_se,
-                  "late_drift": drift, "head_cosines": cos.tolist()}
-        ctx.tick((i + 1) / 2)
-    rb, rb_se, _ = bayes_loss(prior, L, 200_000, ctx.claim_seed("mix:bayes"))
-    sm, bs = out[0], out[1]
-    evidence = {"softmax": sm, "b-softmax": bs, "bayes_risk": rb, "bayes_risk_se": rb_se,
-                "pure": 0.95, "mixture": 0.9}
-
-    def draw(fig):
-        for k, (row, name) in enumerate(((sm, "softmax"), (bs, "B-softmax"))):
-            ax = fig.add_subplot(1, 2, k + 1)
-            im = ax.imshow(np.array(row["head_cosines"]), vmin=-1, vmax=1, cmap="RdBu_r")
-            ax.set(title=f"{name}: head cosines\npurity {np.round(row['purity'], 2).tolist()}",
-                   xlabel="head", ylabel="head")
-        fig.colorbar(im, ax=fig.axes, shrink=0.7)
-    figs = {"head-cosines": draw}
-    mixed_ok = all(p <= 0.9 for p in sm["purity"])
-    pure_ok = all(p >= 0.95 for p in bs["purity"])
-    if not mixed_ok:
-        return Outcome("refuted", f"some trained softmax head is pure: purities "
-                       f"{np.round(sm['purity'], 3).tolist()}", evidence, figures=figs)
-    if not pure_ok:
-        return Outcome("refuted", f"some trained B-softmax head is a mixture: purities "
-                       f"{np.round(bs['purity'], 3).tolist()}", evidence, figures=figs)
-    return Outcome("confirmed", f"softmax heads are mixtures (purity ≤ {max(sm['purity']):.2f}); "
-                   f"B-softmax heads are pure (≥ {min(bs['purity']):.3f}) with risk "
-                   f"{bs['loss']:.4f} ± {bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh draws)",
-                   evidence, figures=figs)
-
-
-def _prune(state, model, prior, ctx, tag):
-    """Greedy pruning: repeatedly drop the head whose removal raises the fresh-draw loss least.
-    Returns the losses after 0, 1, …, H − 1 removals and the order of removal."""
-    fresh = {}
-
-    def loss_of(keep):
-        keep = tuple(keep)
-        if keep not in fresh:
-            md = MultiHeadModel(len(keep), L, model.F, model.activation, output=model.output)
-            st = HeadState(state.m[list(keep)], state.r[np.ix_(keep, keep)], state.b[list(keep)],
-                           state.v[list(keep)])
-            fresh[keep] = HeadReduced(md, prior, n=ctx.pick(2**14, 2**16),
-                                      seed=ctx.claim_seed(f"prune:{tag}"), kind="random").loss(st)
-        return fresh[keep]
-    keep = list(range(model.H))
-    losses, order = [loss_of(keep)], []
-    while len(keep) > 1:
-        trial = {h: loss_of([k for k in keep if k != h])[0] for h in keep}
-        h = min(trial, key=trial.get)
-        keep.remove(h)
-        order.append(h)
-        losses.append(loss_of(keep))
-    return losses, order
-
-
-@claim(f"{PAPER}:head-pruning", "Sec. IV",
-       "With softmax-1 or B-softmax and H larger than the number of signal directions F, about "
-       "H − F heads can be pruned with little loss.",
-       reading="two signal directions θ ∈ {3e₁, 3e₂} (probability ½ each, F = 2), H = 4, "
-               "L = 4; heads optimised on the reduced loss (6 random starts); greedy pruning "
-               "(drop the head whose removal raises the fresh-draw loss least), ŷ = (1/H)Σ_h over "
-               "the kept heads. 'Little loss': pruning H − F = 2 heads raises the loss by less "
-               "than 10% of (uniform-attention risk − trained risk). The cost of pruning one "
-               "more is recorded (not judged: the claim does not say more cannot go). Both "
-               "softmax-1 and B-softmax.")
-def head_pruning(ctx, activations=("softmax-1", "b-softmax"), prior=None):
-    prior = prior or DiscretePrior([[3.0, 0.0], [0.0, 3.0]], [0.5, 0.5])
-    H, F = 4, 2
-    uniform = 1 - 1 / L
-    rows = []
-    for i, act in enumerate(activations):
-        r, se, st = best_risk(act, prior, H, ctx, f"prune:{act}")
-        md = MultiHeadModel(H, L, prior.F, act)
-        losses, order = _prune(st, md, prior, ctx, act)
-        scale = uniform - losses[0][0]
-        inc = [l[0] - losses[0][0] for l in losses]
-        rows.append({"activation": act, "trained_risk": losses[0][0], "state": st.to_dict(),
-                     "losses_after_pruning": [l[0] for l in losses],
-                     "loss_se": [l[1] for l in losses], "removal_order": order,
-                     "relative_increase": [x / scale for x in inc]})
-        ctx.tick((i + 1) / len(activations))
-    rb = bayes_loss(prior, L, 100_000, ctx.claim_seed("prune:bayes"))[0]
-    evidence = {"rows": rows, "bayes_risk": rb, "uniform_risk": uniform, "H": H, "F": F,
-                "threshold": 0.1}
-
-    def draw(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for r in rows:
-            ax.plot(range(H), r["losses_after_pruning"], "o-", label=r["activation"])
-        ax.axhline(rb, color="k", ls=":", label="Bayes")
-        ax.axvline(H - F, color="0.6", ls="--")
-        ax.set(xlabel="heads pruned", ylabel="risk", title="Head pruning (greedy), H = 4, F = 2")
-        ax.legend()
-    figs = {"losses": draw}
-    for r in rows:
-        rel = r["relative_increase"]
-        if rel[H - F] >= 0.1:
-            return Outcome("refuted", f"{r['activation']}: pruning {H - F} heads raises the loss by "
-                           f"{100 * rel[H - F]:.1f}% of the attainable improvement", evidence, figures=figs)
-    return Outcome("confirmed", "; ".join(f"{r['activation']}: pruning {H - F} heads costs "
-                                          f"{100 * r['relative_increase'][H - F]:.1f}%, one more "
-                                          f"{100 * r['relative_increase'][H - F + 1]:.0f}%" for r in rows),
-                   evidence, figures=figs)

@@ -1,0 +1,201 @@
+"""Helpers shared by the sections of Sagitova, Duranthon, Zdeborová (2026): the paper id, the
+model constants, the reduced flow and its integration (``integrate_until``: the flow up to the
+first output time where a predicate holds, without integrating on), the small initialisation,
+the saddle rate of Lemma III.1, the escape runs shared by Prop. III.4 and Conj. III.1, and the
+best reduced risk of Sec. IV."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy.integrate import RK45
+
+from numerics.multihead import HeadState, first_passage, minimise
+from numerics.reduced import HeadReduced
+from numerics.sgd.multihead import HeadSGDConfig
+from numerics.sgd.multihead_gram import simulate_heads_gram
+from theory.models.sagitova2026 import DiscretePrior, GaussianPrior, at_prior
+from theory.multihead import MultiHeadModel, saddle_hessian
+
+PAPER = "sagitova2026"
+L = 4
+
+
+def _random_discrete_prior(rng, S, F, scale=1.5):
+    p = rng.dirichlet(np.ones(S))
+    return DiscretePrior(rng.standard_normal((S, F)) * scale, p)
+
+
+@functools.cache
+def _saddle(H, F):
+    return saddle_hessian(MultiHeadModel(H, L, F))
+
+
+def saddle_rate(prior, H):
+    """λ = −(most negative eigenvalue) of the symbolic saddle Hessian (Lemma III.1) for the
+    prior's moments: |m| grows like e^{λτ} near m = 0, r = 0."""
+    Hm, ms, mu, S = _saddle(H, prior.F)
+    Hn = at_prior(Hm, prior, mu, S)
+    evals, evecs = np.linalg.eigh(Hn)
+    return float(-evals[0]), evals, evecs
+
+
+def _flow(model, prior, n, seed, kappa=0.0) -> HeadReduced:
+    return HeadReduced(model, prior, n=n, seed=seed, sgd_noise=kappa, backend="torch")
+
+
+def _trajectory(rm: HeadReduced, state0, t_eval, **options):
+    """The reduced model's trajectory at ``t_eval`` (RK45, rtol 1e-6, atol 1e-12) and its
+    states; ``options`` (``stop(t, y)`` on packed states, ``chunk``) go to
+    ``HeadReduced.integrate``. A solver that fails or a state that turns non-finite is an error:
+    no verdict from a partial trajectory."""
+    tr = rm.integrate(state0, t_eval, rtol=1e-6, atol=1e-12, **options)
+    if not tr.ok:
+        raise RuntimeError(f"{rm.name}: the flow's integration ended '{tr.status}': {tr.message}")
+    return tr, rm.states(tr)
+
+
+def integrate_until(rm: HeadReduced, state0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12):
+    """The reduced flow from ``state0`` at the times ``t_eval``, ending at the first output time
+    where ``reached(y)`` holds (packed state y; None: never): returns (times, packed states).
+
+    The same numbers as ``rm.integrate(state0, t_eval, rtol=rtol, atol=atol, stop=..., chunk=chunk)``
+    (RK45, one solver per ``chunk`` output intervals, restarted from the state reached; every
+    output time from the same dense output, evaluated on the same slices as ``solve_ivp`` does),
+    and the same as integrating over all of ``t_eval`` without a stop for every output time up
+    to the first one where ``reached`` holds: an explicit Runge–Kutta step depends only on the
+    past, so what follows the hit cannot change it. It only stops stepping there, instead of
+    integrating to the end of ``t_eval`` (or of the chunk) and checking afterwards. A failed
+    solver or a non-finite state is an error: no verdict from a partial trajectory."""
+    t_eval = np.asarray(t_eval, float)
+    y = rm.check_state(rm.pack(state0))
+    ts, ys = [t_eval[:1]], [y[None, :]]
+    if reached is not None and reached(y):
+        return np.concatenate(ts), np.concatenate(ys)
+    n_int = len(t_eval) - 1
+    step = n_int if chunk is None else int(chunk)
+    start = 0
+    while start < n_int:
+        end = min(start + step, n_int)
+        seg = t_eval[start:end + 1]
+        with np.errstate(all="ignore"):
+            solver = RK45(lambda t, x: rm.rhs(x), float(seg[0]), y, float(seg[-1]), rtol=rtol, atol=atol)
+            i = 0
+            while True:
+                solver.step()
+                if solver.status == "failed":
+                    raise RuntimeError(f"{rm.name}: the flow's integration failed near t = "
+                                       f"{solver.t:.6g}")
+                i_new = int(np.searchsorted(seg, solver.t, side="right"))
+                if i_new > i:
+                    block = solver.dense_output()(seg[i:i_new]).T      # as solve_ivp slices it
+                    first = 1 if i == 0 else 0                          # seg[0]: already recorded
+                    for k in range(first, len(block)):
+                        if not np.all(np.isfinite(block[k])):
+                            raise FloatingPointError(f"{rm.name}: the state became non-finite "
+                                                     f"near t = {seg[i + k]:.6g}")
+                        ts.append(seg[i + k:i + k + 1])
+                        ys.append(block[k][None, :])
+                        if reached is not None and reached(block[k]):
+                            return np.concatenate(ts), np.concatenate(ys)
+                    i = i_new
+                if solver.status == "finished":
+                    break
+        y = ys[-1][0]
+        start = end
+    return np.concatenate(ts), np.concatenate(ys)
+
+
+def escape_time(rm: HeadReduced, state0, t_eval, threshold, chunk=None):
+    """First output time (interpolated, ``first_passage``) at which ‖m‖_F ≥ ``threshold`` along
+    the flow from ``state0``; nan when it never does within ``t_eval``."""
+    H, F = rm.model.H, rm.model.F
+    norm = lambda y: float(np.linalg.norm(y[:H * F]))                     # m comes first
+    t, y = integrate_until(rm, state0, t_eval, lambda y: norm(y) >= threshold, chunk=chunk)
+    return first_passage(t, [norm(v) for v in y], threshold)
+
+
+# --- small initialisation: shared runs --------------------------------------------------------
+SIGMA0 = 0.02          # keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r = σ₀²I
+
+
+def _small_init(g, D):
+    H = g.shape[0]
+    return HeadState.make(SIGMA0 * g / np.sqrt(D), SIGMA0**2 * np.eye(H))
+
+
+# --- the escape from the saddle (Prop. III.4, Conj. III.1) --------------------------------------
+ESCAPE_NU = (4.0, 1.5)
+ESCAPE_THRESHOLD = 0.3           # ‖m‖_F at escape
+SGD_ESCAPE_HORIZON = 40.0        # τ up to which SGD runs
+MAX_NEVER_ESCAPED = 0.05         # share of SGD runs per D that may stay censored at the horizon
+
+
+def _escape_prior():
+    return GaussianPrior([0.0, 0.0], np.diag(ESCAPE_NU))
+
+
+@functools.lru_cache(maxsize=4)
+def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
+                 sgd_seeds=None):
+    """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
+    seed, reused at every D) and of online SGD (Gram-matrix simulator, exact in law);
+    shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests."""
+    from ...context import Context
+    ctx = Context(profile=profile, seed=seed)
+    H, F = 2, 2
+    prior = GaussianPrior([0.0, 0.0], np.diag(prior_key))
+    md = MultiHeadModel(H, L, F, "softmax")
+    dims = dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
+    seeds = seeds or ctx.pick(6, 16)
+    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+    G = ctx.rng("escape:init").standard_normal((seeds, H, F))
+    t_eval = np.linspace(0, 60, 601)
+    ode = np.full((seeds, len(dims)), np.nan)
+    for i in range(seeds):
+        for j, D in enumerate(dims):
+            ode[i, j] = escape_time(rm, _small_init(G[i], D), t_eval, ESCAPE_THRESHOLD)
+    sgd_dims = sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600])
+    sgd_seeds = sgd_seeds or ctx.pick(64, 128)
+    kappa, B = 0.25, 32
+    sgd = np.full((sgd_seeds, len(sgd_dims)), np.nan)
+    for j, D in enumerate(sgd_dims):
+        lr = kappa * B / D
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=B, seeds=sgd_seeds,
+                            seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
+                            init=SIGMA0, device="cpu")
+        res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
+            np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
+        norms = np.sqrt((res["m"]**2).sum((2, 3)))
+        sgd[:, j] = [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
+    # the SGD runs' own limit: the ODE with the κ-noise term, same small initialisations
+    rm_k = rm.with_noise(kappa)
+    ode_kappa = np.full((min(seeds, 3), len(sgd_dims)), np.nan)
+    for i in range(ode_kappa.shape[0]):
+        for j, D in enumerate(sgd_dims):
+            ode_kappa[i, j] = escape_time(rm_k, _small_init(G[i], D), t_eval, ESCAPE_THRESHOLD)
+    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": kappa, "batch": B,
+            "n_qmc": rm.params["n"], "ode_kappa": ode_kappa}
+
+
+def _slope(x, Y):
+    """Least-squares slope of each row of Y on x, then mean and standard error over rows."""
+    x = np.asarray(x, float)
+    s = [np.polyfit(x, y, 1)[0] for y in Y]
+    return float(np.mean(s)), float(np.std(s, ddof=1) / np.sqrt(len(s))), s
+
+
+def best_risk(activation, prior, H, ctx, tag, output="mean", starts=6):
+    """Best reduced risk of H heads found from ``starts`` random starts, re-evaluated on fresh
+    draws: (risk, se, state)."""
+    md = MultiHeadModel(H, L, prior.F, activation, output=output)
+    rng = ctx.rng(f"best:{tag}")
+    rm = HeadReduced(md, prior, n=ctx.pick(2**13, 2**15), seed=ctx.claim_seed(f"opt:{tag}"))
+    st0 = [HeadState.make(rng.normal(0, 1.5, (H, prior.F)), 0.1 * np.eye(H), rng.normal(0, 2, H),
+                          rng.normal(0, 1, H)) for _ in range(starts)]
+    best, _, _ = minimise(rm.flow, st0)
+    fresh = HeadReduced(md, prior, n=ctx.pick(2**15, 2**17), seed=ctx.claim_seed(f"fresh:{tag}"),
+                        kind="random")
+    risk, se = fresh.loss(best)
+    return risk, se, best

@@ -1,0 +1,353 @@
+"""Sec. III of Sagitova, Duranthon, Zdeborová (2026), dynamics near the start: SGD → gradient
+flow (Prop. III.2), the invariant all-heads-equal manifold, and the unspecialized phase
+(Prop. III.3).
+
+The flow is the one SymPy derives for the multi-head model kind (``theory.multihead``),
+evaluated by antithetic quasi-Monte Carlo with common random numbers through the kind's reduced
+model (``numerics.reduced.HeadReduced``); SGD runs in R^D (``numerics.sgd.multihead``)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from numerics.multihead import HeadState, first_passage, mean_and_se
+from numerics.reduced import HeadReduced
+from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
+from numerics.sgd.multihead_gram import simulate_heads_gram
+from theory.models.sagitova2026 import GaussianPrior, flipping_spike
+from theory.multihead import ACTIVATIONS, MultiHeadModel
+from ... import checks
+from ...registry import Outcome, claim
+from ...stats import finite
+from ._common import L, PAPER, SIGMA0, _flow, _small_init, _trajectory, saddle_rate
+
+
+class _FastMFlow(HeadReduced):
+    """A wrong reduced ODE: the m-equation 30 % too fast (prop-iii2's declared mutation)."""
+
+    def rhs(self, y):
+        d = super().rhs(y)
+        d[:self.model.H * self.model.F] *= 1.3          # the m-block comes first
+        return d
+
+
+def _head_dependent_temperatures():
+    """A wrong attention: softmax with a temperature that depends on the head, which breaks the
+    heads' exchangeability (symmetric-manifold's declared mutation)."""
+    import sympy as sp
+
+    from theory.multihead import Activation
+    return [Activation("softmax-heterogeneous", lambda s, v: [
+        [sp.exp((1 + 0.4 * h) * x) / sum(sp.exp((1 + 0.4 * h) * y) for y in row) for x in row]
+        for h, row in enumerate(s)])]
+
+
+def _draw_deviation(rows, kappa, slope, fig):
+    ax = fig.add_subplot(1, 1, 1)
+    ax.errorbar([r["D"] for r in rows], [r["rms_deviation"] for r in rows],
+                yerr=[r["rms_deviation"] * r["rms_deviation_boot_sd"] for r in rows], fmt="o-",
+                label="RMS |SGD − ODE| per run")
+    d = np.array([r["D"] for r in rows], float)
+    ax.plot(d, rows[0]["rms_deviation"] * np.sqrt(d[0] / d), "k--", label="∝ D^{-1/2}")
+    ax.set(xscale="log", yscale="log", xlabel="D", ylabel="deviation from the ODE",
+           title=f"Prop. III.2: SGD vs reduced flow (κ = γD/N_b = {kappa}), slope {slope:.2f}")
+    ax.legend()
+
+
+# --- Prop. III.2 ---------------------------------------------------------------------------
+@claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
+       "As D → ∞, SGD converges to the gradient flow on (m, r, b, v); finite-D trajectories "
+       "approach the ODE as D grows.",
+       reading="softmax-v (keys, biases and sink logits all trained), H = 2, F = 2, L = 4, "
+               "flipping spike (ν₁, ν₂) = (1, 2); start m = [[0.4, 0.1], [−0.2, 0.3]], r = 0.2·I, "
+               "b = (0.1, −0.1), v = (0.2, 0); online SGD in R^D with batch N_b = 8 and "
+               "γ = κN_b/D, κ = γD/N_b = 0.25 held fixed, so the ODE carries the SGD-noise term "
+               "κ·E N in dr/dτ; τ ≤ 2. Checks: (i) at every D and record time the seed-mean "
+               "of every order parameter agrees with the ODE within Bonferroni z·se + the "
+               "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
+               "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
+               "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
+               "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected), judged "
+               "as a trend: > 0 at z refutes, in between inconclusive.",
+       mutations={"m-equation ×1.3": lambda: {"reduced_class": _FastMFlow}})
+def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
+    dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
+    seeds = ctx.pick(32, 64)
+    kappa, B, T = 0.25, 8, 2.0
+    md = MultiHeadModel(2, L, 2, "softmax-v")
+    prior = flipping_spike(1.0, 2.0)
+    init = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.2, 0.0])
+    flows = [reduced_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
+             for i in range(2)]
+    t_rec = np.linspace(0, T, 5)
+    odes = [_trajectory(rm, init, t_rec)[0].y for rm in flows]        # packed states, time × comp
+    rows, arrays = [], {}
+    rng = ctx.rng("iii2:boot")
+    for j, D in enumerate(dims):
+        lr = kappa * B / D
+        steps = int(round(T / lr))
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=B, seeds=seeds,
+                            seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
+                            init=init, device=ctx.device)
+        simulate = simulate_heads if D <= 800 else simulate_heads_gram   # both exact in law
+        res = simulate(md, prior, cfg)
+        if not np.allclose(res.t, t_rec, atol=1e-9):
+            raise RuntimeError(f"SGD record times {res.t} differ from the ODE's {t_rec}")
+        sgd = np.array([[res.head_state(k, i).pack() for i in range(seeds)] for k in range(len(res.t))])
+        finite(sgd, *odes)
+        dev = sgd - odes[0][:, None, :]                                  # time, seed, comp
+        bias, se = dev.mean(1), dev.std(1, ddof=1) / np.sqrt(seeds)
+        qmc = np.abs(odes[0] - odes[1])
+        rms_seed = np.sqrt((dev[1:] ** 2).mean((0, 2)))                  # per seed
+        boot = [np.sqrt(np.mean(rms_seed[rng.integers(0, seeds, seeds)] ** 2)) for _ in range(200)]
+        rows.append({"D": D, "lr": lr, "steps": steps, "simulator": simulate.__name__,
+                     "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
+                     "rms_deviation_boot_sd": float(np.std(np.log(boot), ddof=1)),
+                     "bias": bias.tolist(), "bias_se": se.tolist(), "ode_qmc_error": qmc.tolist(),
+                     "tau": res.t.tolist(), "steps_per_second": res.steps_per_second})
+        arrays[f"sgd_D{D}"] = sgd
+        arrays[f"ode_D{D}"] = odes[0]
+        ctx.tick((j + 1) / len(dims))
+    # (i) one family: every (D, τ, component) seed-mean deviation against 0 with the explicit
+    # allowance ODE quasi-Monte Carlo error + 1/D; resolution relative to the ODE's value there
+    dev_all = np.array([r["bias"] for r in rows])
+    check = checks.estimate_vs_theory(
+        ctx, dev_all.ravel(), np.array([r["bias_se"] for r in rows]).ravel(), np.zeros(dev_all.size),
+        bias=np.array([np.array(r["ode_qmc_error"]) + 1.0 / r["D"] for r in rows]).ravel(),
+        name="SGD seed-mean − ODE", scale=np.broadcast_to(np.abs(odes[0]), dev_all.shape).ravel())
+    z, passed = check.z, check.ok.reshape(dev_all.shape)
+    worst = None
+    for j, r in enumerate(rows):
+        bias, se, q = (np.array(r[k]) for k in ("bias", "bias_se", "ode_qmc_error"))
+        excess = np.abs(bias) - (z * se + q + 1.0 / r["D"])
+        k = np.unravel_index(np.argmax(excess), excess.shape)
+        r["worst_excess"] = float(excess[k])
+        if not passed[j].all() and (worst is None or excess[k] > worst[1]):
+            worst = (r, float(excess[k]), k)
+    x = np.log([r["D"] for r in rows])
+    y = np.log([r["rms_deviation"] for r in rows])
+    w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
+    X = np.stack([np.ones_like(x), x], 1)
+    cov = np.linalg.inv(X.T @ (X * w[:, None]))
+    slope, slope_se = float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
+    # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
+    shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D")
+    names = (["m"] * 4 + ["r"] * 3 + ["b"] * 2 + ["v"] * 2)
+    evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
+                "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
+                "init": init.to_dict(), "mean_check": check.evidence(),
+                "shrink_check": shrink.evidence()}
+
+    figs = {"deviation": functools.partial(_draw_deviation, rows, kappa, slope)}
+    if worst is not None:
+        r, ex, (ti, ci) = worst
+        return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
+                       f"{names[ci]}-component {ci}: bias {r['bias'][ti][ci]:.4g} ± "
+                       f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance)",
+                       evidence, arrays=arrays, figures=figs)
+    if shrink.decision == "refuted":
+        return Outcome("refuted", f"the deviation from the ODE grows with D (log-log slope "
+                       f"{slope:.3f} ± {slope_se:.3f}, z = {shrink.z:.2f})", evidence, arrays=arrays,
+                       figures=figs)
+    if shrink.decision == "inconclusive":
+        return Outcome("inconclusive", f"SGD means agree with the ODE at every D, but the single-run "
+                       f"deviation's decrease is not resolved (log-log slope {slope:.3f} ± "
+                       f"{slope_se:.3f}); needs {shrink.needs}", evidence, arrays=arrays, figures=figs)
+    return Outcome("confirmed", f"SGD means agree with the ODE (with the κ-noise term) at every D; "
+                   f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]})",
+                   evidence, arrays=arrays, figures=figs)
+
+
+# --- Sec. III: the symmetric manifold --------------------------------------------------------
+def _manifold_contrasts(H, F):
+    """Rows of a matrix C with C·pack(dstate) = 0 exactly on the all-heads-equal manifold."""
+    iu = np.triu_indices(H)
+    ridx = {(int(a), int(b)): H * F + k for k, (a, b) in enumerate(zip(*iu))}
+    P = H * F + len(iu[0]) + 2 * H
+    rows, names = [], []
+
+    def add(i, j, name):
+        c = np.zeros(P)
+        c[i], c[j] = 1, -1
+        rows.append(c)
+        names.append(name)
+    for h in range(1, H):
+        for f in range(F):
+            add(h * F + f, f, f"m[{h},{f}] − m[0,{f}]")
+        add(ridx[(h, h)], ridx[(0, 0)], f"r[{h},{h}] − r[0,0]")
+        add(H * F + len(iu[0]) + h, H * F + len(iu[0]), f"b[{h}] − b[0]")
+        add(H * F + len(iu[0]) + H + h, H * F + len(iu[0]) + H, f"v[{h}] − v[0]")
+    off = [(a, b) for a in range(H) for b in range(a + 1, H)]
+    for (a, b) in off[1:]:
+        add(ridx[(a, b)], ridx[off[0]], f"r[{a},{b}] − r{list(off[0])}")
+    return np.array(rows), names
+
+
+@claim(f"{PAPER}:symmetric-manifold", "Sec. III",
+       "The all-heads-equal manifold (m_h, b_h, v_h equal for all h, r_hh′ exchangeable) is "
+       "invariant under the flow.",
+       reading="invariance as tangency: at random points of the manifold (m_h = m̄, b_h = b̄, "
+               "v_h = v̄, r = a·I + c·11ᵀ) every head contrast of the derived right-hand side "
+               "(m_h − m_0, r_hh − r_00, r_hk − r_01, b_h − b_0, v_h − v_0) is zero within "
+               "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
+               "valid); H = 3, F = 2, L = 4; all four activations; flipping spike (1, 2) and "
+               "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.",
+       mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()}})
+def symmetric_manifold(ctx, activations=None):
+    H, F = 3, 2
+    acts = activations or [ACTIVATIONS[a] for a in ("softmax", "softmax-1", "softmax-v", "b-softmax")]
+    priors = {"flipping-spike": flipping_spike(1.0, 2.0),
+              "gaussian": GaussianPrior([0.5, 0.0], np.diag([2.0, 0.5]))}
+    n = ctx.pick(2**14, 2**16)
+    n_points = ctx.pick(2, 4)
+    rng = ctx.rng("manifold")
+    C, names = _manifold_contrasts(H, F)
+    rows = []
+    for i, act in enumerate(acts):
+        md = MultiHeadModel(H, L, F, act)
+        for pname, prior in priors.items():
+            rm = HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
+                             sgd_noise=0.5, kind="random")
+            for _ in range(n_points):
+                a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
+                st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
+                                    np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
+                draws = rm.rhs_draws(st)
+                est, se = mean_and_se(draws @ C.T)
+                finite(est, se)
+                scale = 0.5 * np.abs(C) @ np.abs(draws.mean(0))   # mean |rhs| of the pair
+                k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
+                rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
+                             "contrasts": est.tolist(), "se": se.tolist(), "scale": scale.tolist(),
+                             "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
+        ctx.tick((i + 1) / len(acts))
+    # one family: every head contrast at every point against 0 (tangency is exact), no bias;
+    # resolution relative to the size of the contrasted components of the right-hand side
+    check = checks.estimate_vs_theory(
+        ctx, np.ravel([r["contrasts"] for r in rows]), np.ravel([r["se"] for r in rows]),
+        np.zeros(len(rows) * len(names)), name="head contrasts of the flow on the manifold",
+        scale=np.ravel([r["scale"] for r in rows]))
+    z = check.z
+    bad = [r for r, ok in zip(rows, check.ok.reshape(len(rows), -1)) if not ok.all()]
+    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F,
+                "check": check.evidence()}
+    if bad:
+        w = max(bad, key=lambda r: r["largest_z"])
+        return Outcome("refuted", f"{w['activation']}, {w['prior']}: the flow leaves the manifold "
+                       f"({w['largest']} at {w['largest_z']:.1f} se > z = {z:.2f})", evidence)
+    top = max(rows, key=lambda r: r["largest_z"])
+    return Outcome("confirmed", f"all head contrasts vanish on the manifold ({len(rows)} points, "
+                   f"largest {top['largest_z']:.2f} se < z = {z:.2f})", evidence)
+
+
+# --- Prop. III.3 -----------------------------------------------------------------------------
+@claim(f"{PAPER}:prop-iii3-unspecialized", "Prop. III.3",
+       "From a small initialisation with Eθ ≠ 0, all heads first align with the mean signal "
+       "direction Σ_f Eθ_f k*_f together, in τ = Θ(1) (Θ(D) samples), while their "
+       "differences stay small.",
+       reading="softmax, H = 2, F = 2, L = 4, flipping spike (ν₁, ν₂) = (1, 2) (Eθ = e₁); "
+               "keys ~ N(0, σ₀²I/D), σ₀ = 0.02 (the same Gaussian draw at every D); "
+               "alignment time τ_a = first τ with min_h m_h·Eθ/|Eθ| ≥ 0.3. ODE at "
+               "D = 10²…10⁸: Θ(1) read as τ_a(D) converging: the spread of τ_a over the top "
+               "decades is < 10% of τ_a, where a Θ(log D) time would change by "
+               "≥ ln(10⁴)/(2λ) (λ the saddle rate); heads together: max_h,h′ |m_h − m_h′| at "
+               "τ_a is < 10% of the alignment at the largest D and decreases with D. SGD "
+               "(D = 200, 400; 16 seeds; κ = 0.25, N_b = 8): the seed-mean τ_a within 20% (stated "
+               "tolerance) + z·se of the ODE's with the κ-noise term; SGD runs that never align "
+               "are counted and make this part inconclusive.",
+       mutations={"prior without mean": lambda: {"prior": GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))}})
+def prop_iii3(ctx, prior=None):
+    H, F = 2, 2
+    prior = prior or flipping_spike(1.0, 2.0)
+    md = MultiHeadModel(H, L, F, "softmax")
+    mean = prior.mean()
+    e = mean / np.linalg.norm(mean) if np.linalg.norm(mean) > 0 else np.eye(F)[0]
+    dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
+    g = ctx.rng("iii3:init").standard_normal((H, F))
+    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("iii3:ode"))
+    t_eval = np.linspace(0, 30, 301)
+    rows = []
+    for D in dims:
+        tr, states = _trajectory(rm, _small_init(g, D), t_eval)
+        align = np.array([min(s.m @ e) for s in states])
+        ta = first_passage(tr.t, align, 0.3)
+        if np.isfinite(ta):
+            k = int(np.searchsorted(tr.t, ta))
+            s = states[k]
+            spread = float(max(np.linalg.norm(s.m[a] - s.m[b]) for a in range(H) for b in range(H)))
+            rows.append({"D": D, "tau_align": ta, "spread_at_tau": spread,
+                         "alignment_at_tau": float(np.mean(s.m @ e))})
+        else:
+            rows.append({"D": D, "tau_align": float("nan"), "spread_at_tau": float("nan"),
+                         "alignment_at_tau": float("nan")})
+    ctx.tick(0.4)
+    sgd_rows = []
+    for D in ctx.pick([200, 400], [200, 400, 1000]):
+        kappa, B = 0.25, 8
+        lr = kappa * B / D
+        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(10 / lr), batch=B, seeds=16,
+                            seed=ctx.claim_seed(f"iii3:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
+                            init=SIGMA0, device=ctx.device)
+        res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
+        taus = np.array([first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)])
+        ode = _trajectory(rm.with_noise(kappa), _small_init(g, D), t_eval)
+        ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
+        done = taus[np.isfinite(taus)]
+        sgd_rows.append({"D": D, "tau_align_seeds": taus.tolist(), "never_aligned": int(16 - done.size),
+                         "tau_align_mean": float(np.mean(done)) if done.size else float("nan"),
+                         "tau_align_se": (float(np.std(done, ddof=1) / np.sqrt(done.size))
+                                          if done.size > 1 else float("nan")),
+                         "tau_align_ode_with_noise": ode_ta})
+        ctx.tick(0.4 + 0.3 * len(sgd_rows))
+    evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
+                "mean_direction": e.tolist()}
+    taus = np.array([r["tau_align"] for r in rows])
+    if not np.all(np.isfinite(taus)):
+        return Outcome("refuted", f"the heads did not align with Eθ within τ = {t_eval[-1]:.0f} at "
+                       f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
+    # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
+    lam = saddle_rate(prior, H)[0]
+    top = taus[len(taus) // 2:]
+    drift = float(top.max() - top.min())
+    log_alt = float(np.log(rows[-1]["D"] / rows[len(rows) // 2]["D"]) / (2 * max(lam, 1e-12)))
+    rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
+    evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
+                     "saddle_rate": lam, "relative_spread": rel_spread})
+    if drift > 0.1 * top.mean():
+        return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
+                       f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
+    if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
+        return Outcome("refuted", f"the heads are not together at alignment: relative spread "
+                       f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
+    return _sgd_alignment_outcome(ctx, sgd_rows, evidence, (
+        f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
+        f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
+        f"{rel_spread[-1]:.1e})"))
+
+
+def _sgd_alignment_outcome(ctx, sgd_rows, evidence, ode_txt):
+    """Prop. III.3's SGD part: the seed-mean alignment time against the κ-ODE's, |Δ| ≤ z·se +
+    20 % of the ODE's time (the tolerance stated in the reading), one family over the D's.
+    SGD runs that never aligned are counted; any of them makes the mean censored → inconclusive."""
+    never = [s["never_aligned"] for s in sgd_rows]
+    evidence["sgd_never_aligned"] = never
+    if any(never) or not all(np.isfinite(s["tau_align_ode_with_noise"]) for s in sgd_rows):
+        return Outcome("inconclusive", f"{ode_txt}; but SGD runs never aligned within the horizon "
+                       f"(per D: {never} of 16) or the κ-ODE did not: the SGD mean is censored; needs "
+                       f"a longer SGD horizon", evidence)
+    ode_ta = np.array([s["tau_align_ode_with_noise"] for s in sgd_rows])
+    check = checks.estimate_vs_theory(
+        ctx, [s["tau_align_mean"] for s in sgd_rows], [s["tau_align_se"] for s in sgd_rows], ode_ta,
+        bias=0.2 * ode_ta, name="SGD alignment time vs the κ-ODE's")
+    evidence["sgd_check"] = check.evidence()
+    if check.decision == "refuted":
+        s = sgd_rows[int(np.argmax(check.score))]
+        return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} ± "
+                       f"{s['tau_align_se']:.2f} vs the κ-ODE's {s['tau_align_ode_with_noise']:.2f} "
+                       f"(beyond 20 % + z·se, z = {check.z:.2f})", evidence)
+    return Outcome("confirmed", f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + z·se "
+                   f"(z = {check.z:.2f})", evidence)
+
+
