@@ -64,7 +64,7 @@ def fake_sgd(monkeypatch):
     rng = np.random.default_rng(5)
     dims = [100, 400, 1600]
     sgd = np.log(dims)[None, :] * 1.3 + rng.normal(0, 3.0, (64, 3))
-    monkeypatch.setattr(dyn, "_escape_runs", lambda profile, seed: {"sgd_dims": dims, "sgd": sgd})
+    monkeypatch.setattr(dyn, "_escape_runs", lambda profile, seed, **kw: {"sgd_dims": dims, "sgd": sgd})
 
 
 def test_conjecture_uses_a_fresh_direction_for_every_D_and_draw(fake_sgd):

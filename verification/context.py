@@ -72,7 +72,8 @@ class Context:
     def rng(self, claim_id: str) -> np.random.Generator:
         return np.random.default_rng(self.claim_seed(claim_id))
 
-    def map(self, fn: Callable[[Context, Any], _T], items: Sequence[Any]) -> list[_T]:
+    def map(self, fn: Callable[[Context, Any], _T], items: Sequence[Any],
+            shared: bool = False) -> list[_T]:
         """``[fn(ctx, item) for item in items]``, each call a task of the run's engine.
 
         On a dask.distributed worker the calls run as subtasks on the same cluster; elsewhere
@@ -82,10 +83,14 @@ class Context:
         ``item`` and the run seed (never from a shared stream), so the results do not depend
         on the order or place the items run in; ``item`` is JSON-able (numbers, strings,
         lists, dicts). ``fn`` gets a context without progress bar or ledger: it simulates; the
-        claim judges."""
+        claim judges.
+
+        shared: the results do not depend on the calling claim (simulations two claims share):
+        keyed by ``fn``'s code, the item and the run's seed, profile and device only, so the
+        second claim reuses the first's, and on a cluster the two ask for one computation."""
         from .tasks import SubTask, run_subtasks
-        plain = dataclasses.replace(self, progress=None, ledger=Ledger())
-        specs = [SubTask(fn, plain, item) for item in items]
+        plain = dataclasses.replace(self, progress=None, ledger=Ledger(), perturbation=None)
+        specs = [SubTask(fn, plain, item, shared) for item in items]
         return run_subtasks(specs, progress=self.tick)
 
     def tick(self, fraction: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 import dataclasses
+import functools
 import importlib
 from typing import Any
 
@@ -128,13 +129,24 @@ class SubTask:
     fn: Callable[[Any, Any], Any]
     ctx: Any
     item: Any
+    shared: bool = False
 
-    @property
+    @functools.cached_property
     def key(self) -> str | None:
+        fn = f"{self.fn.__module__}.{self.fn.__qualname__}"
+        if self.shared:
+            from .codehash import code_hash
+            from .runner import SUITE_VERSION
+            c = self.ctx
+            try:
+                code = code_hash(self.fn.__module__)
+            except ValueError:          # no source file: nothing could tell when it changed
+                return None
+            return task_key(kind="shared", fn=fn, code=code, item=self.item, profile=c.profile,
+                            seed=c.seed, device=c.device, versions=_versions(), suite=SUITE_VERSION)
         if not self.ctx.task_key:
             return None
-        return task_key(kind="subtask", parent=self.ctx.task_key,
-                        fn=f"{self.fn.__module__}.{self.fn.__qualname__}", item=self.item)
+        return task_key(kind="subtask", parent=self.ctx.task_key, fn=fn, item=self.item)
 
 
 def subtask(spec: SubTask) -> Any:
@@ -157,13 +169,15 @@ def run_subtasks(specs: Sequence[SubTask], progress: Callable[[float], Any] | No
     task secedes while it waits, so its slot runs subtasks), else one after the other."""
     if not specs:
         return []
-    for s in specs:
-        s.key   # noqa: B018 - an item that cannot be keyed fails here, before any work
+    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
     from .engine import on_worker
     if on_worker() and len(specs) > 1:
         from distributed import worker_client
         with worker_client() as client:
-            futures = client.map(subtask, list(specs), pure=False)
+            # a stored subtask's future is named by its key, so two claims asking for the same
+            # shared simulation at once get one computation
+            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False)
+                       for s, k in zip(specs, keys)]
             return client.gather(futures)
     out = []
     for i, s in enumerate(specs):

@@ -136,47 +136,61 @@ def _escape_prior():
     return GaussianPrior([0.0, 0.0], np.diag(ESCAPE_NU))
 
 
-@functools.lru_cache(maxsize=4)
 def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
-                 sgd_seeds=None):
+                 sgd_seeds=None, ctx=None):
     """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
     seed, reused at every D) and of online SGD (Gram-matrix simulator, exact in law);
-    shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests."""
+    shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests.
+
+    Each ODE seed, each SGD dimension and each κ-ODE seed is a shared subtask (``ctx.map``):
+    run once per (code, seed, profile) whichever of the two claims asks first, stored, and
+    spread over the engine's workers."""
     from ...context import Context
-    ctx = Context(profile=profile, seed=seed)
-    H, F = 2, 2
-    prior = GaussianPrior([0.0, 0.0], np.diag(prior_key))
-    md = MultiHeadModel(H, L, F, "softmax")
-    dims = dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
+    ctx = ctx or Context(profile=profile, seed=seed)
+    dims = list(dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10]))
     seeds = seeds or ctx.pick(6, 16)
-    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
-    G = ctx.rng("escape:init").standard_normal((seeds, H, F))
-    t_eval = np.linspace(0, 60, 601)
-    ode = np.full((seeds, len(dims)), np.nan)
-    for i in range(seeds):
-        for j, D in enumerate(dims):
-            ode[i, j] = escape_time(rm, _small_init(G[i], D), t_eval, ESCAPE_THRESHOLD)
-    sgd_dims = sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600])
+    sgd_dims = list(sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600]))
     sgd_seeds = sgd_seeds or ctx.pick(64, 128)
-    kappa, B = 0.25, 32
-    sgd = np.full((sgd_seeds, len(sgd_dims)), np.nan)
-    for j, D in enumerate(sgd_dims):
-        lr = kappa * B / D
-        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=B, seeds=sgd_seeds,
-                            seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
-                            init=SIGMA0, device="cpu")
-        res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
-            np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
-        norms = np.sqrt((res["m"]**2).sum((2, 3)))
-        sgd[:, j] = [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(sgd_seeds)]
-    # the SGD runs' own limit: the ODE with the κ-noise term, same small initialisations
-    rm_k = rm.with_noise(kappa)
-    ode_kappa = np.full((min(seeds, 3), len(sgd_dims)), np.nan)
-    for i in range(ode_kappa.shape[0]):
-        for j, D in enumerate(sgd_dims):
-            ode_kappa[i, j] = escape_time(rm_k, _small_init(G[i], D), t_eval, ESCAPE_THRESHOLD)
-    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": kappa, "batch": B,
-            "n_qmc": rm.params["n"], "ode_kappa": ode_kappa}
+    base = {"prior": list(prior_key), "seeds": seeds, "dims": dims, "sgd_seeds": sgd_seeds}
+    items = ([{**base, "kind": "ode", "i": i} for i in range(seeds)]
+             + [{**base, "kind": "sgd", "D": D} for D in sgd_dims]
+             + [{**base, "kind": "kappa", "i": i, "sgd_dims": sgd_dims} for i in range(min(seeds, 3))])
+    out = ctx.map(_escape_piece, items, shared=True)
+    ode = np.array(out[:seeds])
+    sgd = np.ascontiguousarray(np.array(out[seeds:seeds + len(sgd_dims)]).T)
+    ode_kappa = np.array(out[seeds + len(sgd_dims):])
+    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": ESCAPE_KAPPA,
+            "batch": ESCAPE_BATCH, "n_qmc": ctx.pick(2**12, 2**14), "ode_kappa": ode_kappa}
+
+
+ESCAPE_KAPPA, ESCAPE_BATCH = 0.25, 32
+
+
+def _escape_piece(ctx, item):
+    """One piece of ``_escape_runs``: the ODE's escape times of draw i at every D, SGD's of every
+    seed at one D, or the κ-ODE's of draw i at every SGD dimension."""
+    H = F = 2
+    prior = GaussianPrior([0.0, 0.0], np.diag(item["prior"]))
+    md = MultiHeadModel(H, L, F, "softmax")
+    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+    G = ctx.rng("escape:init").standard_normal((item["seeds"], H, F))
+    t_eval = np.linspace(0, 60, 601)
+    if item["kind"] == "ode":
+        return [escape_time(rm, _small_init(G[item["i"]], D), t_eval, ESCAPE_THRESHOLD)
+                for D in item["dims"]]
+    if item["kind"] == "kappa":       # the SGD runs' own limit: the ODE with the κ-noise term
+        rm_k = rm.with_noise(ESCAPE_KAPPA)
+        return [escape_time(rm_k, _small_init(G[item["i"]], D), t_eval, ESCAPE_THRESHOLD)
+                for D in item["sgd_dims"]]
+    D, n = item["D"], item["sgd_seeds"]
+    lr = ESCAPE_KAPPA * ESCAPE_BATCH / D
+    cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=ESCAPE_BATCH, seeds=n,
+                        seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
+                        init=SIGMA0, device="cpu")
+    res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
+        np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
+    norms = np.sqrt((res["m"]**2).sum((2, 3)))
+    return [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(n)]
 
 
 def _slope(x, Y):

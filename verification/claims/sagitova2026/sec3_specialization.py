@@ -60,7 +60,7 @@ def _draw_spectrum(evals, fig):
                "by τ = 40 are counted, and more than 5% at some D make the verdict inconclusive.",
        mutations={"saddle rate ×1.3": lambda: {"rate": 1.3 * saddle_rate(_escape_prior(), 2)[0]}})
 def prop_iii4(ctx, rate=None, runs=None):
-    runs = runs or _escape_runs(ctx.profile, ctx.seed)
+    runs = runs or _escape_runs(ctx.profile, ctx.seed, ctx=ctx)
     ctx.tick(0.8)
     lam, evals, evecs = saddle_rate(_escape_prior(), 2)
     lam = lam if rate is None else rate
@@ -158,20 +158,30 @@ def _fresh_escape_times(ctx, dims, n_draws, escape_time=None):
     D is measured across independent initial conditions (reusing one direction at every D would
     make sd(τ/ln D) ∝ 1/ln D by arithmetic). ``escape_time(g, D)`` replaces the flow (tests,
     mutations); by default the reduced flow is integrated until ‖m‖_F ≥ ESCAPE_THRESHOLD."""
-    if escape_time is None:
-        md = MultiHeadModel(2, L, 2, "softmax")
-        rm = _flow(md, _escape_prior(), ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
-        t_eval = np.linspace(0, 60, 601)
-
-        def escape_time(g, D):           # solver restarted every 100 output intervals
-            return flow_escape_time(rm, _small_init(g, D), t_eval, ESCAPE_THRESHOLD, chunk=100)
+    if escape_time is None:            # one subtask per D, stored and spread over the workers
+        cols = ctx.map(_fresh_escape_column, [{"D": D, "draws": n_draws} for D in dims])
+        ctx.tick(0.8)
+        return np.array(cols, float).T
     out = np.full((n_draws, len(dims)), np.nan)
     for j, D in enumerate(dims):
         for i in range(n_draws):
-            g = np.random.default_rng(ctx.claim_seed(f"conj:init:{D:g}:{i}")).standard_normal((2, 2))
-            out[i, j] = escape_time(g, D)
+            out[i, j] = escape_time(_fresh_direction(ctx, D, i), D)
         ctx.tick(0.8 * (j + 1) / len(dims))
     return out
+
+
+def _fresh_direction(ctx, D, i):
+    return np.random.default_rng(ctx.claim_seed(f"conj:init:{D:g}:{i}")).standard_normal((2, 2))
+
+
+def _fresh_escape_column(ctx, item):
+    """τ_esc of the reduced flow (until ‖m‖_F ≥ ESCAPE_THRESHOLD) from each fresh draw at one D."""
+    md = MultiHeadModel(2, L, 2, "softmax")
+    rm = _flow(md, _escape_prior(), ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
+    t_eval = np.linspace(0, 60, 601)          # solver restarted every 100 output intervals
+    D = item["D"]
+    return [flow_escape_time(rm, _small_init(_fresh_direction(ctx, D, i), D), t_eval,
+                             ESCAPE_THRESHOLD, chunk=100) for i in range(item["draws"])]
 
 
 def _spread_slope(times, dims, rng, n_boot=400):
@@ -227,7 +237,7 @@ def conj_iii1(ctx, runs=None, escape_time=None):
     of simulating (tests); ``escape_time(g, D)`` replaces the ODE (tests, mutations)."""
     if runs is None:
         dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
-        shared = _escape_runs(ctx.profile, ctx.seed)       # SGD: fresh seeds per D already
+        shared = _escape_runs(ctx.profile, ctx.seed, ctx=ctx)   # SGD: fresh seeds per D already
         runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(16, 32), escape_time),
                 "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
     rng = ctx.rng("conj:boot")
