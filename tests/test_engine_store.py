@@ -99,23 +99,26 @@ def test_code_hash_covers_the_claims_imports_and_not_the_other_papers():
 
 
 # -- runs -----------------------------------------------------------------------------------------
-def test_damaged_cache_and_store_are_recomputed_with_the_same_verdicts(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTNV_CACHE_DIR", str(tmp_path / "cache"))
-    claims = claims_for(None, ["marion2025:manifold-invariant", "marion2025:cor2-bayes-limit"])
-    first = run(claims, show=False, out=tmp_path / "out", figures=False)
-    assert first["complete"] and first["reused"] == 0
-    entries = sorted((tmp_path / "out" / "store").glob("??/*.pkl"))
+def test_damaged_cache_and_store_are_recomputed_with_the_same_verdicts(tmp_path):
+    """Fresh processes (as a user's next run is), so the generated code is read from the disk
+    cache rather than from this process's memory."""
+    env = {**os.environ, "ATTNV_CACHE_DIR": str(tmp_path / "cache")}
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "verification", "run", "--workers", "0", "--no-figures", "--out",
+           str(out), "--claim", "marion2025:manifold-invariant", "--claim", "marion2025:cor2-bayes-limit"]
+    subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True)
+    first = json.loads((out / "report.json").read_text())
+    entries = sorted((out / "store").glob("??/*.pkl"))
     generated = sorted((tmp_path / "cache").rglob("*.py"))
-    assert entries and generated
+    assert first["complete"] and first["reused"] == 0 and entries and generated
     for i, f in enumerate(entries + generated):      # truncate half, garbage into the rest
         f.write_bytes(f.read_bytes()[: 40] if i % 2 else b"garbage\x00" * 9)
-    with pytest.warns(CacheDamaged):
-        again = run(claims, show=False, out=tmp_path / "out", figures=False)
-    assert again["reused"] == 0 and len(again["store_damaged"]) == len(entries)
-    _same_results(first, again)
-    warm = run(claims, show=False, out=tmp_path / "out", figures=False)
-    assert warm["reused"] == len(claims) and warm["store_damaged"] == []
-    _same_results(first, warm)
+    again = subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    second = json.loads((out / "report.json").read_text())
+    assert second["reused"] == 0 and len(second["store_damaged"]) == len(entries)
+    assert "damaged store entry recomputed" in again.stderr
+    assert not any(f.read_bytes().startswith(b"garbage") for f in generated)   # regenerated
+    _same_results(first, second)
 
 
 def test_bad_output_and_store_paths_fail_in_one_line_before_any_claim(tmp_path, monkeypatch):

@@ -136,11 +136,15 @@ def _module_of(obj: Any) -> str:
     # an instance (a Model): the module whose globals hold it, a user's file or a paper's model
     holders = [name for name, mod in list(sys.modules.items())
                if mod is not None and any(v is obj for v in getattr(mod, "__dict__", {}).values())]
-    def rank(name: str) -> int:      # a paper's model file (the object is defined there when
-        if name.startswith("theory.models"):       # it holds it), a user's file, the rest
+    def rank(name: str) -> int:      # where the object is defined, as far as can be told:
+        if name.startswith("theory.models"):            # a paper's model file,
             return 0
+        if name.startswith("attnv_user_"):               # a file loaded by path,
+            return 1
         file = getattr(sys.modules[name], "__file__", None)
-        return 1 if name.split(".")[0] not in ENGINE and file and Path(file).is_file() else 2
+        if name.split(".")[0] not in ENGINE and name != "__main__" and file and Path(file).is_file():
+            return 2                                       # another module of the user's,
+        return 3 if name == "__main__" else 4              # the script that imported it
     return min(holders, key=rank) if holders else type(obj).__module__
 
 
