@@ -138,3 +138,38 @@ def test_bad_alpha_x_and_one_seed(one_d):
     single = dataclasses.replace(one_d, state={k: a[:, :1] for k, a in one_d.state.items()})
     with pytest.raises(ValueError, match="sgd: 1 seed"):
         sgd_vs_flow(0.05, single, rm, INIT)
+
+
+# --- multi-head: τ = γ·step and κ = γD/N_b -------------------------------------------------------
+def test_multihead_flow_at_the_simulations_kappa_and_a_too_fast_m_equation(one_d):
+    from numerics.multihead import HeadState
+    from numerics.reduced import HeadReduced
+    from numerics.sgd import HeadSGDConfig, simulate_heads
+    from theory.models.sagitova2026 import flipping_spike
+    from theory.multihead import MultiHeadModel
+
+    class FastM(HeadReduced):
+        def rhs(self, y):
+            out = super().rhs(y)
+            out[:self.model.H * self.model.F] *= 1.3
+            return out
+
+    md, prior = MultiHeadModel(2, 3, 2, "softmax"), flipping_spike(1.0, 2.0)
+    start = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.0, 0.0])
+    D, batch = 100, 8
+    lr = 0.25 * batch / D
+    steps = int(round(2.0 / lr))
+    cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=batch, seeds=16, seed=1,
+                        record_every=steps // 4, init=start)
+    res = simulate_heads(md, prior, cfg)
+    flow = HeadReduced(md, prior, n=2**12, seed=0)                   # κ = 0: set from cfg
+    true = sgd_vs_flow(0.05, res, flow, start, config=cfg, bias=1 / D)
+    assert true.kappa == pytest.approx(0.25) and true.decision == "confirmed"
+    assert true.names[0] == "m[0,0]" and true.flow.shape == (1, 5, len(flow.state_names))
+    fast = sgd_vs_flow(0.05, res, FastM(md, prior, n=2**12, seed=0), start, config=cfg,
+                       bias=1 / D)
+    assert fast.decision == "refuted"
+    with pytest.raises(ValueError, match="flow: a multi-head simulation"):
+        sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, config=cfg)
+    with pytest.raises(ValueError, match="sgd: the SGD record has no state"):
+        sgd_vs_flow(0.05, res, reduced(MODEL, {"d": 25, **P}), INIT)
