@@ -173,3 +173,12 @@ def test_multihead_flow_at_the_simulations_kappa_and_a_too_fast_m_equation(one_d
         sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, config=cfg)
     with pytest.raises(ValueError, match="sgd: the SGD record has no state"):
         sgd_vs_flow(0.05, res, reduced(MODEL, {"d": 25, **P}), INIT)
+
+
+def test_bias_per_state_and_a_bad_bias_shape(one_d):
+    rm = reduced(MODEL, {"d": 25, **P})
+    per_state = sgd_vs_flow(0.05, one_d, rm, INIT, bias=[0.04, 0.04, 0.04, 0.04, 0.04])
+    assert per_state.decision == "confirmed"
+    assert per_state.check.details["worst_bias"] == pytest.approx(0.04)
+    with pytest.raises(ValueError, match=r"bias: shape \(3,\); allowed"):
+        sgd_vs_flow(0.05, one_d, rm, INIT, bias=[0.1, 0.1, 0.1])

@@ -210,10 +210,11 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     default the SGD's seed mean at the first record). names: the states compared (default all
     of the flow's ``state_names``). config: the simulation's config, or for a mapping {d:
     config}: a ``HeadSGDConfig`` sets the multi-head flow's SGD-noise strength κ = γD/N_b.
-    bias: the explicit finite-size allowance (|Δ| ≤ z·se + bias; broadcast to [record − 1,
-    state] at one d, to the states' intercepts over several). terms, x: the limit's finite-size
-    basis and, instead of d, a finite-size variable x → 0 per dimension (e.g. lr·d/batch with
-    terms ("x", "x^2")). integrate_options: keywords of ``flow.integrate`` (rtol, method, ...).
+    bias: the explicit finite-size allowance (|Δ| ≤ z·se + bias, on the seed means at one d,
+    on the intercepts over several): a number, one per state, or [record − 1, state].
+    terms, x: the limit's finite-size basis and, instead of d, a finite-size variable x → 0
+    per dimension (e.g. lr·d/batch with terms ("x", "x^2")). integrate_options: keywords of
+    ``flow.integrate`` (rtol, method, ...).
 
     Raises ValueError naming the parameter on bad input: times not strictly increasing, names
     that are not the flow's states, an SGD record lacking the flow's states, one seed, record
@@ -226,12 +227,22 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
         raise ValueError("flow: a callable d → flow needs sgd as a mapping {d: SGDResult}")
     t, names, mean, se, ode, kappa = _one(sgd, flow, init, names, config, "sgd", integrate_options)
     scale = np.abs(ode[1:])
+    bias = _bias(bias, mean)
     check = estimate_vs_theory(ctx, mean[1:].ravel(), se[1:].ravel(), ode[1:].ravel(),
-                               bias=np.broadcast_to(np.asarray(bias, float), mean[1:].shape).ravel(),
+                               bias=bias,
                                name=name, scale=scale.ravel())
     draw = functools.partial(draw_sgd_vs_flow, t=t, names=names, mean=mean, stderr=se, flow=ode,
                              label=f"κ = {kappa:g}" if kappa is not None else "")
     return FlowComparison(check, t, names, None, None, mean[None], se[None], ode[None], kappa, draw)
+
+
+def _bias(bias, mean: np.ndarray) -> np.ndarray:
+    """The allowance at every compared (record after the first, state), raveled."""
+    try:
+        return np.broadcast_to(np.asarray(bias, float), mean[1:].shape).ravel()
+    except ValueError:
+        raise ValueError(f"bias: shape {np.shape(bias)}; allowed: a number, one per state "
+                         f"({mean.shape[1]}) or [record − 1, state] {mean[1:].shape}") from None
 
 
 def _over_dims(ctx, runs, flow, init, names, config, bias, terms, x, name, integrate_options):
@@ -258,6 +269,7 @@ def _over_dims(ctx, runs, flow, init, names, config, bias, terms, x, name, integ
     if xs.shape != (len(dims),):
         raise ValueError(f"x: {xs.size} values for {len(dims)} dimensions; give one per key of sgd")
     devs = (mean - ode)[:, 1:].reshape(len(dims), -1)
+    bias = _bias(bias, mean[0])
     check = limit(ctx, xs, devs, se[:, 1:].reshape(len(dims), -1), 0.0, terms=tuple(terms),
                   bias=bias, name=name, scale=np.abs(ode[-1, 1:]).ravel())
     kappas = [o[5] for o in out]
