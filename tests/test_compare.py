@@ -1,0 +1,184 @@
+"""verification.compare.sgd_vs_flow: SGD against its reduced flow on one time axis. It confirms the
+true flow and refutes a deliberately wrong one (γ = 1.0 instead of 0.8) at one d and over several
+d; bad input is a ValueError naming the parameter."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from numerics import reduced
+from numerics.sgd import SGDConfig, simulate_direct
+from theory.models.marion2025 import MODEL
+from verification import Context, sgd_vs_flow
+from verification.compare import FlowComparison, sgd_states
+
+P = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
+INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
+
+
+def _run(d, batch, seed=1, seeds=32):
+    lr = 0.5 / d
+    steps = int(round(2.0 / lr))
+    cfg = SGDConfig(params={"d": d, **P}, lr=lr, steps=steps, seeds=seeds, batch=batch,
+                    record_every=steps // 4, n_test=0, init=INIT, seed=seed, dtype="float32")
+    return simulate_direct(MODEL, cfg)
+
+
+@pytest.fixture(scope="module")
+def one_d():
+    return _run(25, 32)
+
+
+@pytest.fixture(scope="module")
+def over_d():
+    """Marion's design: lr = 0.5/d, batch ⌈d/8⌉, so the SGD-noise strength x = lr·d/batch → 0."""
+    dims = [25, 50, 100, 200]
+    runs = {d: _run(d, math.ceil(d / 8)) for d in dims}
+    return runs, [0.5 / math.ceil(d / 8) for d in dims]
+
+
+def test_one_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(one_d):
+    true = sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, bias=1 / 25)
+    assert isinstance(true, FlowComparison)
+    assert true.decision == "confirmed", true.check.evidence()
+    assert true.names == ("kappa", "nu", "theta", "eta", "rho")
+    np.testing.assert_allclose(true.t, np.linspace(0, 2, 5))          # t = step·lr
+    assert true.sgd_mean.shape == true.flow.shape == (1, 5, 5)
+    np.testing.assert_allclose(true.flow[0, 0], list(INIT.values()))
+    wrong = sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P, "gamma": 1.0}), INIT,
+                        bias=1 / 25)
+    assert wrong.decision == "refuted", wrong.check.evidence()
+    assert wrong.worst()["state"] in true.names
+
+
+def test_a_dropped_term_is_refuted(one_d):
+    no_label = MODEL.perturbed(label=0, name="marion-no-label")
+    cmp = sgd_vs_flow(0.05, one_d, reduced(no_label, {"d": 25, **P}), INIT, bias=1 / 25)
+    assert cmp.decision == "refuted"
+
+
+def test_limit_over_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(over_d):
+    runs, x = over_d
+    ctx = Context()
+    true = sgd_vs_flow(ctx, runs, lambda d: reduced(MODEL, {"d": d, **P}), INIT, x=x,
+                       terms=("x", "x^2"))
+    assert true.decision == "confirmed", true.check.evidence()
+    assert true.dims == (25, 50, 100, 200) and true.sgd_mean.shape == (4, 5, 5)
+    assert ctx.ledger.contract().comparisons == 4 * 5               # records after t = 0 × states
+    wrong = sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}), INIT,
+                        x=x, terms=("x", "x^2"))
+    assert wrong.decision == "refuted"
+
+
+def test_names_select_states_and_the_figure_draws(one_d):
+    cmp = sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, names=["kappa", "nu"],
+                      bias=1 / 25)
+    assert cmp.names == ("kappa", "nu") and cmp.flow.shape == (1, 5, 2)
+    assert cmp.check.details["n"] == 4 * 2
+    fig = cmp.figure()
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) >= 2
+    assert set(cmp.arrays()) == {"t", "sgd_mean", "sgd_stderr", "flow"}
+    assert cmp.evidence()["names"] == ["kappa", "nu"]
+
+
+def test_sgd_states_pack_the_multihead_order_parameters():
+    from numerics.multihead import HeadState, head_state_names
+    from numerics.sgd import SGDResult
+    rng = np.random.default_rng(0)
+    m, r = rng.normal(size=(3, 2, 2, 2)), rng.normal(size=(3, 2, 2, 2))
+    r = r + r.transpose(0, 1, 3, 2)
+    b, v = rng.normal(size=(3, 2, 2)), rng.normal(size=(3, 2, 2))
+    res = SGDResult(np.arange(3.0), {"m": m, "r": r, "b": b, "v": v}, None, ("m", "r", "b", "v"))
+    packed = sgd_states(res, head_state_names(2, 2))
+    want = HeadState(m[1, 0], r[1, 0], b[1, 0], v[1, 0]).pack()
+    np.testing.assert_allclose(packed[1, 0], want)
+
+
+# --- bad input ---------------------------------------------------------------------------------
+def test_unknown_state_names_name_the_parameter(one_d):
+    with pytest.raises(ValueError, match=r"names: \['zeta'\] are not states of the flow; allowed"):
+        sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, names=["kappa", "zeta"])
+
+
+def test_a_record_without_the_flows_states_names_sgd(one_d):
+    renamed = dataclasses.replace(one_d, names=("k", "nu", "theta", "eta", "rho"),
+                                  state={("k" if n == "kappa" else n): a
+                                         for n, a in one_d.state.items()})
+    with pytest.raises(ValueError, match=r"sgd: the SGD record has no state \['kappa'\]"):
+        sgd_vs_flow(0.05, renamed, reduced(MODEL, {"d": 25, **P}), INIT)
+
+
+@pytest.mark.parametrize("times", [[0.0, 0.5, 0.5, 1.5, 2.0], [0.0, 1.0, 0.5, 1.5, 2.0],
+                                   [0.0, 0.5, np.nan, 1.5, 2.0]])
+def test_non_increasing_times_name_sgd(one_d, times):
+    bad = dataclasses.replace(one_d, t=np.array(times))
+    with pytest.raises(ValueError, match="sgd: record times must be finite and strictly increasing"):
+        sgd_vs_flow(0.05, bad, reduced(MODEL, {"d": 25, **P}), INIT)
+
+
+def test_dimensions_with_different_record_times_name_sgd(one_d):
+    other = dataclasses.replace(one_d, t=one_d.t * 1.1)
+    runs = {25: one_d, 50: other, 100: one_d}
+    with pytest.raises(ValueError, match="sgd: the record times at d = 50 differ"):
+        sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": 25, **P}), INIT)
+
+
+def test_bad_alpha_x_and_one_seed(one_d):
+    rm = reduced(MODEL, {"d": 25, **P})
+    with pytest.raises(ValueError, match="ctx_or_alpha=1.5"):
+        sgd_vs_flow(1.5, one_d, rm, INIT)
+    with pytest.raises(ValueError, match="ctx_or_alpha='x'"):
+        sgd_vs_flow("x", one_d, rm, INIT)
+    with pytest.raises(ValueError, match="x: 2 values for 3 dimensions"):
+        sgd_vs_flow(0.05, {25: one_d, 26: one_d, 27: one_d}, rm, INIT, x=[1, 2])
+    single = dataclasses.replace(one_d, state={k: a[:, :1] for k, a in one_d.state.items()})
+    with pytest.raises(ValueError, match="sgd: 1 seed"):
+        sgd_vs_flow(0.05, single, rm, INIT)
+
+
+# --- multi-head: τ = γ·step and κ = γD/N_b -------------------------------------------------------
+def test_multihead_flow_at_the_simulations_kappa_and_a_too_fast_m_equation(one_d):
+    from numerics.multihead import HeadState
+    from numerics.reduced import HeadReduced
+    from numerics.sgd import HeadSGDConfig, simulate_heads
+    from theory.models.sagitova2026 import flipping_spike
+    from theory.multihead import MultiHeadModel
+
+    class FastM(HeadReduced):
+        def rhs(self, y):
+            out = super().rhs(y)
+            out[:self.model.H * self.model.F] *= 1.3
+            return out
+
+    md, prior = MultiHeadModel(2, 3, 2, "softmax"), flipping_spike(1.0, 2.0)
+    start = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.0, 0.0])
+    D, batch = 100, 8
+    lr = 0.25 * batch / D
+    steps = int(round(2.0 / lr))
+    cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=batch, seeds=16, seed=1,
+                        record_every=steps // 4, init=start)
+    res = simulate_heads(md, prior, cfg)
+    flow = HeadReduced(md, prior, n=2**12, seed=0)                   # κ = 0: set from cfg
+    true = sgd_vs_flow(0.05, res, flow, start, config=cfg, bias=1 / D)
+    assert true.kappa == pytest.approx(0.25) and true.decision == "confirmed"
+    assert true.names[0] == "m[0,0]" and true.flow.shape == (1, 5, len(flow.state_names))
+    fast = sgd_vs_flow(0.05, res, FastM(md, prior, n=2**12, seed=0), start, config=cfg,
+                       bias=1 / D)
+    assert fast.decision == "refuted"
+    with pytest.raises(ValueError, match="flow: a multi-head simulation"):
+        sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, config=cfg)
+    with pytest.raises(ValueError, match="sgd: the SGD record has no state"):
+        sgd_vs_flow(0.05, res, reduced(MODEL, {"d": 25, **P}), INIT)
+
+
+def test_bias_per_state_and_a_bad_bias_shape(one_d):
+    rm = reduced(MODEL, {"d": 25, **P})
+    per_state = sgd_vs_flow(0.05, one_d, rm, INIT, bias=[0.04, 0.04, 0.04, 0.04, 0.04])
+    assert per_state.decision == "confirmed"
+    assert per_state.check.details["worst_bias"] == pytest.approx(0.04)
+    with pytest.raises(ValueError, match=r"bias: shape \(3,\); allowed"):
+        sgd_vs_flow(0.05, one_d, rm, INIT, bias=[0.1, 0.1, 0.1])
