@@ -76,6 +76,7 @@ def test_thm5_refuted_when_pgd_converges_elsewhere():
     assert entry["verdict"] == "refuted", entry["summary"]
 
 
+@pytest.mark.slow    # 100 s; the claim's fast can-fail test is its dropped-term mutation
 def test_sgd_tracking_refuted_against_a_wrong_ode():
     """The ODE of a model whose signal-token std is 1.2·γ (a factor changed). Not among the
     declared mutations (it is inconclusive, not refuted, at the quick profile); the declared one
