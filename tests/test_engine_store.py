@@ -227,3 +227,13 @@ def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_p
                      scheduler=cluster.scheduler_address)
     assert remote["engine"].startswith("dask cluster at") and remote["reused"] == 0
     _same_results(alone, remote)
+
+
+def test_atomic_writes_keep_the_umask_permissions(tmp_path):
+    from numerics.codegen.cache import atomic_write_text
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "report.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.json").stat().st_mode & 0o777 == 0o644
