@@ -2,8 +2,13 @@
 imports, directly or not (found by reading the import statements, lazy ones included).
 
 A result computed by a claim is reused only while this hash is unchanged, so an edit anywhere
-in the claim's import closure (the claim, the check library, the engine, a model) recomputes it,
-and an edit elsewhere (another paper's claims) does not."""
+in the claim's import closure (the claim, the check library, the runner, a model) recomputes it,
+and an edit elsewhere (another paper's claims) does not. The orchestration modules
+(``ORCHESTRATION``: where and when tasks run, where results are kept, what is done with them
+afterwards) are left out: they do not change what a task computes (the tests check that the
+numbers are the same whatever the engine), and counting them would throw away every stored
+result at each edit of the scheduler. A change of the store's own format is keyed by
+``verification.store.STORE_FORMAT``."""
 
 from __future__ import annotations
 
@@ -12,13 +17,18 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["code_hash", "import_closure", "SUITE_PACKAGES"]
+__all__ = ["code_hash", "import_closure", "SUITE_PACKAGES", "ORCHESTRATION"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_PACKAGES = ("theory", "numerics", "verification")
 COLLECTING_PACKAGES = ("verification.claims",)
 """Packages whose ``__init__`` only imports modules to register them: its file counts, the
 modules it collects do not (a claim does not use the other papers' claims)."""
+ORCHESTRATION = frozenset({"verification.engine", "verification.store", "verification.codehash",
+                           "verification.guard", "verification.calibrate", "verification.sweep",
+                           "verification.userfiles", "verification.cli", "verification.__main__"})
+"""Modules that schedule, store or post-process results without computing them: neither
+counted nor followed (unless hashed themselves)."""
 
 
 def _module_file(name: str) -> Path | None:
@@ -104,7 +114,7 @@ def import_closure(module: str) -> list[Path]:
     todo = [module]
     while todo:
         m = todo.pop()
-        if m in seen:
+        if m in seen or (m in ORCHESTRATION and m != module):
             continue
         seen[m] = _module_file(m)
         if m in COLLECTING_PACKAGES and m != module:

@@ -120,9 +120,10 @@ class Engine:
                 raise ValueError(f"--scheduler {self.scheduler}: no scheduler answers there "
                                  f"({exc})") from None
         else:
-            # the nanny's default pre-spawn environment sets OMP/MKL/OpenBLAS threads to 1
+            # the nanny's default pre-spawn environment sets OMP/MKL/OpenBLAS threads to 1;
+            # ":0" picks a free dashboard port (None still tries 8787 and warns when it is taken)
             self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                         processes=True, dashboard_address=None,
+                                         processes=True, dashboard_address=":0",
                                          silence_logs=logging.ERROR)
             self._client = Client(self._cluster)
         return self

@@ -33,8 +33,15 @@ MISSING = object()
 """What ``ResultStore.get`` returns on a miss (a stored result may itself be None)."""
 
 
+STORE_FORMAT = 1
+"""Version of the entries' layout: bump it when what is stored for a task changes shape (the
+store's module is not part of the code hash, ``verification.codehash.ORCHESTRATION``)."""
+
+
 def task_key(**parts: Any) -> str:
-    """SHA-256 of the canonical JSON of ``parts`` (sorted keys; tuples as lists)."""
+    """SHA-256 of the canonical JSON of ``parts`` and ``STORE_FORMAT`` (sorted keys; tuples as
+    lists)."""
+    parts = {**parts, "store_format": STORE_FORMAT}
     text = json.dumps(parts, sort_keys=True, default=_canonical, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
