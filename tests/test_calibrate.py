@@ -67,3 +67,18 @@ def test_report_quotes_the_calibration_and_ignores_a_damaged_file(tmp_path):
     damaged = tmp_path / "bad.json"
     damaged.write_text('{"claims": [{"id": "toy:mean"}]')          # truncated
     assert "calibration" not in run([TOY], show=False, calibration=damaged)
+
+
+def test_cheapest_claims_run_first_and_their_perturbed_runs_before_new_runs(monkeypatch):
+    """An interrupted calibration leaves whole records: the claim the baseline times as cheaper
+    runs first, and its perturbed runs come before the next claim's first run."""
+    import verification.calibrate as cal
+    slow = Claim("toy:slow", "toy", "Lemma 0", "E x = 1", _mean_claim,
+                 mutations={"wrong mean": lambda: {"mean": 1.5}})
+    monkeypatch.setattr(cal, "_baseline_seconds", lambda path: {"toy:mean": 1.0, "toy:slow": 9.0})
+    order = []
+    res = calibrate([slow, TOY], seeds=2, progress=order.append)
+    assert [c["id"] for c in res["claims"]] == ["toy:slow", "toy:mean"]   # reported as given
+    ids = [msg.split(":")[0] + ":" + msg.split(":")[1] for msg in order]
+    assert len(order) == 2 * 2 * 4                       # 2 claims × 2 seeds × (true, 3 mutations)
+    assert ids[:8] == ["toy:mean"] * 8 and ids[8:] == ["toy:slow"] * 8

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+import functools
 import json
 import math
 from pathlib import Path
@@ -116,27 +117,48 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
               "complete": False, "engine": engine.describe()}
     meta: dict[int, tuple[int, str | None, int]] = {}
 
-    def submit(i: int, seed: int, mutation=None, perturbation=None, name=None):
+    def submit(i: int, seed: int, mutation=None, perturbation=None, name=None, priority=0.0):
         spec = ClaimTask.make(claims[i], profile, seed, device, perturbation, mutation,
                               figures=False, store=store)
-        meta[engine.submit(claim_task, spec).index] = (i, name, seed)
+        meta[engine.submit(claim_task, spec, priority=priority).index] = (i, name, seed)
 
+    # The cheapest claims run first, and a perturbed run (cheap: it reuses its unperturbed
+    # run's simulations) before any new run, so that the claims finish one after the other and
+    # an interrupted calibration leaves whole records behind.
+    rank = {i: r for r, i in enumerate(sorted(range(len(claims)),
+                                              key=lambda i: _expected_cost(claims[i], profile)))}
     with engine:
         for i, c in enumerate(claims):
             for s in range(1, seeds + 1):
-                submit(i, s)
+                submit(i, s, priority=-rank[i])
                 for name in c.mutations or {}:
-                    submit(i, s, mutation=name, name=name)
+                    submit(i, s, mutation=name, name=name, priority=-rank[i])
         for handle, res in engine.completed():
             i, name, s = meta.pop(handle.index)
             entry = res["entry"] if isinstance(res, dict) else {"verdict": "error"}
             for perturbation, follow in records[i].add(name, s, entry):
-                submit(i, s, perturbation=perturbation, name=follow)
+                submit(i, s, perturbation=perturbation, name=follow, priority=1.0)
             if progress:
                 progress(f"{claims[i].id}: seed {s} {name or 'true model'} → {entry['verdict']}")
             _update(result, records, start, out)
     result["complete"] = True
     return _update(result, records, start, out)
+
+
+def _expected_cost(claim: Claim, profile: str) -> float:
+    """Seconds of one seed's runs (true model and declared mutations) by the committed
+    baseline's timing of the claim; 0 for a claim it does not time (a user's: it goes first)."""
+    from .guard import DEFAULT_BASELINE
+    seconds = _baseline_seconds(str(DEFAULT_BASELINE(profile))).get(claim.id, 0.0)
+    return seconds * (1 + len(claim.mutations or {}))
+
+
+@functools.cache
+def _baseline_seconds(path: str) -> dict[str, float]:
+    try:
+        return {c["id"]: float(c["seconds"]) for c in json.loads(Path(path).read_text())["claims"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path | None) -> dict:
