@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from .registry import Claim
-from .runner import SUITE_VERSION
+from .tasks import SUITE_VERSION
 
 __all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
            "DEFAULT_CALIBRATION"]

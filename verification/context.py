@@ -88,7 +88,8 @@ class Context:
         shared: the results do not depend on the calling claim (simulations two claims share):
         keyed by ``fn``'s code, the item and the run's seed, profile and device only, so the
         second claim reuses the first's, and on a cluster the two ask for one computation."""
-        from .tasks import SubTask, run_subtasks
+        from .engine import run_subtasks
+        from .tasks import SubTask
         plain = dataclasses.replace(self, progress=None, ledger=Ledger(), perturbation=None)
         specs = [SubTask(fn, plain, item, shared) for item in items]
         return run_subtasks(specs, progress=self.tick)

@@ -16,7 +16,7 @@ seed gives the same numbers whatever N is. A task may split its own work further
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
 import heapq
@@ -25,7 +25,11 @@ import logging
 import os
 from typing import Any
 
-__all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker"]
+__all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker", "run_subtasks",
+           "run_claim_tasks"]
+
+SUBTASK_PRIORITY = 10**9
+"""Above any claim's priority (its expected seconds)."""
 
 
 class TaskFailed(RuntimeError):
@@ -173,3 +177,53 @@ class Engine:
                 yield handle, result
         finally:
             self._ac = None
+
+
+# -------------------------------------------------------------------------------------------
+def run_subtasks(specs: Sequence[Any], progress: Callable[[float], Any] | None = None) -> list:
+    """Results of ``specs`` in order: on the cluster when called from a worker (the calling
+    task secedes while it waits, so its slot runs subtasks), else one after the other."""
+    if not specs:
+        return []
+    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
+    from .tasks import subtask
+    if on_worker() and len(specs) > 1:
+        from distributed import worker_client
+        with worker_client() as client:
+            # a stored subtask's future is named by its key, so two claims asking for the same
+            # shared simulation at once
+            # gets one computation; subtasks go before every queued claim, so a claim that has
+            # split finishes early instead of leaving its pieces to the end of the run
+            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False,
+                                     priority=SUBTASK_PRIORITY) for s, k in zip(specs, keys)]
+            return client.gather(futures)
+    out = []
+    for i, s in enumerate(specs):
+        out.append(subtask(s))
+        if progress is not None:
+            progress((i + 1) / len(specs))
+    return out
+
+
+def run_claim_tasks(specs: Sequence[Any], engine: Engine, on_result: Callable[[int, dict], Any],
+                    priorities: Sequence[float] | None = None) -> None:
+    """Run ``specs`` on ``engine`` (an ``Engine``, entered here only when something is left to
+    compute), calling ``on_result(i, result)`` as each finishes: stored results first, without
+    starting any worker. A task whose worker died gets an ``error`` entry."""
+    from .tasks import claim_task, failed_result
+    todo = []
+    for i, spec in enumerate(specs):
+        hit = spec.lookup()
+        if hit is not None:
+            on_result(i, hit)
+        else:
+            todo.append(i)
+    if not todo:
+        return
+    priorities = priorities or [0.0] * len(specs)
+    engine.cap(len(todo))
+    with engine:
+        index = {engine.submit(claim_task, specs[i], priority=priorities[i]).index: i for i in todo}
+        for handle, result in engine.completed():
+            i = index[handle.index]
+            on_result(i, failed_result(specs[i], result) if isinstance(result, Exception) else result)

@@ -16,6 +16,8 @@ import numpy as np
 
 from numerics.codegen.cache import atomic_write_bytes, atomic_write_text
 
+from .tasks import render_png
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from rich.console import Console
@@ -71,24 +73,6 @@ def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
     buf = io.BytesIO()
     np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
     atomic_write_bytes(Path(path), buf.getvalue())
-
-
-def render_png(figures: Mapping[str, Callable[[Figure], object]]) -> dict[str, bytes]:
-    """Draw each figure callable on a fresh matplotlib Figure: {name: PNG bytes}."""
-    if not figures:
-        return {}
-    # a bare Figure renders through the Agg canvas without touching pyplot's global backend,
-    # so a notebook's inline plotting survives a run
-    from matplotlib.figure import Figure
-
-    out = {}
-    for name, draw in figures.items():
-        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
-        draw(fig)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        out[name] = buf.getvalue()
-    return out
 
 
 def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:

@@ -1,92 +1,26 @@
-"""Runs claims, gives each a verdict with evidence, writes the report."""
+"""Runs claims on the engine, gives each a verdict with evidence, writes the report. One claim's
+run (``run_claim``) is in ``verification.tasks``: what a task computes, as opposed to where and
+when it runs and what is written afterwards."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-import dataclasses
 import datetime as _dt
 import json
 from pathlib import Path
-import platform
-import time
-import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .checks import Ledger, OutsideRealisableSet
-from .context import PROFILES, Context
-from .registry import Outcome
+from .context import PROFILES
 from .report import verdict_table, write_figures, write_html, write_json, write_markdown, write_npz
-from .stats import NaNInEvidence
 from .store import ResultStore, check_folder, open_store
+from .tasks import SUITE_VERSION, contract_of, environment, run_claim  # noqa: F401 (public here too)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from .registry import Claim
 
-SUITE_VERSION = "0.1.0"
-
 __all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION"]
-
-
-def environment() -> dict[str, str | None]:
-    """Versions of Python and the numerical libraries, and the platform (for the report)."""
-    import mpmath
-    import numpy
-    import scipy
-    import sympy
-    env = {"python": platform.python_version(), "sympy": sympy.__version__,
-           "numpy": numpy.__version__, "scipy": scipy.__version__, "mpmath": mpmath.__version__,
-           "platform": platform.platform()}
-    try:
-        import torch
-        env["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover
-        env["torch"] = None
-    return env
-
-
-def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outcome]:
-    """(entry for report.json, Outcome). The claim runs with its own α (if it declares one)
-    and a fresh ledger, whatever ``ctx`` carried; exceptions become verdict 'error'."""
-    ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
-    start = time.perf_counter()
-    try:
-        outcome = claim(ctx, **overrides)
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
-    except (NaNInEvidence, OutsideRealisableSet) as exc:
-        outcome = Outcome("error", f"no verdict: {exc}", {"error": str(exc)})
-    except Exception as exc:  # the check itself failed to run
-        outcome = Outcome("error", f"{type(exc).__name__}: {exc}",
-                          {"error": str(exc), "traceback": traceback.format_exc(limit=8)})
-    seconds = time.perf_counter() - start
-    evidence = dict(outcome.evidence)
-    if outcome.tracked:
-        evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
-    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
-             "statement": claim.statement, "verdict": outcome.verdict,
-             "summary": outcome.summary, "contract": contract_of(claim, ctx),
-             "evidence": evidence, "seconds": seconds}
-    if claim.reading:
-        entry["reading"] = claim.reading
-    if claim.provenance:
-        entry["provenance"] = claim.provenance
-    return entry, outcome
-
-
-def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
-    """The claim's error contract (``verification.checks``) from what its checks spent. An exact
-    claim has α = 0 and no resolution; a statistical claim whose checks did not go through the
-    ledger says so (``"stated": false``) rather than claiming α = 0."""
-    contract = ctx.ledger.contract().to_json()
-    contract["exact"] = not claim.statistical
-    if claim.statistical and not ctx.ledger.families:
-        contract.update(alpha=None, stated=False)
-    unresolved = [f.name for f in ctx.ledger.families if f.resolution is None]
-    if unresolved:
-        contract["resolution_unstated"] = unresolved
-    return contract
 
 
 def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
@@ -112,7 +46,8 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     from numerics.sgd.base import resolve_device
 
     from .engine import Engine
-    from .tasks import ClaimTask, run_claim_tasks
+    from .engine import run_claim_tasks
+    from .tasks import ClaimTask
 
     device = resolve_device(device)
     if profile not in PROFILES:

@@ -26,7 +26,8 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
     from .calibrate import DEFAULT_CALIBRATION, load_calibration
     from .engine import Engine
     from .store import check_folder, open_store
-    from .tasks import ClaimTask, run_claim_tasks
+    from .engine import run_claim_tasks
+    from .tasks import ClaimTask
 
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0:

@@ -1,21 +1,115 @@
 """The tasks of a run: one per (claim, seed, mutation), and the subtasks a claim spawns through
-``Context.map``. Both look their result up in the store first and store it when computed."""
+``Context.map``. Both look their result up in the store first and store it when computed.
+
+This module is what a task computes (one claim's run, its entry and figures); where and when
+tasks run is ``verification.engine``, and what is written afterwards ``runner`` and ``report``:
+only this side is in the code hash that keys stored results (``verification.codehash``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 import dataclasses
 import functools
 import importlib
-from typing import Any
+import io
+import platform
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
 
+from .checks import Ledger, OutsideRealisableSet
+from .registry import Outcome
+from .stats import NaNInEvidence
 from .store import MISSING, ResultStore, describe, task_key
 
-__all__ = ["ClaimTask", "SubTask", "claim_task", "run_claim_tasks", "run_subtasks", "claim_key"]
+if TYPE_CHECKING:
+    from .context import Context
+    from .registry import Claim
+
+__all__ = ["ClaimTask", "SubTask", "claim_task", "subtask", "failed_result", "claim_key", "run_claim",
+           "contract_of", "environment", "render_png", "SUITE_VERSION"]
+
+SUITE_VERSION = "0.1.0"
+
+def environment() -> dict[str, str | None]:
+    """Versions of Python and the numerical libraries, and the platform (for the report)."""
+    import mpmath
+    import numpy
+    import scipy
+    import sympy
+    env = {"python": platform.python_version(), "sympy": sympy.__version__,
+           "numpy": numpy.__version__, "scipy": scipy.__version__, "mpmath": mpmath.__version__,
+           "platform": platform.platform()}
+    try:
+        import torch
+        env["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        env["torch"] = None
+    return env
+
+
+def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outcome]:
+    """(entry for report.json, Outcome). The claim runs with its own α (if it declares one)
+    and a fresh ledger, whatever ``ctx`` carried; exceptions become verdict 'error'."""
+    ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
+    start = time.perf_counter()
+    try:
+        outcome = claim(ctx, **overrides)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
+    except (NaNInEvidence, OutsideRealisableSet) as exc:
+        outcome = Outcome("error", f"no verdict: {exc}", {"error": str(exc)})
+    except Exception as exc:  # the check itself failed to run
+        outcome = Outcome("error", f"{type(exc).__name__}: {exc}",
+                          {"error": str(exc), "traceback": traceback.format_exc(limit=8)})
+    seconds = time.perf_counter() - start
+    evidence = dict(outcome.evidence)
+    if outcome.tracked:
+        evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
+    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
+             "statement": claim.statement, "verdict": outcome.verdict,
+             "summary": outcome.summary, "contract": contract_of(claim, ctx),
+             "evidence": evidence, "seconds": seconds}
+    if claim.reading:
+        entry["reading"] = claim.reading
+    if claim.provenance:
+        entry["provenance"] = claim.provenance
+    return entry, outcome
+
+
+def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
+    """The claim's error contract (``verification.checks``) from what its checks spent. An exact
+    claim has α = 0 and no resolution; a statistical claim whose checks did not go through the
+    ledger says so (``"stated": false``) rather than claiming α = 0."""
+    contract = ctx.ledger.contract().to_json()
+    contract["exact"] = not claim.statistical
+    if claim.statistical and not ctx.ledger.families:
+        contract.update(alpha=None, stated=False)
+    unresolved = [f.name for f in ctx.ledger.families if f.resolution is None]
+    if unresolved:
+        contract["resolution_unstated"] = unresolved
+    return contract
+
+
+def render_png(figures: Mapping[str, Callable[[Any], object]]) -> dict[str, bytes]:
+    """Draw each figure callable on a fresh matplotlib Figure: {name: PNG bytes}."""
+    if not figures:
+        return {}
+    # a bare Figure renders through the Agg canvas without touching pyplot's global backend,
+    # so a notebook's inline plotting survives a run
+    from matplotlib.figure import Figure
+
+    out = {}
+    for name, draw in figures.items():
+        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        out[name] = buf.getvalue()
+    return out
 
 
 def _versions() -> dict:
-    from .runner import environment
     return describe(environment())
 
 
@@ -25,7 +119,6 @@ def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: in
     whose code it runs; ``perturbation=None`` gives the key its simulations share with the
     perturbed runs of calibration."""
     from .codehash import code_hash
-    from .runner import SUITE_VERSION
     modules = [module] if isinstance(module, str) else list(module)
     return task_key(kind="claim", claim=claim_id, code=[code_hash(m) for m in modules],
                     profile=profile,
@@ -97,8 +190,6 @@ def claim_task(task: ClaimTask) -> dict:
     "has_figures", "reused"}."""
     from .context import Context
     from .engine import single_thread
-    from .report import render_png
-    from .runner import run_claim
     hit = task.lookup()
     if hit is not None:
         return hit
@@ -136,7 +227,6 @@ class SubTask:
         fn = f"{self.fn.__module__}.{self.fn.__qualname__}"
         if self.shared:
             from .codehash import code_hash
-            from .runner import SUITE_VERSION
             c = self.ctx
             try:
                 code = code_hash(self.fn.__module__)
@@ -164,53 +254,8 @@ def subtask(spec: SubTask) -> Any:
     return value
 
 
-def run_subtasks(specs: Sequence[SubTask], progress: Callable[[float], Any] | None = None) -> list:
-    """Results of ``specs`` in order: on the cluster when called from a worker (the calling
-    task secedes while it waits, so its slot runs subtasks), else one after the other."""
-    if not specs:
-        return []
-    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
-    from .engine import on_worker
-    if on_worker() and len(specs) > 1:
-        from distributed import worker_client
-        with worker_client() as client:
-            # a stored subtask's future is named by its key, so two claims asking for the same
-            # shared simulation at once get one computation
-            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False)
-                       for s, k in zip(specs, keys)]
-            return client.gather(futures)
-    out = []
-    for i, s in enumerate(specs):
-        out.append(subtask(s))
-        if progress is not None:
-            progress((i + 1) / len(specs))
-    return out
-
-
-def run_claim_tasks(specs: Sequence[ClaimTask], engine, on_result: Callable[[int, dict], Any],
-                    priorities: Sequence[float] | None = None) -> None:
-    """Run ``specs`` on ``engine`` (an ``Engine``, entered here only when something is left to
-    compute), calling ``on_result(i, result)`` as each finishes: stored results first, without
-    starting any worker. A task whose worker died gets an ``error`` entry."""
-    todo = []
-    for i, spec in enumerate(specs):
-        hit = spec.lookup()
-        if hit is not None:
-            on_result(i, hit)
-        else:
-            todo.append(i)
-    if not todo:
-        return
-    priorities = priorities or [0.0] * len(specs)
-    engine.cap(len(todo))
-    with engine:
-        index = {engine.submit(claim_task, specs[i], priority=priorities[i]).index: i for i in todo}
-        for handle, result in engine.completed():
-            i = index[handle.index]
-            on_result(i, _failed(specs[i], result) if isinstance(result, Exception) else result)
-
-
-def _failed(spec: ClaimTask, exc: Exception) -> dict:
+def failed_result(spec: ClaimTask, exc: Exception) -> dict:
+    """The result of a claim task that did not finish (its worker died): an ``error`` entry."""
     claim = _claim(spec)
     entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
              "statement": claim.statement, "verdict": "error",
