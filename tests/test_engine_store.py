@@ -227,7 +227,7 @@ def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_p
     claims = claims_for(None, CHEAP)
     alone = run(claims, show=False, out=tmp_path / "alone", figures=False, workers=0)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         remote = run(claims, show=False, out=tmp_path / "remote", figures=False,
                      scheduler=cluster.scheduler_address)
     assert remote["engine"].startswith("dask cluster at") and remote["reused"] == 0
@@ -242,3 +242,13 @@ def test_atomic_writes_keep_the_umask_permissions(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "report.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_each_claim_run_alone_gets_the_verdict_and_contract_of_the_full_run(tmp_path):
+    """α is each claim's own (Bonferroni over its own comparisons only): the other claims of a
+    run change nothing in its verdict, contract or evidence."""
+    claims = claims_for(None, CHEAP)
+    together = run(claims, show=False, out=tmp_path / "all", figures=False, workers=0)
+    for i, c in enumerate(claims):
+        alone = run([c], show=False, out=tmp_path / f"alone-{i}", figures=False, workers=0)
+        _same_results({"claims": [together["claims"][i]]}, alone)
