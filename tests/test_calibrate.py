@@ -82,3 +82,17 @@ def test_cheapest_claims_run_first_and_their_perturbed_runs_before_new_runs(monk
     ids = [msg.split(":")[0] + ":" + msg.split(":")[1] for msg in order]
     assert len(order) == 2 * 2 * 4                       # 2 claims × 2 seeds × (true, 3 mutations)
     assert ids[:8] == ["toy:mean"] * 8 and ids[8:] == ["toy:slow"] * 8
+
+
+def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_first_seed():
+    from verification.sweep import table_rows
+    cal = {"runs": 10, "false_refutations": 10, "verdicts": {"refuted": 10}}
+    result = {"seeds": [0, 1], "claims": [
+        {"id": "a", "verdicts": {"1": "refuted", "0": "refuted"}, "agree": True, "calibration": cal},
+        {"id": "b", "verdicts": {"1": "confirmed", "0": "confirmed"}, "agree": True,
+         "calibration": {**cal, "false_refutations": 0, "verdicts": {"confirmed": 10}}},
+        {"id": "c", "verdicts": {"0": "inconclusive", "1": "confirmed"}, "agree": False}]}
+    rows = table_rows(result)
+    assert rows[2] == "| `a` | refuted | refuted | yes | refuted at 10/10 seeds (refuted 10) |"
+    assert rows[3] == "| `b` | confirmed | confirmed | yes | 0/10 false refutations (confirmed 10) |"
+    assert rows[4] == "| `c` | inconclusive | confirmed | **no** | — |"

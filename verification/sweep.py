@@ -24,9 +24,8 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
     from numerics.sgd.base import resolve_device
 
     from .calibrate import DEFAULT_CALIBRATION, load_calibration
-    from .engine import Engine
+    from .engine import Engine, run_claim_tasks
     from .store import check_folder, open_store
-    from .engine import run_claim_tasks
     from .tasks import ClaimTask
 
     seeds = [int(s) for s in seeds]
@@ -62,7 +61,8 @@ def _refresh(result: dict, rows: dict, records: dict, out: Path | None) -> None:
         row["agree"] = len(set(row["verdicts"].values())) <= 1
         if row["id"] in records:
             rec = records[row["id"]]
-            row["calibration"] = {"runs": rec["runs"], "false_refutations": rec["false_refutations"]}
+            row["calibration"] = {"runs": rec["runs"], "false_refutations": rec["false_refutations"],
+                                  "verdicts": rec.get("verdicts", {})}
     result["claims"] = list(rows.values())
     if out is None:
         return
@@ -81,8 +81,20 @@ def table_rows(result: dict) -> list[str]:
     rows = ["| claim | " + " | ".join(f"seed {s}" for s in seeds) + " | agree | calibration |",
             "|---|" + "---|" * len(seeds) + "---|---|"]
     for c in result["claims"]:
-        cal = c.get("calibration")
-        cal = (f"{cal['false_refutations']}/{cal['runs']} false refutations" if cal else "—")
         rows.append(f"| `{c['id']}` | " + " | ".join(c["verdicts"].get(s, "…") for s in seeds)
-                    + f" | {'yes' if c['agree'] else '**no**'} | {cal} |")
+                    + f" | {'yes' if c['agree'] else '**no**'} | {_calibration_cell(c, seeds[0])} |")
     return rows
+
+
+def _calibration_cell(row: dict, first_seed: str) -> str:
+    """The claim's calibration record: refutations under the true model are false refutations
+    for a claim confirmed at the first seed, and the finding's reproducibility otherwise."""
+    cal = row.get("calibration")
+    if not cal:
+        return "—"
+    first = row["verdicts"].get(first_seed)
+    mix = ", ".join(f"{v} {n}" for v, n in sorted(cal.get("verdicts", {}).items()))
+    if first == "confirmed":
+        return f"{cal['false_refutations']}/{cal['runs']} false refutations" + (f" ({mix})" if mix else "")
+    return f"refuted at {cal['false_refutations']}/{cal['runs']} seeds" + (f" ({mix})" if mix else "")
+
