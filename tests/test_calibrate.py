@@ -91,8 +91,11 @@ def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_fi
         {"id": "a", "verdicts": {"1": "refuted", "0": "refuted"}, "agree": True, "calibration": cal},
         {"id": "b", "verdicts": {"1": "confirmed", "0": "confirmed"}, "agree": True,
          "calibration": {**cal, "false_refutations": 0, "verdicts": {"confirmed": 10}}},
-        {"id": "c", "verdicts": {"0": "inconclusive", "1": "confirmed"}, "agree": False}]}
+        {"id": "c", "verdicts": {"0": "inconclusive", "1": "confirmed"}, "agree": False},
+        {"id": "d", "verdicts": {"0": "refuted", "1": "refuted"}, "agree": True,
+         "calibration": {"runs": 0, "false_refutations": 0, "verdicts": {}}}]}
     rows = table_rows(result)
     assert rows[2] == "| `a` | refuted | refuted | yes | refuted at 10/10 seeds (refuted 10) |"
     assert rows[3] == "| `b` | confirmed | confirmed | yes | 0/10 false refutations (confirmed 10) |"
     assert rows[4] == "| `c` | inconclusive | confirmed | **no** | — |"
+    assert rows[5] == "| `d` | refuted | refuted | yes | — |"          # not calibrated yet

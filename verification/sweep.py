@@ -90,7 +90,7 @@ def _calibration_cell(row: dict, first_seed: str) -> str:
     """The claim's calibration record: refutations under the true model are false refutations
     for a claim confirmed at the first seed, and the finding's reproducibility otherwise."""
     cal = row.get("calibration")
-    if not cal:
+    if not cal or not cal["runs"]:
         return "—"
     first = row["verdicts"].get(first_seed)
     mix = ", ".join(f"{v} {n}" for v, n in sorted(cal.get("verdicts", {}).items()))
