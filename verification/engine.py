@@ -191,9 +191,8 @@ def run_subtasks(specs: Sequence[Any], progress: Callable[[float], Any] | None =
         from distributed import worker_client
         with worker_client() as client:
             # a stored subtask's future is named by its key, so two claims asking for the same
-            # shared simulation at once
-            # gets one computation; subtasks go before every queued claim, so a claim that has
-            # split finishes early instead of leaving its pieces to the end of the run
+            # shared simulation at once get one computation; subtasks go before every queued
+            # claim, so a claim that has split finishes early instead of at the end of the run
             futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False,
                                      priority=SUBTASK_PRIORITY) for s, k in zip(specs, keys)]
             return client.gather(futures)
