@@ -148,17 +148,13 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
 def _expected_cost(claim: Claim, profile: str) -> float:
     """Seconds of one seed's runs (true model and declared mutations) by the committed
     baseline's timing of the claim; 0 for a claim it does not time (a user's: it goes first)."""
-    from .guard import DEFAULT_BASELINE
-    seconds = _baseline_seconds(str(DEFAULT_BASELINE(profile))).get(claim.id, 0.0)
-    return seconds * (1 + len(claim.mutations or {}))
+    return _baseline_seconds(profile).get(claim.id, 0.0) * (1 + len(claim.mutations or {}))
 
 
 @functools.cache
-def _baseline_seconds(path: str) -> dict[str, float]:
-    try:
-        return {c["id"]: float(c["seconds"]) for c in json.loads(Path(path).read_text())["claims"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
+def _baseline_seconds(profile: str) -> dict[str, float]:
+    from .runner import _expected_seconds
+    return _expected_seconds(None, profile)
 
 
 def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path | None) -> dict:
