@@ -9,6 +9,7 @@ code is not what is measured, and a cache filled by whichever side ran first wou
 other). The order alternates over repeats so that a drift of the machine's load hits both sides.
 
     python benchmarks/engine.py [--repeats 1] [--claims ID ...] [--out benchmarks/engine.json]
+    python benchmarks/engine.py --timeline   # one cold 2-worker run: where the workers idle
 """
 
 from __future__ import annotations
@@ -26,14 +27,35 @@ import time
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(out: Path, workers: int, claims: list[str]) -> float:
+def _run(out: Path, workers: int, claims: list[str], env: dict | None = None) -> float:
     cmd = [sys.executable, "-m", "verification", "run", "--workers", str(workers), "--out",
            str(out)]
     for c in claims:
         cmd += ["--claim", c]
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, **(env or {})})
     return time.perf_counter() - start
+
+
+def timeline(stream: list[dict], wall: float) -> dict:
+    """Where a cluster run's wall time went: per worker, the seconds spent computing tasks (a
+    seceded claim waiting on its subtasks overlaps them and is counted once), the start of the
+    first task and the end of the last (seconds since the cluster started) and the idle gaps."""
+    out = {"process_wall_s": wall, "workers": {}}
+    for w in sorted({r["worker"] for r in stream}):
+        spans = sorted((r["start"], r["stop"]) for r in stream if r["worker"] == w)
+        busy, gaps, end = 0.0, [], spans[0][0]
+        for a, b in spans:                      # union of intervals, and the holes between
+            if a > end:
+                gaps.append((round(end, 2), round(a - end, 2)))
+            busy += max(0.0, b - max(a, end))
+            end = max(end, b)
+        out["workers"][w] = {"first_start_s": spans[0][0], "last_stop_s": end, "busy_s": busy,
+                             "idle_gaps_over_0.5s": [g for g in gaps if g[1] > 0.5]}
+    ends = [v["last_stop_s"] for v in out["workers"].values()]
+    out["tail_s (last worker end − first worker end)"] = max(ends) - min(ends)
+    return out
 
 
 def main() -> None:
@@ -41,9 +63,16 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--claims", nargs="*", default=[], help="claim ids (default: all)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "engine.json")
+    ap.add_argument("--timeline", action="store_true",
+                    help="only one cold 2-worker run (code cache as it is): its task stream")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="attnv-engine-bench-"))
     os.environ.setdefault("ATTNV_CACHE_DIR", str(work / "cache"))
+    if args.timeline:
+        stream = work / "stream.json"
+        wall = _run(work / "timeline", 2, args.claims, {"ATTNV_TASK_STREAM": str(stream)})
+        print(json.dumps(timeline(json.loads(stream.read_text()), wall), indent=1))
+        return
     warmup = _run(work / "warmup", 2, args.claims)        # fills the code cache for every claim
     rows = []
     for r in range(args.repeats):

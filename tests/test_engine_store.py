@@ -222,16 +222,24 @@ def test_a_killed_run_resumes_from_the_store_with_the_same_verdicts(tmp_path):
     _same_results(whole, resumed)
 
 
-def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_path):
+def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_path, monkeypatch):
     from distributed import LocalCluster
     claims = claims_for(None, CHEAP)
     alone = run(claims, show=False, out=tmp_path / "alone", figures=False, workers=0)
+    stream = tmp_path / "stream.json"
+    monkeypatch.setenv("ATTNV_TASK_STREAM", str(stream))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster:
         remote = run(claims, show=False, out=tmp_path / "remote", figures=False,
                      scheduler=cluster.scheduler_address)
     assert remote["engine"].startswith("dask cluster at") and remote["reused"] == 0
     _same_results(alone, remote)
+    # the diagnostic task stream: every claim's task, on a worker, in order of start
+    rows = json.loads(stream.read_text())
+    claim_rows = [r for r in rows if r["key"].startswith("claim_task")]
+    assert len(claim_rows) == len(CHEAP)
+    assert all(0 <= r["start"] <= r["stop"] and r["worker"].startswith("tcp://") for r in rows)
+    assert [r["start"] for r in rows] == sorted(r["start"] for r in rows)
 
 
 def test_atomic_writes_keep_the_umask_permissions(tmp_path):

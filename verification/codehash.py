@@ -66,11 +66,14 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> tuple[set[str], set[str]]:
+@functools.cache
+def _imports(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     """(suite modules named by the import statements of ``path``, their parent packages).
 
     A parent package runs its ``__init__`` on import, so its own file counts, but what that
-    ``__init__`` imports (say, the other papers' claims) is not code the importer uses."""
+    ``__init__`` imports (say, the other papers' claims) is not code the importer uses. Cached
+    per process like ``code_hash`` (parsing is most of a run's start-up otherwise: the claims'
+    closures share most of their files)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -90,8 +93,8 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
             if len(subs) < len(node.names):      # `from pkg import name`: pkg's __init__ is used
                 found.add(mod)
     parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
-    suite = {m for m in found if _module_file(m) is not None}
-    return suite, {m for m in parents - suite if _module_file(m) is not None}
+    suite = frozenset(m for m in found if _module_file(m) is not None)
+    return suite, frozenset(m for m in parents - suite if _module_file(m) is not None)
 
 
 def import_closure(module: str) -> list[Path]:

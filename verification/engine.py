@@ -12,7 +12,11 @@ One small interface serves the runner, ``calibrate`` and sweeps::
 Tasks are plain module-level functions of one picklable argument. Each worker runs one task at
 a time with one torch/BLAS thread (``single_thread``), so N workers use N cores and the same
 seed gives the same numbers whatever N is. A task may split its own work further through
-``Context.map`` (subtasks on the same cluster, each stored on its own)."""
+``Context.map`` (subtasks on the same cluster, each stored on its own).
+
+Diagnostics: with ``ATTNV_TASK_STREAM=FILE`` set, a cluster run writes its task stream (each
+task's worker and compute start/stop, seconds since the cluster started) to FILE as JSON, for
+finding idle workers (``benchmarks/engine.py --timeline``)."""
 
 from __future__ import annotations
 
@@ -22,7 +26,10 @@ import dataclasses
 import heapq
 import itertools
 import logging
+import json
 import os
+from pathlib import Path
+import time
 from typing import Any
 
 __all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker", "run_subtasks",
@@ -93,6 +100,7 @@ class Engine:
         self._futures: dict[Any, _Handle] = {}
         self._ac = None
         self._count = itertools.count()
+        self._stream_from: float | None = None
 
     @property
     def local(self) -> bool:
@@ -130,9 +138,17 @@ class Engine:
                                          processes=True, dashboard_address=":0",
                                          silence_logs=logging.ERROR)
             self._client = Client(self._cluster)
+        if os.environ.get("ATTNV_TASK_STREAM"):
+            self._client.get_task_stream(count=0)     # starts the scheduler's recording
+            self._stream_from = time.time()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._client is not None and self._stream_from is not None:
+            with contextlib.suppress(Exception):
+                _write_task_stream(os.environ["ATTNV_TASK_STREAM"],
+                                   self._client.get_task_stream(start=self._stream_from),
+                                   self._stream_from)
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
@@ -177,6 +193,14 @@ class Engine:
                 yield handle, result
         finally:
             self._ac = None
+
+
+def _write_task_stream(path: str, records: list[dict], t0: float) -> None:
+    rows = [{"key": str(r["key"]), "worker": r["worker"], "start": ss["start"] - t0,
+             "stop": ss["stop"] - t0} for r in records for ss in r.get("startstops", ())
+            if ss.get("action") == "compute"]
+    from numerics.codegen.cache import atomic_write_text
+    atomic_write_text(Path(path), json.dumps(sorted(rows, key=lambda r: r["start"]), indent=1))
 
 
 # -------------------------------------------------------------------------------------------
