@@ -93,9 +93,57 @@ def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_fi
          "calibration": {**cal, "false_refutations": 0, "verdicts": {"confirmed": 10}}},
         {"id": "c", "verdicts": {"0": "inconclusive", "1": "confirmed"}, "agree": False},
         {"id": "d", "verdicts": {"0": "refuted", "1": "refuted"}, "agree": True,
-         "calibration": {"runs": 0, "false_refutations": 0, "verdicts": {}}}]}
+         "calibration": {"runs": 0, "false_refutations": 0, "verdicts": {}}},
+        {"id": "e", "verdicts": {"0": "confirmed", "1": "confirmed"}, "agree": True,
+         "calibration": {**cal, "current": False}}]}
     rows = table_rows(result)
     assert rows[2] == "| `a` | refuted | refuted | yes | refuted at 10/10 seeds (refuted 10) |"
     assert rows[3] == "| `b` | confirmed | confirmed | yes | 0/10 false refutations (confirmed 10) |"
     assert rows[4] == "| `c` | inconclusive | confirmed | **no** | — |"
     assert rows[5] == "| `d` | refuted | refuted | yes | — |"          # not calibrated yet
+    assert rows[6] == "| `e` | confirmed | confirmed | yes | — (calibrated on other code) |"
+
+
+def test_a_record_names_its_code_and_is_marked_once_the_code_changes(tmp_path, monkeypatch):
+    from verification.calibrate import claim_code, load_calibration, summary_rows
+    from verification.registry import REGISTRY
+    monkeypatch.setitem(REGISTRY, TOY.id, TOY)
+    calibrate([TOY], seeds=1, out=tmp_path)
+    path = tmp_path / "calibration.json"
+    data = json.loads(path.read_text())
+    assert data["claims"][0]["code"] == claim_code(TOY) and len(claim_code(TOY)) == 64
+    assert load_calibration(path)["claims"][0]["current"] is True
+    assert "other code" not in summary_rows(load_calibration(path))[2]
+    data["claims"][0]["code"] = "0" * 64                   # as if measured before an edit
+    path.write_text(json.dumps(data))
+    cal = load_calibration(path)
+    assert cal["claims"][0]["current"] is False
+    assert summary_rows(cal)[2].startswith("| `toy:mean` (measured on other code) |")
+
+
+def test_parts_of_one_calibration_merge_and_parts_of_different_ones_do_not(tmp_path):
+    from verification.calibrate import merge_calibrations
+    from verification.cli import app
+    calibrate([TOY], seeds=2, out=tmp_path / "a")
+    a = json.loads((tmp_path / "a" / "calibration.json").read_text())
+    other = {**a["claims"][0], "id": "toy:other"}
+    unrun = {**a["claims"][0], "runs": 0, "false_refutations": 0, "verdicts": {}}
+    b = {**a, "seconds": 5.0, "claims": [unrun, other]}
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    merged = merge_calibrations([tmp_path / "a" / "calibration.json", tmp_path / "b.json"])
+    assert [c["id"] for c in merged["claims"]] == ["toy:mean", "toy:other"]
+    assert merged["claims"][0] == a["claims"][0]           # a part that did not run it keeps a's
+    assert merged["complete"] and merged["seconds"] == a["seconds"] + 5.0
+    assert [p["claims"] for p in merged["parts"]] == [["toy:mean"], ["toy:other"]]
+    (tmp_path / "c.json").write_text(json.dumps({**b, "seeds": 3}))
+    try:
+        merge_calibrations([tmp_path / "b.json", tmp_path / "c.json"])
+        raise AssertionError("parts with different K merged")
+    except ValueError as exc:
+        assert "c.json" in str(exc)
+    r = CliRunner().invoke(app, ["calibrate", "--merge", str(tmp_path / "a" / "calibration.json"),
+                                 "--merge", str(tmp_path / "b.json"), "--out", str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "m" / "calibration.json").read_text())["parts"]
+    r = CliRunner().invoke(app, ["calibrate", "--merge", str(tmp_path / "b.json"), "--claim", "x"])
+    assert r.exit_code == 2 and "--merge" in r.output

@@ -15,7 +15,11 @@ comparisons do not go through it gets no such runs (they are listed as not appli
 
 Output: ``calibration.json`` = {"suite_version", "profile", "seeds", "claims": [{"id", "alpha",
 "resolution", "runs", "false_refutations", "verdicts", "mutations": [{"name", "runs",
-"refuted"}]}], "seconds"} and ``calibration.md``, both written atomically.
+"refuted"}], "code"}], "seconds"} and ``calibration.md``, both written atomically. ``code`` is
+the content hash of the claim's code (``claim_code``): a record is the claim's record only while
+it is unchanged, and reports and sweeps say so when it is not (``"current": false``).
+Calibrations run in parts (per paper on a cluster's jobs, or resumed after the store was lost)
+are combined by ``merge_calibrations`` (``calibrate --merge A.json B.json``).
 """
 
 from __future__ import annotations
@@ -33,10 +37,24 @@ from .registry import Claim
 from .tasks import SUITE_VERSION
 
 __all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
-           "DEFAULT_CALIBRATION"]
+           "merge_calibrations", "claim_code", "DEFAULT_CALIBRATION"]
 
 DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 """Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
+
+
+def claim_code(claim: Claim) -> str | None:
+    """Content hash of the code a claim's runs execute (its module and extra modules with
+    their import closures, ``verification.codehash``); None for code without a source file."""
+    import hashlib
+
+    from .codehash import code_hash
+    try:
+        hashes = [code_hash(m) for m in [claim.module or claim.check.__module__,
+                                         *claim.extra_modules]]
+    except ValueError:
+        return None
+    return hashlib.sha256("\0".join(hashes).encode()).hexdigest()
 
 
 def _resolution_of(entry: dict) -> float | None:
@@ -84,7 +102,8 @@ class _ClaimRecord:
                 "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
                 "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
                 "verdicts": dict(verdicts), "mutations": muts,
-                "not_applicable": [] if library or not runs else list(generic)}
+                "not_applicable": [] if library or not runs else list(generic),
+                "code": claim_code(self.claim)}
 
 
 def calibrate_claim(claim: Claim, seeds: int, profile: str = "quick", device: str = "cpu",
@@ -173,7 +192,8 @@ def summary_rows(result: dict) -> list[str]:
         alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
         res = c["resolution"]
         res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
-        rows.append(f"| `{c['id']}` | {alpha} | {res} | {c['false_refutations']}/{c['runs']} | "
+        stale = " (measured on other code)" if c.get("current") is False else ""
+        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {c['false_refutations']}/{c['runs']} | "
                     f"{muts} |")
     return rows
 
@@ -204,6 +224,51 @@ def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    keep = [r for r in records if ids is None or r["id"] in set(ids)]
+    keep = [{**r, "current": _is_current(r)} for r in records if ids is None or r["id"] in set(ids)]
     return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
             "complete": data.get("complete", False), "claims": keep}
+
+
+def _is_current(record: dict) -> bool | None:
+    """Whether the record was measured on the claim's present code (None: cannot tell, the
+    record has no code hash or the claim is not registered here)."""
+    from .registry import REGISTRY
+    if not record.get("code") or record["id"] not in REGISTRY:
+        return None
+    return record["code"] == claim_code(REGISTRY[record["id"]])
+
+
+def merge_calibrations(paths: Sequence[str | Path]) -> dict:
+    """One calibration from several files of the same suite version, profile and K: each
+    claim's record from the last file that has run it (a later part supersedes an earlier one,
+    records with no runs never replace one with runs); ``seconds`` is the sum of the parts'
+    wall times and ``parts`` lists each file's claims and seconds. A file that is not a
+    calibration, or that disagrees on version, profile or K, is a ValueError naming it."""
+    parts, merged, order = [], {}, []
+    for path in paths:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+            records = data["claims"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"--merge {path}: not a calibration.json ({exc})") from None
+        if load_calibration(path) is None:
+            raise ValueError(f"--merge {path}: a record lacks the fields calibrate writes")
+        head = {k: data.get(k) for k in ("suite_version", "profile", "seeds")}
+        if parts and head != parts[0]["head"]:
+            raise ValueError(f"--merge {path}: {head} differs from {parts[0]['head']} of "
+                             f"{parts[0]['path']}; only parts of one calibration merge")
+        parts.append({"path": str(path), "head": head, "seconds": data.get("seconds"),
+                      "complete": bool(data.get("complete")),
+                      "claims": [r["id"] for r in records if r["runs"]]})
+        for r in records:
+            if r["id"] not in merged:
+                order.append(r["id"])
+            if r["runs"] or r["id"] not in merged:
+                merged[r["id"]] = r
+    seconds = [p["seconds"] for p in parts]
+    return {**parts[0]["head"], "claims": [merged[i] for i in order],
+            "complete": all(merged[i]["runs"] >= parts[0]["head"]["seeds"] for i in order),
+            "engine": "merged parts",
+            "seconds": sum(seconds) if all(isinstance(x, (int, float)) for x in seconds) else None,
+            "parts": [{k: p[k] for k in ("path", "seconds", "complete", "claims")} for p in parts]}

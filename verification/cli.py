@@ -192,7 +192,11 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               workers: int | None = typer.Option(None, help=_WORKERS_HELP),
               scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
               store: Path | None = typer.Option(None, help=_STORE_HELP),
-              force: bool = typer.Option(False, help="recompute every run")):
+              force: bool = typer.Option(False, help="recompute every run"),
+              merge: list[Path] | None = typer.Option(
+                  None, "--merge", help="instead of running: combine these calibration.json "
+                  "files (parts of one calibration; repeatable, later ones win per claim) into "
+                  "OUT")):
     """Measure each claim's record: false refutations over K fresh seeds under the true model,
     and refutations under mutations (a relative change at the claim's resolution, a sign flip,
     and the formula mutations the claim declares). Writes calibration.json after every run;
@@ -200,10 +204,23 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     from numerics.sgd.base import resolve_device
 
     from .calibrate import calibrate as run_calibration
-    from .calibrate import summary_rows
+    from .calibrate import merge_calibrations, summary_rows, write_calibration
     errors = _check_common(workers=workers)
+    if merge and (paper or claim or claims_file):
+        errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
     if errors:
         _fail_all(errors)
+    if merge:
+        try:
+            from .store import check_folder
+            folder = check_folder(out, "--out")
+            result = merge_calibrations(merge)
+            write_calibration(folder, result)
+        except ValueError as exc:
+            _fail(str(exc))
+        typer.echo(f"calibration: {out / 'calibration.json'} ({len(result['claims'])} claims "
+                   f"from {len(merge)} parts)")
+        return
     try:
         claims = _select(paper, claim, claims_file)
         result = run_calibration(claims, seeds=seeds, profile=profile.value,

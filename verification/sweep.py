@@ -62,7 +62,7 @@ def _refresh(result: dict, rows: dict, records: dict, out: Path | None) -> None:
         if row["id"] in records:
             rec = records[row["id"]]
             row["calibration"] = {"runs": rec["runs"], "false_refutations": rec["false_refutations"],
-                                  "verdicts": rec.get("verdicts", {})}
+                                  "verdicts": rec.get("verdicts", {}), "current": rec.get("current")}
     result["claims"] = list(rows.values())
     if out is None:
         return
@@ -92,6 +92,8 @@ def _calibration_cell(row: dict, first_seed: str) -> str:
     cal = row.get("calibration")
     if not cal or not cal["runs"]:
         return "—"
+    if cal.get("current") is False:
+        return "— (calibrated on other code)"
     first = row["verdicts"].get(first_seed)
     mix = ", ".join(f"{v} {n}" for v, n in sorted(cal.get("verdicts", {}).items()))
     if first == "confirmed":
