@@ -147,3 +147,40 @@ def test_parts_of_one_calibration_merge_and_parts_of_different_ones_do_not(tmp_p
     assert json.loads((tmp_path / "m" / "calibration.json").read_text())["parts"]
     r = CliRunner().invoke(app, ["calibrate", "--merge", str(tmp_path / "b.json"), "--claim", "x"])
     assert r.exit_code == 2 and "--merge" in r.output
+
+
+def _zero_claim(ctx, shift=0.0):
+    """A deviation that should vanish: mean of N(shift, 1) against 0, relative to a scale 4."""
+    x = ctx.rng("toy").normal(shift, 1.0, 1000)
+    check = estimate_vs_theory(ctx, x.mean(), x.std(ddof=1) / np.sqrt(x.size), 0.0, scale=4.0)
+    return Outcome(check.decision, f"mean {x.mean():.3f}")
+
+
+def _direction_claim(ctx, slope=1.0):
+    """A claimed direction: a slope estimated as N(slope, 0.1) is positive."""
+    from verification.checks import trend
+    s = ctx.rng("toy").normal(slope, 0.1)
+    return Outcome(trend(ctx, s, 0.1, +1).decision, f"slope {s:.3f}")
+
+
+def test_perturbations_of_a_claimed_zero_move_it_by_the_resolution_or_are_not_applicable(tmp_path):
+    """A relative change of a claimed 0 moves it by δ·scale (the magnitude its resolution is
+    relative to), so it is refuted like any other; a sign flip of a 0 changes nothing and is
+    not counted as a mutation the check missed. (Before: θ·(1 + δ) = 0 and −0 = 0, counted as
+    0 of 6 refuted.)"""
+    rec = calibrate([Claim("toy:zero", "toy", "Lemma 0", "E x = 0", _zero_claim,
+                           mutations={"shifted": lambda: {"shift": 0.5}})], seeds=6)["claims"][0]
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert rec["false_refutations"] == 0
+    assert names["relative change at resolution"]["runs"] == 6
+    assert names["relative change at resolution"]["refuted"] >= 5
+    assert "sign flip" not in names and rec["not_applicable"] == ["sign flip"]
+
+
+def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
+    rec = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
+                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)["claims"][0]
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert names["sign flip"] == {"name": "sign flip", "runs": 3, "refuted": 3}
+    assert names["decreasing"]["refuted"] == 3
+    assert rec["not_applicable"] == ["relative change at resolution"]

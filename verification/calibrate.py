@@ -11,7 +11,9 @@ mutations are
   factor, a wrong model), passed to the claim as overrides.
 
 The first two act through the check library (``verification.checks``); a claim whose
-comparisons do not go through it gets no such runs (they are listed as not applicable).
+comparisons do not go through it gets no such runs, and one on which they change nothing (a
+sign flip of a claimed 0, a relative change of a claimed direction) gets no count for them:
+both are listed as not applicable.
 
 Output: ``calibration.json`` = {"suite_version", "profile", "seeds", "claims": [{"id", "alpha",
 "resolution", "runs", "false_refutations", "verdicts", "mutations": [{"name", "runs",
@@ -76,11 +78,17 @@ class _ClaimRecord:
         self.mutations: dict[str, list[str]] = {
             "relative change at resolution": [], "sign flip": [],
             **{name: [] for name in (claim.mutations or {})}}
+        self.not_applied: Counter[str] = Counter()
 
     def add(self, name: str | None, seed: int, entry: dict) -> list[tuple]:
-        """Record one run; returns the perturbed runs it calls for: [(perturbation, name)]."""
+        """Record one run; returns the perturbed runs it calls for: [(perturbation, name)]. A
+        perturbed run whose perturbation changed no claimed value (a sign flip of a claimed 0,
+        a relative change of a claimed direction) is not a mutation: counted apart."""
         if name is not None:
-            self.mutations[name].append(entry["verdict"])
+            if entry.get("perturbation_applied") is False:
+                self.not_applied[name] += 1
+            else:
+                self.mutations[name].append(entry["verdict"])
             return []
         self.true[seed] = entry
         if not _uses_library(entry):
@@ -96,13 +104,16 @@ class _ClaimRecord:
         contract = (runs[0].get("contract") or {}) if runs else {}
         library = any(_uses_library(e) for e in runs)
         generic = ("relative change at resolution", "sign flip")
-        muts = [{"name": n, "runs": len(v), "refuted": sum(x == "refuted" for x in v)}
-                for n, v in self.mutations.items() if library or n not in generic]
+        muts = [{"name": n, "runs": len(v), "refuted": sum(x == "refuted" for x in v),
+                 **({"not_applied": self.not_applied[n]} if self.not_applied[n] else {})}
+                for n, v in self.mutations.items()
+                if (library or n not in generic) and (v or not self.not_applied[n])]
+        no_op = [n for n in generic if self.not_applied[n] and not self.mutations[n]]
         return {"id": self.claim.id, "alpha": contract.get("alpha"),
                 "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
                 "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
                 "verdicts": dict(verdicts), "mutations": muts,
-                "not_applicable": [] if library or not runs else list(generic),
+                "not_applicable": no_op if library or not runs else list(generic),
                 "code": claim_code(self.claim)}
 
 
@@ -189,6 +200,8 @@ def summary_rows(result: dict) -> list[str]:
             "|---|---|---|---|---|"]
     for c in result["claims"]:
         muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
+        if c.get("not_applicable"):
+            muts += f" (not applicable: {', '.join(c['not_applicable'])})"
         alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
         res = c["resolution"]
         res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")

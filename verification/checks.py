@@ -33,9 +33,14 @@ Policies:
 Calibration (``python -m verification calibrate``) measures each claim's record: runs under the
 true model count false refutations; runs under mutations count refutations. Two mutations
 act on every check of this library through ``ctx.perturbation`` (applied to the claimed side of
-each comparison): ``("relative", δ)`` multiplies the claimed value by 1 + δ (δ = the claim's
-stated resolution), ``("sign",)`` flips its sign (for :func:`trend`, the claimed direction).
-Claims declare formula mutations (a dropped term, a wrong factor) as overrides.
+each comparison): ``("relative", δ)`` moves each claimed value θ by δ·s away from 0, s the
+magnitude the comparison's resolution is relative to (``scale``, default |θ|: then θ(1 + δ);
+δ = the claim's stated resolution), so a claimed 0 moves too; ``("sign",)`` negates the claimed
+value (for :func:`trend`, the claimed direction). A perturbation that changes nothing (a sign
+flip of a claimed 0, a relative change of a direction) is recorded as not applied
+(``Ledger.perturbation_applied``), and calibration counts the run as not applicable rather than
+as a mutation the check missed. Claims declare formula mutations (a dropped term, a wrong
+factor) as overrides.
 
 Validity: :func:`realisable` raises :class:`OutsideRealisableSet` for a state that is not
 realisable (non-finite values, norms, |overlaps| > 1, a Gram matrix that is not PSD); the runner
@@ -78,12 +83,23 @@ def check_perturbation(p: tuple) -> None:
                          "or ('sign',)")
 
 
-def perturbed(ctx, theory: np.ndarray) -> np.ndarray:
-    """The claimed values under the calibration perturbation of ``ctx`` (unchanged without)."""
+def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None) -> np.ndarray:
+    """The claimed values under the calibration perturbation of ``ctx`` (unchanged without):
+    ``("relative", δ)``: θ + δ·s·sgn θ (sgn 0 = +1), s = |``scale``| or |θ| by default;
+    ``("sign",)``: −θ. Marks ``ctx.ledger.perturbation_applied`` when a value moved."""
     p = getattr(ctx, "perturbation", None)
     if p is None:
         return theory
-    return -theory if p[0] == "sign" else theory * (1 + p[1])
+    theory = np.asarray(theory, float)
+    if p[0] == "sign":
+        out = -theory
+    else:
+        s = np.abs(theory) if scale is None else np.abs(np.broadcast_to(np.asarray(scale, float),
+                                                                          theory.shape))
+        out = theory + p[1] * s * np.where(theory < 0, -1.0, 1.0)
+    if np.any(out != theory) and getattr(ctx, "ledger", None) is not None:
+        ctx.ledger.perturbation_applied = True
+    return out
 
 
 # --- the contract ----------------------------------------------------------------------------
@@ -115,6 +131,8 @@ class Ledger:
     """What one claim's checks spent: the families of comparisons and their resolutions."""
 
     families: list[Family] = field(default_factory=list)
+    perturbation_applied: bool = False
+    """Whether a calibration perturbation moved any claimed value (see ``perturbed``)."""
 
     def spend(self, name: str, comparisons: int, alpha: float,
               resolution: float | None = None) -> float:
@@ -200,7 +218,9 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     points at the claim's α. ``confirmed`` when every point passes, else ``refuted``.
     ``scale``: the magnitude the resolution is relative to (default |theory|; give it when the
     claimed value is 0, e.g. a deviation that should vanish, relative to the quantity)."""
-    theory = perturbed(ctx, np.atleast_1d(np.asarray(theory, float)))
+    theory = np.atleast_1d(np.asarray(theory, float))
+    theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
+        np.asarray(scale, float), theory.shape))
     estimate = np.broadcast_to(np.asarray(estimate, float), theory.shape)
     se = np.broadcast_to(np.asarray(stderr, float), theory.shape)
     bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
@@ -296,8 +316,10 @@ def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend") -> C
     |slope|/z."""
     if sign not in (1, -1):
         raise ValueError(f"sign={sign!r}; allowed: 1 or -1")
-    if getattr(ctx, "perturbation", None) is not None:
-        sign = int(np.sign(perturbed(ctx, np.array(float(sign)))))
+    # the claim is a direction: a sign flip reverses it, a relative change leaves it as it is
+    if getattr(ctx, "perturbation", None) is not None and ctx.perturbation[0] == "sign":
+        sign = -sign
+        ctx.ledger.perturbation_applied = True
     finite([slope, stderr], what=name)
     if stderr < 0:
         raise ValueError(f"{name}: stderr={stderr} must be ≥ 0")

@@ -70,6 +70,8 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
              "statement": claim.statement, "verdict": outcome.verdict,
              "summary": outcome.summary, "contract": contract_of(claim, ctx),
              "evidence": evidence, "seconds": seconds}
+    if ctx.perturbation is not None:      # calibration: did the perturbation change anything?
+        entry["perturbation_applied"] = ctx.ledger.perturbation_applied
     if claim.reading:
         entry["reading"] = claim.reading
     if claim.provenance:
