@@ -33,6 +33,7 @@ def test_calibrate_counts_false_refutations_and_power(tmp_path):
     on_disk = json.loads((tmp_path / "calibration.json").read_text())
     assert on_disk["complete"] and on_disk["seeds"] == 6 and on_disk["claims"][0]["id"] == "toy:mean"
     assert "toy:mean" in (tmp_path / "calibration.md").read_text()
+    assert "fewer than" not in (tmp_path / "calibration.md").read_text()
 
 
 def test_a_check_that_passes_anything_shows_no_power(tmp_path):
@@ -178,8 +179,11 @@ def test_perturbations_of_a_claimed_zero_move_it_by_the_resolution_or_are_not_ap
 
 
 def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
-    rec = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
-                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)["claims"][0]
+    from verification.calibrate import summary_rows
+    res = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
+                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)
+    rec = res["claims"][0]
+    assert summary_rows(res)[2].endswith("— fewer than 3 mutations that apply |")   # 2 apply
     names = {m["name"]: m for m in rec["mutations"]}
     assert names["sign flip"] == {"name": "sign flip", "runs": 3, "refuted": 3}
     assert names["decreasing"]["refuted"] == 3

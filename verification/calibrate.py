@@ -13,7 +13,8 @@ mutations are
 The first two act through the check library (``verification.checks``); a claim whose
 comparisons do not go through it gets no such runs, and one on which they change nothing (a
 sign flip of a claimed 0, a relative change of a claimed direction) gets no count for them:
-both are listed as not applicable.
+both are listed as not applicable. A claim left with fewer than ``MIN_MUTATIONS`` mutations
+that apply is flagged in the table (it needs more declared mutations).
 
 Output: ``calibration.json`` = {"suite_version", "profile", "seeds", "claims": [{"id", "alpha",
 "resolution", "runs", "false_refutations", "verdicts", "mutations": [{"name", "runs",
@@ -40,6 +41,9 @@ from .tasks import SUITE_VERSION
 
 __all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
            "merge_calibrations", "claim_code", "DEFAULT_CALIBRATION"]
+
+MIN_MUTATIONS = 3
+"""Mutations each claim should be calibrated against (those that apply to it); fewer is flagged."""
 
 DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 """Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
@@ -206,6 +210,8 @@ def summary_rows(result: dict) -> list[str]:
         res = c["resolution"]
         res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
         stale = " (measured on other code)" if c.get("current") is False else ""
+        if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) < MIN_MUTATIONS:
+            muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
         rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {c['false_refutations']}/{c['runs']} | "
                     f"{muts} |")
     return rows

@@ -194,8 +194,11 @@ def _manifold_contrasts(H, F):
                "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
                "valid); H = 3, F = 2, L = 4; all four activations; flipping spike (1, 2) and "
                "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.",
-       mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()}})
-def symmetric_manifold(ctx, activations=None):
+       mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()},
+                  "a wider set: m₁ ≠ m₀ (head 1 shifted by 0.3·e₁)": lambda: {"m_offset": 0.3}})
+def symmetric_manifold(ctx, activations=None, m_offset=0.0):
+    """``m_offset``: head 1's m shifted off the manifold (the mutation claiming that a wider
+    set, m_h not all equal, is invariant)."""
     H, F = 3, 2
     acts = activations or [ACTIVATIONS[a] for a in ("softmax", "softmax-1", "softmax-v", "b-softmax")]
     priors = {"flipping-spike": flipping_spike(1.0, 2.0),
@@ -212,7 +215,9 @@ def symmetric_manifold(ctx, activations=None):
                              sgd_noise=0.5, kind="random")
             for _ in range(n_points):
                 a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
-                st = HeadState.make(np.tile(rng.normal(0, 0.7, F), (H, 1)), a * np.eye(H) + c,
+                m = np.tile(rng.normal(0, 0.7, F), (H, 1))
+                m[1, 0] += m_offset
+                st = HeadState.make(m, a * np.eye(H) + c,
                                     np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
                 draws = rm.rhs_draws(st)
                 est, se = mean_and_se(draws @ C.T)

@@ -211,6 +211,15 @@ def _spreading_escape(g, D):
     return lnd * (0.75 + 0.05 * g[0, 0] * lnd)
 
 
+def _spread_sgd(ctx, runs):
+    """Mutation of the SGD side: τ/ln D of every SGD run moved by 0.1·ξ·(ln D)² (ξ standard
+    normal per run), a spread growing with D that the SGD check has to see."""
+    sgd = np.asarray(runs["sgd"], float)
+    lnd = np.log(np.asarray(runs["sgd_dims"], float))
+    xi = ctx.rng("conj:mutation").standard_normal(sgd.shape)
+    return {**runs, "sgd": sgd + 0.1 * xi * lnd**3}
+
+
 def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
     ax = fig.add_subplot(1, 1, 1)
     ax.plot(dims, ode_sd, "o-", label="ODE, fresh initial draw at every D")
@@ -231,15 +240,19 @@ def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
                "ln sd against ln ln D (−1 for a spread ∝ 1/ln D; per-D bootstrap errors), "
                "judged as a trend: confirmed when the ODE's slope is < 0 at z and SGD's is not "
                "> 0 at z; refuted when either spread grows at z; otherwise inconclusive.",
-       mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": _spreading_escape}})
-def conj_iii1(ctx, runs=None, escape_time=None):
+       mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": _spreading_escape},
+                  "SGD's spread of τ/ln D grows with D": lambda: {"mutate_runs": _spread_sgd}})
+def conj_iii1(ctx, runs=None, escape_time=None, mutate_runs=None):
     """``runs``: {"dims", "ode" (draw × D, independent draws per D), "sgd_dims", "sgd"} instead
-    of simulating (tests); ``escape_time(g, D)`` replaces the ODE (tests, mutations)."""
+    of simulating (tests); ``escape_time(g, D)`` replaces the ODE (tests, mutations);
+    ``mutate_runs(ctx, runs)`` changes the simulated runs before they are judged (mutations)."""
     if runs is None:
         dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
         shared = _escape_runs(ctx.profile, ctx.seed, ctx=ctx)   # SGD: fresh seeds per D already
         runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(16, 32), escape_time),
                 "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
+    if mutate_runs is not None:
+        runs = mutate_runs(ctx, runs)
     rng = ctx.rng("conj:boot")
     ode_sd, ode_slope, ode_se, ode_never = _spread_slope(runs["ode"], runs["dims"], rng)
     sgd_sd, sgd_slope, sgd_se, sgd_never = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
@@ -294,7 +307,8 @@ def _draw_staircase(t_ode, m_ode, t_sgd, sgd_alignment, D_sgd, fig):
                "quick, 32 full; κ = 1, N_b = 16): f = 1 first on average at every D, and its "
                "delay's slope in ln D reported; the staircase figure overlays SGD at the "
                "smallest D with the ODE carrying the same κ-noise term.",
-       mutations={"variances swapped": lambda: {"nu": (3.0, 6.0)}})
+       mutations={"variances swapped": lambda: {"nu": (3.0, 6.0)},
+                  "equal variances (no preferred eigenvector)": lambda: {"nu": (4.5, 4.5)}})
 def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     H, F = 4, 2
     prior = GaussianPrior([0.0, 0.0], np.diag(nu))

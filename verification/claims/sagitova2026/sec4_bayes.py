@@ -110,6 +110,14 @@ def _tempered_posterior(prior, chi, power=1.3):
     return e / e.sum(-1, keepdims=True)
 
 
+def _plugin_posterior(prior, chi):
+    """Mutation: the average over θ dropped, the posterior evaluated at the prior mean θ̄
+    (P_ℓ ∝ exp(θ̄ᵀχ_ℓ), a plug-in softmax instead of the Bayes mixture)."""
+    a = chi @ np.asarray(prior.mean(), float)
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
 @claim(f"{PAPER}:prop-iv1-bayes", "Prop. IV.1",
        "The Bayes estimator is ŷ = Σ_ℓ P(ε = ℓ | X)·z_ℓ with P(ε = ℓ | X) ∝ E_θ exp(θᵀχ*_ℓ − "
        "‖θ‖²/2); no estimator has lower risk.",
@@ -121,7 +129,8 @@ def _tempered_posterior(prior, chi, power=1.3):
                "Priors: Gaussian N(0.5·1, diag(2, 0.5)), flipping spike (2, 1), a random "
                "3-point prior; L = 4, Δ = 0. One family: calibration two-sided, optimality "
                "one-sided (Δ ≥ −z·se).",
-       mutations={"tempered-posterior": lambda: {"posterior": _tempered_posterior}})
+       mutations={"tempered-posterior": lambda: {"posterior": _tempered_posterior},
+                  "plug-in posterior (E_θ dropped)": lambda: {"posterior": _plugin_posterior}})
 def prop_iv1(ctx, posterior=bayes_posterior):
     rng = ctx.rng("iv1")
     n = ctx.pick(40_000, 400_000)

@@ -180,7 +180,8 @@ def _simulate_pruning(ctx, activations, prior, H, uniform):
                "softmax-1 and B-softmax.",
        mutations={"one signal direction too many (F = 3)":
                   lambda: {"prior": DiscretePrior([[3.0, 0.0], [0.0, 3.0], [-3.0, -3.0]], [1 / 3] * 3),
-                           "F_claimed": 2}})
+                           "F_claimed": 2},
+                  "one head too many pruned (H − F + 1 = 3)": lambda: {"F_claimed": 1}})
 def head_pruning(ctx, activations=("softmax-1", "b-softmax"), prior=None, F_claimed=None):
     """Sec. IV (pruning): the margin 10 % − relative increase after pruning H − F heads, judged
     by its sign at z·se per activation (``checks.trend``): refuted on evidence of an increase
