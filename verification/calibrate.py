@@ -238,14 +238,19 @@ def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict
     try:
         data = json.loads(path.read_text())
         records = data["claims"]
-        needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
-        if not all(needed <= set(r) for r in records):
+        if not _whole_records(records):
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
     keep = [{**r, "current": _is_current(r)} for r in records if ids is None or r["id"] in set(ids)]
     return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
             "complete": data.get("complete", False), "claims": keep}
+
+
+def _whole_records(records) -> bool:
+    """Every record has the fields calibrate writes (a half-written file is never trusted)."""
+    needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
+    return all(isinstance(r, dict) and needed <= set(r) for r in records)
 
 
 def _is_current(record: dict) -> bool | None:
@@ -271,7 +276,7 @@ def merge_calibrations(paths: Sequence[str | Path]) -> dict:
             records = data["claims"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"--merge {path}: not a calibration.json ({exc})") from None
-        if load_calibration(path) is None:
+        if not _whole_records(records):
             raise ValueError(f"--merge {path}: a record lacks the fields calibrate writes")
         head = {k: data.get(k) for k in ("suite_version", "profile", "seeds")}
         if parts and head != parts[0]["head"]:
