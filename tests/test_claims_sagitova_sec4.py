@@ -46,21 +46,43 @@ def test_softmax1_noise_is_inconclusive_within_z_se_of_the_level():
     assert judge_softmax1(Context(profile="quick", seed=0), 1e-6, 1e-7, 0.35, 1e-4)[0] == "confirmed"
 
 
-def _rows(ctl, ctl_se):
-    return [{"signal": s, "bayes": b, "bayes_se": 1e-4, "softmax/mean": b + 0.3,
-             "softmax/mean_se": 1e-3, "b-softmax/mean": b + c, "b-softmax/mean_se": ctl_se}
+def _rows(ctl, ctl_se, gap=0.3, gap_se=1e-3):
+    return [{"signal": s, "bayes": b, "bayes_se": 1e-4, "softmax/mean": b + gap,
+             "softmax/mean_se": gap_se, "b-softmax/mean": b + c, "b-softmax/mean_se": ctl_se}
             for s, b, c in zip((2.0, 4.0, 8.0, 12.0), (0.38, 0.02, 1e-15, 1e-58), ctl)]
+
+
+def _judge_gap(rows, ctx=None):
+    from verification.claims.sagitova2026.sec4_expressivity import judge_gap
+    return judge_gap(ctx or Context(profile="quick", seed=0), rows, "softmax")
 
 
 def test_prop_iv3_judges_that_the_control_reaches_the_bayes_risk():
     # old code: 'B-softmax reaches it' was printed whatever the control's risk
-    from verification.claims.sagitova2026.sec4_expressivity import judge_gap
-    ok = judge_gap(Context(profile="quick", seed=0), _rows([1e-4, 0, 1e-8, 1e-9], 1e-4),
-                   "softmax")
+    ok = _judge_gap(_rows([1e-4, 0, 1e-8, 1e-9], 1e-4))
     assert ok[0] == "confirmed"
-    bad = judge_gap(Context(profile="quick", seed=0), _rows([1e-4, 0, 0.05, 1e-9], 1e-4),
-                    "softmax")
+    bad = _judge_gap(_rows([1e-4, 0, 0.05, 1e-9], 1e-4))
     assert bad[0] == "refuted" and "does not reach" in bad[1]
+
+
+def test_prop_iv3_a_gap_within_z_se_of_zero_is_not_evidence_of_reaching_bayes():
+    # old code: gap ≤ z·se counted as "softmax reaches the Bayes risk" and refuted, so too few
+    # samples refuted the claim; a gap of 0.3 ± 0.2 shows nothing either way
+    decision, why, (ctl, gap) = _judge_gap(_rows([1e-4, 0, 1e-8, 1e-9], 1e-4, gap=0.3, gap_se=0.2))
+    assert decision == "inconclusive" and gap.decision == "inconclusive" and gap.needs in why
+    # evidence of reaching it: softmax's upper bound at or below the control's
+    decision, why, _ = _judge_gap(_rows([1e-3, 1e-3, 1e-3, 1e-3], 1e-4, gap=1e-4, gap_se=1e-5))
+    assert decision == "refuted" and "as close to the Bayes risk" in why
+
+
+def test_prop_iv3_refutes_the_control_moved_by_its_resolution():
+    rows = _rows([0, 0, 0, 0], 1e-4)
+    ctx = Context(profile="quick", seed=0)
+    assert _judge_gap(rows, ctx)[0] == "confirmed"
+    res = ctx.ledger.contract().resolution
+    moved = Context(profile="quick", seed=0, perturbation=("relative", res))
+    assert _judge_gap(rows, moved)[0] == "refuted" and moved.ledger.perturbation_applied
+    assert _judge_gap(rows, Context(profile="quick", seed=0, perturbation=("sign",)))[0] == "refuted"
 
 
 def test_prop_iv3_refutes_a_control_that_cannot_reach_bayes():
