@@ -68,4 +68,4 @@ def direct_risk_mc(model: Model, params: Mapping[str, float], overlaps: Mapping[
         done += m
     mean = total / n
     var = max(total2 / n - mean**2, 0.0) * n / (n - 1)
-    return Estimate(mean, float(np.sqrt(var / n)))
+    return Estimate(mean, float(np.sqrt(var / n)), dof=n - 1)

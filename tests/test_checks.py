@@ -173,3 +173,40 @@ def test_a_poor_column_does_not_hide_a_refuted_good_one():
     fine = limit(Context(), d, np.stack([curved, 1.0 + 3 / d], 1), np.full((5, 2), 1e-3),
                  [1.0, 1.0], terms=("1/d",))
     assert fine.decision == "inconclusive"
+
+
+def _false_refutations(dof, alpha=0.05, reps=4, trials=4000, seed=1):
+    """Fraction of true-model comparisons refuted when se is estimated from ``reps`` draws."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((trials, reps))
+    est, se = x.mean(1), x.std(1, ddof=1) / np.sqrt(reps)
+    return np.mean([estimate_vs_theory(Context(alpha=alpha), e, s, 0.0, dof=dof).decision == "refuted"
+                    for e, s in zip(est, se)])
+
+
+def test_few_replicates_are_judged_at_the_t_quantile():
+    """A standard error from 4 replicates: the normal z refutes a true model about 3× as often
+    as α (P(|t₃| > 1.96) = 0.145, the old behaviour); the t quantile keeps α."""
+    alpha, trials = 0.05, 4000
+    sd = math.sqrt(alpha * (1 - alpha) / trials)
+    assert _false_refutations(None, alpha, trials=trials) > alpha + 10 * sd
+    assert abs(_false_refutations(3, alpha, trials=trials) - alpha) < 4 * sd
+    # large dof is the normal quantile; dof = inf is exactly it
+    assert estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=math.inf).z == pytest.approx(norm.isf(5e-5))
+    big = estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=10**7)
+    assert big.z == pytest.approx(norm.isf(5e-5), rel=1e-4)
+
+
+def test_trend_and_limit_take_dof_and_bad_dof_is_named():
+    ctx = Context(alpha=1e-4)
+    # a slope 5 se above 0 from 3 draws (dof 2) decides nothing at α = 1e-4; the normal z did
+    assert trend(Context(alpha=1e-4), 5.0, 1.0, +1).decision == "confirmed"
+    weak = trend(ctx, 5.0, 1.0, +1, dof=2)
+    assert weak.decision == "inconclusive" and weak.z > 50 and "replicates" in weak.needs
+    dims = np.array([100.0, 200.0, 400.0, 800.0])
+    vals = 1.0 + 2.0 / dims
+    assert limit(Context(), dims, vals, 1e-3 * np.ones(4), 1.0, dof=7).z > limit(
+        Context(), dims, vals, 1e-3 * np.ones(4), 1.0).z
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="dof"):
+            estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=bad)

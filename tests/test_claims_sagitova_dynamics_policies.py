@@ -50,10 +50,20 @@ def test_sequential_weak_positive_slope_is_inconclusive_not_refuted():
 
 
 def test_sequential_shrinking_delay_is_refuted_and_clear_growth_confirmed():
-    times, dims = _times(-20.0, 1.0, c=200.0)
+    # 3 draws: the slope's se has 2 dof, judged at t₂ = 100 (α = 1e-4), not z = 3.89
+    times, dims = _times(-20.0, 0.1, c=200.0)
     assert _sequential(times, dims)[0].verdict == "refuted"
-    times, dims = _times(10.0, 0.9)
+    times, dims = _times(10.0, 0.05)
     assert _sequential(times, dims)[0].verdict == "confirmed"
+
+
+def test_sequential_three_draws_judge_at_the_t_quantile():
+    """Old: 10 ± 0.9 over 3 draws (11 se > z = 3.89) was confirmed, though an se from 3 draws
+    supports 11 se at a tail of about 4e-3, not α/2 = 5e-5."""
+    times, dims = _times(10.0, 0.9)
+    out, c = _sequential(times, dims)
+    assert out.verdict == "inconclusive" and out.evidence["delay_check"]["dof"] == 2
+    assert out.evidence["z"] == pytest.approx(99.99, rel=1e-3)
 
 
 # --- conj-iii1: fresh initial directions, the spread's shrinking as a trend --------------------
@@ -134,12 +144,24 @@ def _escape_runs_like_audit(sgd_slope=2.2435, never=0):
 
 
 def test_escape_sgd_slope_far_from_its_kappa_ode_limit_is_refuted():
-    """Old: only 'SGD slope > 0' was judged, so 2.24 ± 0.21 against the κ-ODE's 1.38 passed."""
-    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit())
+    """Older code judged only 'SGD slope > 0', so any slope passed; now SGD's slope is compared
+    with its κ-ODE limit: 2.6 ± 0.21 against 1.38 (6 se) refutes."""
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit(2.6))
     ev = out.evidence
-    assert abs(ev["sgd_slope"] - ev["ode_with_sgd_noise_slope"]) > 4 * ev["sgd_slope_se"]
+    assert abs(ev["sgd_slope"] - ev["ode_with_sgd_noise_slope"]) > 5.5 * ev["sgd_slope_se"]
     assert out.verdict == "refuted" and "κ-ODE" in out.summary
     assert entry["contract"]["comparisons"] == 2
+
+
+def test_escape_slopes_are_judged_at_their_t_quantiles():
+    """The audited numbers, 2.24 ± 0.21 against 1.38 (4.2 se), were refuted at z = 4.06; the
+    se's rest on 64 SGD seeds and 6 ODE draws: t₆₃ = 4.35 and t₅ = 12.9 for the family of two
+    at α = 1e-4, so 4.2 se does not refute."""
+    entry, out = run("sagitova2026:prop-iii4-escape-logd", runs=_escape_runs_like_audit())
+    ev = out.evidence
+    assert ev["comparison_dof"][0] == 5 and ev["comparison_dof"][1] == pytest.approx(63)
+    assert 4.0 < abs(ev["sgd_slope"] - ev["ode_with_sgd_noise_slope"]) / ev["sgd_slope_se"] < 4.35
+    assert out.verdict == "confirmed"
 
 
 def test_escape_sgd_slope_at_its_kappa_ode_limit_is_confirmed():
@@ -159,7 +181,7 @@ def test_escape_never_escaped_seeds_are_reported_and_too_many_inconclusive():
 
 # --- prop-iii3: the SGD band includes its standard error --------------------------------------
 def _sgd_rows(mean, se, ode, never=0):
-    return [{"D": D, "tau_align_mean": mean, "tau_align_se": se, "never_aligned": never,
+    return [{"D": D, "tau_align_mean": mean, "tau_align_se": se, "tau_align_dof": 15, "never_aligned": never,
              "tau_align_ode_with_noise": ode} for D in (200, 400)]
 
 

@@ -9,6 +9,7 @@ Every engine is a small immutable object with
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,10 +30,13 @@ __all__ = ["Estimate", "ExpectationEngine"]
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value with its standard error (0 for exact rules); unpacks as (value, stderr)."""
+    """A value with its standard error (0 for exact rules); unpacks as (value, stderr).
+    ``dof``: the standard error's degrees of freedom (replicates − 1; inf when it is known or
+    rests on so many samples that a normal quantile holds), for the checks' t quantiles."""
 
     value: np.ndarray | float
     stderr: np.ndarray | float
+    dof: float = math.inf
 
     def __iter__(self):
         return iter((self.value, self.stderr))

@@ -28,4 +28,4 @@ class MonteCarlo(ExpectationEngine):
     def expect(self, f: Integrand, K: int) -> Estimate:
         Z, _ = self.nodes(K)
         v = np.asarray(f(Z))
-        return Estimate(v.mean(-1), v.std(-1, ddof=1) / np.sqrt(self.n))
+        return Estimate(v.mean(-1), v.std(-1, ddof=1) / np.sqrt(self.n), dof=self.n - 1)

@@ -46,4 +46,4 @@ class QuasiMonteCarlo(ExpectationEngine):
     def expect(self, f: Integrand, K: int) -> Estimate:
         Z = _replicates(K, self.m, self.replicates, self.seed)
         means = np.stack([np.asarray(f(z)).mean(-1) for z in Z])
-        return Estimate(means.mean(0), means.std(0, ddof=1) / np.sqrt(len(means)))
+        return Estimate(means.mean(0), means.std(0, ddof=1) / np.sqrt(len(means)), dof=len(means) - 1)

@@ -119,8 +119,8 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
        #   tests/test_claims_marion.py;
        # - the ODE with the noise tokens' (L−1) terms dropped (the flow at L = 1,
        #   ``_ode_without_noise_tokens``): CONFIRMED, its largest extrapolated intercept is
-       #   −0.010 ± 0.003 (3.3 se < z = 4.71): at λ = 0.7, L = 3 these terms move the overlaps
-       #   by about 0.01 by t = 2, below the quick profile's resolution.
+       #   −0.010 ± 0.003 (3.3 se < z = 4.71; now t₃₁ = 5.75): at λ = 0.7, L = 3 these terms
+       #   move the overlaps by about 0.01 by t = 2, below the quick profile's resolution.
        mutations={"dropped term: the label's terms of the ODE (y = εξ)":
                   lambda: {"flow_model": MODEL.perturbed(label=sp.S.Zero,
                                                          name="marion-no-label")}})
@@ -137,7 +137,8 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None, ode=None):
     # SGD noise, time discretisation and fluctuation bias are all O(x) = O(1/d); the next
     # order is kept explicitly (quadratic extrapolation) rather than absorbed in a tolerance
     check = limit(ctx, x, devs, ses, 0.0, terms=("x", "x^2"),
-                  name="SGD − ODE deviation at x → 0", scale=np.abs(ode_last[1:]).ravel())
+                  name="SGD − ODE deviation at x → 0", scale=np.abs(ode_last[1:]).ravel(),
+                  dof=seeds - 1)                     # standard errors over the seeds
     a, a_se, worst = _worst_intercept(check, res_last)
     D = np.array([r["max_deviation"] for r in rows])
     evidence = {"params": SGD_PARAMS, "init": SGD_INIT, "T": SGD_T, "seeds": seeds, "rows": rows,

@@ -116,7 +116,8 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     check = checks.estimate_vs_theory(
         ctx, dev_all.ravel(), np.array([r["bias_se"] for r in rows]).ravel(), np.zeros(dev_all.size),
         bias=np.array([np.array(r["ode_qmc_error"]) + 1.0 / r["D"] for r in rows]).ravel(),
-        name="SGD seed-mean − ODE", scale=np.broadcast_to(np.abs(odes[0]), dev_all.shape).ravel())
+        name="SGD seed-mean − ODE", scale=np.broadcast_to(np.abs(odes[0]), dev_all.shape).ravel(),
+        dof=seeds - 1)                                 # se over the seeds: t quantile
     z, passed = check.z, check.ok.reshape(dev_all.shape)
     worst = None
     for j, r in enumerate(rows):
@@ -133,7 +134,8 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     cov = np.linalg.inv(X.T @ (X * w[:, None]))
     slope, slope_se = float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
     # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
-    shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D")
+    shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D",
+                          dof=seeds - 1)               # bootstrap sds over the seeds
     names = (["m"] * 4 + ["r"] * 3 + ["b"] * 2 + ["v"] * 2)
     evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
                 "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
@@ -304,6 +306,7 @@ def prop_iii3(ctx, prior=None):
                          "tau_align_mean": float(np.mean(done)) if done.size else float("nan"),
                          "tau_align_se": (float(np.std(done, ddof=1) / np.sqrt(done.size))
                                           if done.size > 1 else float("nan")),
+                         "tau_align_dof": max(int(done.size) - 1, 1),
                          "tau_align_ode_with_noise": ode_ta})
         ctx.tick(0.4 + 0.3 * len(sgd_rows))
     evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
@@ -345,7 +348,8 @@ def _sgd_alignment_outcome(ctx, sgd_rows, evidence, ode_txt):
     ode_ta = np.array([s["tau_align_ode_with_noise"] for s in sgd_rows])
     check = checks.estimate_vs_theory(
         ctx, [s["tau_align_mean"] for s in sgd_rows], [s["tau_align_se"] for s in sgd_rows], ode_ta,
-        bias=0.2 * ode_ta, name="SGD alignment time vs the κ-ODE's")
+        bias=0.2 * ode_ta, name="SGD alignment time vs the κ-ODE's",
+        dof=[s["tau_align_dof"] for s in sgd_rows])    # se over 16 seeds: t quantile
     evidence["sgd_check"] = check.evidence()
     if check.decision == "refuted":
         s = sgd_rows[int(np.argmax(check.score))]

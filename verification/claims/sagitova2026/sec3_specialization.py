@@ -79,7 +79,8 @@ def prop_iii4(ctx, rate=None, runs=None):
     sgd_ok = np.all(np.isfinite(sgd), axis=1)
     sgd_mean = np.nanmean(sgd, 0)
     sgd_se = np.nanstd(sgd, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(sgd), axis=0))
-    sgd_slope, sgd_slope_se, _ = _slope(xs, sgd[sgd_ok]) if sgd_ok.sum() > 2 else (np.nan, np.nan, [])
+    sgd_slope, sgd_slope_se, sgd_per = (_slope(xs, sgd[sgd_ok]) if sgd_ok.sum() > 2
+                                        else (np.nan, np.nan, []))
     ok_k = np.all(np.isfinite(runs["ode_kappa"]), axis=1)
     k_slopes = _slope(xs, runs["ode_kappa"][ok_k])[2] if ok_k.sum() >= 1 else []
     kappa_slope = float(np.mean(k_slopes)) if len(k_slopes) else float("nan")
@@ -96,7 +97,10 @@ def prop_iii4(ctx, rate=None, runs=None):
                 "ode_with_sgd_noise_escape_times": runs["ode_kappa"].tolist(),
                 "ode_with_sgd_noise_slope": kappa_slope, "ode_with_sgd_noise_slope_se": kappa_slope_se,
                 "kappa": runs["kappa"], "threshold": ESCAPE_THRESHOLD, "sigma0": SIGMA0,
-                "relative_tolerance": 0.05}
+                "relative_tolerance": 0.05,
+                # degrees of freedom of the standard errors above: draws (rows) − 1
+                "ode_slope_dof": len(per_seed) - 1, "sgd_slope_dof": max(len(sgd_per) - 1, 1),
+                "ode_with_sgd_noise_slope_dof": max(len(k_slopes) - 1, 1)}
 
     figs = {"escape": functools.partial(_draw_escape, runs, ode, sgd_mean, sgd_se, predicted, slope),
             "hessian-spectrum": functools.partial(_draw_spectrum, evals)}
@@ -129,26 +133,32 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
     # so the range's curvature is shared; the remaining difference (SGD's O(1/√D) noise in m,
     # which grows with the instability for the same time as the initial O(σ₀/√D) signal) has no
     # derived size here, so it is not allowed for: the verdict falls where it falls.
+    # standard errors over draws: t quantiles (Welch–Satterthwaite for SGD's and the κ-ODE's)
+    dof = [e["ode_slope_dof"], checks.welch_dof(
+        [sgd_slope_se, kappa_se], [e["sgd_slope_dof"], e["ode_with_sgd_noise_slope_dof"]])]
+    e["comparison_dof"] = dof
     check = checks.estimate_vs_theory(
         ctx, [slope, sgd_slope], [slope_se, float(np.hypot(sgd_slope_se, kappa_se))],
         [predicted, kappa_slope], bias=[0.05 * predicted, 0.0],
-        name="escape slopes: ODE vs 1/(2λ), SGD vs κ-ODE")
+        name="escape slopes: ODE vs 1/(2λ), SGD vs κ-ODE", dof=dof)
     evidence["check"] = check.evidence()
     evidence["z"] = check.z
+    t_ode, t_sgd = check.details["critical"]            # each comparison's t quantile
     ode_txt = f"ODE slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = {predicted:.4f}"
     sgd_txt = (f"SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over D = {runs['sgd_dims'][0]}…"
                f"{runs['sgd_dims'][-1]} vs its own limit, the ODE with the κ-noise term, "
                f"{kappa_slope:.2f} ± {kappa_se:.1g}")
     if not check.ok[0]:
         return Outcome("refuted", f"escape slope differs from 1/(2λ) of the saddle Hessian: {ode_txt} "
-                       f"({check.score[0]:.1f} se beyond the 5 % allowance, z = {check.z:.2f}); "
+                       f"({check.score[0]:.1f} se beyond the 5 % allowance, t = {t_ode:.2f}); "
                        f"{never_txt}", evidence, arrays=arrays, figures=figs)
     if not check.ok[1]:
         return Outcome("refuted", f"SGD's escape slope departs from its κ-ODE limit: {sgd_txt} "
-                       f"({check.score[1]:.1f} se, z = {check.z:.2f}); {ode_txt}; {never_txt}",
+                       f"({check.score[1]:.1f} se, t = {t_sgd:.2f}); {ode_txt}; {never_txt}",
                        evidence, arrays=arrays, figures=figs)
     return Outcome("confirmed", f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…"
-                   f"{runs['dims'][-1]:.0e}: {ode_txt}; {sgd_txt} (z = {check.z:.2f}); {never_txt}",
+                   f"{runs['dims'][-1]:.0e}: {ode_txt} (t = {t_ode:.2f}); {sgd_txt} ({check.score[1]:.1f} "
+                   f"se, t = {t_sgd:.2f}); {never_txt}",
                    evidence, arrays=arrays, figures=figs)
 
 
@@ -187,21 +197,25 @@ def _fresh_escape_column(ctx, item):
 def _spread_slope(times, dims, rng, n_boot=400):
     """sd over independent draws of τ/ln D at each D (runs that never escaped left out and
     counted), and the least-squares slope of ln sd against ln ln D with its standard error
-    from per-D bootstrap variances (the D columns are independent). Concentration ∝ 1/ln D
-    gives slope −1; a spread that does not shrink gives 0."""
+    from per-D bootstrap variances (the D columns are independent), and that standard error's
+    Welch–Satterthwaite dof (each D's variance from its escaped runs − 1). Concentration ∝
+    1/ln D gives slope −1; a spread that does not shrink gives 0.
+    Returns (sd per D, slope, se, never escaped per D, dof)."""
     lnd = np.log(np.asarray(dims, float))
     x = np.log(lnd)
-    sd, var, never = [], [], []
+    sd, var, never, n_ok = [], [], [], []
     for j in range(len(lnd)):
         r = times[:, j][np.isfinite(times[:, j])] / lnd[j]
         never.append(int(times.shape[0] - r.size))
         if r.size < 3:
             raise ValueError(f"only {r.size} escaped runs at D = {dims[j]:g}; need ≥ 3")
         sd.append(float(r.std(ddof=1)))
+        n_ok.append(r.size)
         boot = [np.log(r[rng.integers(0, r.size, r.size)].std(ddof=1)) for _ in range(n_boot)]
         var.append(float(np.var(boot, ddof=1)))
     w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
-    return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never)
+    dof = checks.welch_dof(np.abs(w) * np.sqrt(var), np.array(n_ok) - 1.0)
+    return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never, dof)
 
 
 def _spreading_escape(g, D):
@@ -254,13 +268,16 @@ def conj_iii1(ctx, runs=None, escape_time=None, mutate_runs=None):
     if mutate_runs is not None:
         runs = mutate_runs(ctx, runs)
     rng = ctx.rng("conj:boot")
-    ode_sd, ode_slope, ode_se, ode_never = _spread_slope(runs["ode"], runs["dims"], rng)
-    sgd_sd, sgd_slope, sgd_se, sgd_never = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
-    ode_check = checks.trend(ctx, ode_slope, ode_se, sign=-1, name="ODE: ln sd(τ/ln D) vs ln ln D")
-    sgd_check = checks.trend(ctx, sgd_slope, sgd_se, sign=-1, name="SGD: ln sd(τ/ln D) vs ln ln D")
+    ode_sd, ode_slope, ode_se, ode_never, ode_dof = _spread_slope(runs["ode"], runs["dims"], rng)
+    sgd_sd, sgd_slope, sgd_se, sgd_never, sgd_dof = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
+    ode_check = checks.trend(ctx, ode_slope, ode_se, sign=-1, name="ODE: ln sd(τ/ln D) vs ln ln D",
+                             dof=ode_dof)
+    sgd_check = checks.trend(ctx, sgd_slope, sgd_se, sign=-1, name="SGD: ln sd(τ/ln D) vs ln ln D",
+                             dof=sgd_dof)
     evidence = {"dims": list(runs["dims"]), "ode_escape_times": np.asarray(runs["ode"]).tolist(),
                 "ode_spread": ode_sd.tolist(), "ode_spread_slope": ode_slope,
-                "ode_spread_slope_se": ode_se, "ode_never_escaped": ode_never,
+                "ode_spread_slope_se": ode_se, "ode_spread_slope_dof": ode_dof,
+                "ode_never_escaped": ode_never, "sgd_spread_slope_dof": sgd_dof,
                 "sgd_dims": list(runs["sgd_dims"]), "sgd_spread": sgd_sd.tolist(),
                 "sgd_spread_slope": sgd_slope, "sgd_spread_slope_se": sgd_se,
                 "sgd_never_escaped": sgd_never, "draws_per_D": int(np.shape(runs["ode"])[0]),
@@ -404,7 +421,8 @@ def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, e
                        f"{np.round(sgd_mean, 1).tolist()})", evidence, arrays=arrays, figures=figs)
     # the delay's growth in ln D: refuted only on evidence of a shrinking delay (slope < 0 at z);
     # a positive slope short of z decides nothing
-    check = checks.trend(ctx, slope, slope_se, sign=+1, name="ODE delay τ₂ − τ₁ vs ln D")
+    check = checks.trend(ctx, slope, slope_se, sign=+1, name="ODE delay τ₂ − τ₁ vs ln D",
+                         dof=len(per) - 1)          # se over the initial draws: t quantile
     evidence["delay_check"] = check.evidence()
     evidence["z"] = check.z
     tail = (f"slope {slope:.3f} ± {slope_se:.3f} per unit ln D over {len(per)} initial draws, "
