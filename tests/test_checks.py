@@ -210,3 +210,12 @@ def test_trend_and_limit_take_dof_and_bad_dof_is_named():
     for bad in (0, -1, float("nan")):
         with pytest.raises(ValueError, match="dof"):
             estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=bad)
+
+
+def test_welch_dof():
+    assert checks.welch_dof([1.0, 1.0], [5, 5]) == pytest.approx(10.0)
+    assert checks.welch_dof([1.0, 1e-6], [3, 50]) == pytest.approx(3.0, rel=1e-6)
+    assert checks.welch_dof([1.0, 0.0], [3, math.inf]) == pytest.approx(3.0)
+    assert checks.welch_dof([0.0, 1.0], [math.inf, math.inf]) == math.inf
+    with pytest.raises(ValueError, match="dofs"):
+        checks.welch_dof([1.0, 1.0], [5, 0])

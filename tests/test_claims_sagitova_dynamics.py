@@ -56,7 +56,7 @@ def test_unspecialized_claim_refutes_a_prior_without_mean():
 
 
 def _small_escape_runs():
-    return dyn._escape_runs("quick", 0, dims=(1e2, 1e4, 1e6), seeds=3, sgd_dims=(100, 1000),
+    return dyn._escape_runs("quick", 0, dims=(1e2, 1e4, 1e6), seeds=6, sgd_dims=(100, 1000),
                             sgd_seeds=32)
 
 

@@ -85,7 +85,7 @@ def test_conjecture_uses_a_fresh_direction_for_every_D_and_draw(fake_sgd):
         return np.log(D) / 0.75 + 3 * g[0, 0]
     run("sagitova2026:conj-iii1-sharp-transition", escape_time=escape)
     gs = np.array([g.ravel() for _, g in seen])
-    assert len(seen) == 4 * 16
+    assert len(seen) == 4 * 32
     assert len({tuple(np.round(g, 12)) for g in gs}) == len(seen)      # never reused
 
 

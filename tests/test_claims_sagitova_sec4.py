@@ -75,6 +75,22 @@ def test_prop_iv3_a_gap_within_z_se_of_zero_is_not_evidence_of_reaching_bayes():
     assert decision == "refuted" and "as close to the Bayes risk" in why
 
 
+def test_prop_iv3_a_gap_shown_positive_is_never_refuted_by_a_noisy_control():
+    # a gap of 50 se next to a control known only to ±0.02: the control's upper bound (0.08)
+    # is above softmax's (0.054), which an earlier version of this check called "as close"
+    rows = _rows([0, 0, 0, 0], 0.02, gap=0.05, gap_se=1e-3)
+    decision, why, _ = _judge_gap(rows)
+    assert decision == "confirmed", why
+
+
+def test_prop_iv3_a_point_without_error_does_not_hide_a_weak_one():
+    rows = _rows([0, 0, 0, 0], 1e-4)
+    rows[0]["softmax/mean_se"], rows[0]["bayes_se"] = 0.0, 0.0      # exact, clearly positive
+    rows[2]["softmax/mean_se"] = 0.3                                  # 0.3 ± 0.3: not shown
+    decision, why, (_, gap) = _judge_gap(rows)
+    assert decision == "inconclusive" and "s = 8.0" in why
+
+
 def test_prop_iv3_refutes_the_control_moved_by_its_resolution():
     rows = _rows([0, 0, 0, 0], 1e-4)
     ctx = Context(profile="quick", seed=0)

@@ -144,6 +144,10 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
     evidence["check"] = check.evidence()
     evidence["z"] = check.z
     t_ode, t_sgd = check.details["critical"]            # each comparison's t quantile
+    # the SGD comparison's own resolution (the contract states the family's best point's)
+    power_sgd = float(checks.critical_value(ctx.alpha, 2, dof)[1][1])
+    sgd_res = (t_sgd + power_sgd) * float(np.hypot(sgd_slope_se, kappa_se)) / abs(kappa_slope)
+    evidence["sgd_comparison_resolution"] = sgd_res
     ode_txt = f"ODE slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = {predicted:.4f}"
     sgd_txt = (f"SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over D = {runs['sgd_dims'][0]}…"
                f"{runs['sgd_dims'][-1]} vs its own limit, the ODE with the κ-noise term, "
@@ -157,8 +161,9 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
                        f"({check.score[1]:.1f} se, t = {t_sgd:.2f}); {ode_txt}; {never_txt}",
                        evidence, arrays=arrays, figures=figs)
     return Outcome("confirmed", f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…"
-                   f"{runs['dims'][-1]:.0e}: {ode_txt} (t = {t_ode:.2f}); {sgd_txt} ({check.score[1]:.1f} "
-                   f"se, t = {t_sgd:.2f}); {never_txt}",
+                   f"{runs['dims'][-1]:.0e}: {ode_txt} (t = {t_ode:.2f}); {sgd_txt}: not refuted at α "
+                   f"({check.score[1]:.1f} se < t = {t_sgd:.2f}; this comparison resolves relative "
+                   f"deviations ≥ {sgd_res:.0%}); {never_txt}",
                    evidence, arrays=arrays, figures=figs)
 
 
@@ -198,7 +203,7 @@ def _spread_slope(times, dims, rng, n_boot=400):
     """sd over independent draws of τ/ln D at each D (runs that never escaped left out and
     counted), and the least-squares slope of ln sd against ln ln D with its standard error
     from per-D bootstrap variances (the D columns are independent), and that standard error's
-    Welch–Satterthwaite dof (each D's variance from its escaped runs − 1). Concentration ∝
+    Welch–Satterthwaite dof (each D's bootstrap variance: (escaped runs − 1)/2). Concentration ∝
     1/ln D gives slope −1; a spread that does not shrink gives 0.
     Returns (sd per D, slope, se, never escaped per D, dof)."""
     lnd = np.log(np.asarray(dims, float))
@@ -214,7 +219,9 @@ def _spread_slope(times, dims, rng, n_boot=400):
         boot = [np.log(r[rng.integers(0, r.size, r.size)].std(ddof=1)) for _ in range(n_boot)]
         var.append(float(np.var(boot, ddof=1)))
     w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
-    dof = checks.welch_dof(np.abs(w) * np.sqrt(var), np.array(n_ok) - 1.0)
+    # a bootstrap variance of log sd from n draws varies like a χ² with about (n − 1)/2 dof
+    # for Gaussian draws (simulated: 8 at n = 16), not n − 1
+    dof = checks.welch_dof(np.abs(w) * np.sqrt(var), (np.array(n_ok) - 1.0) / 2)
     return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never, dof)
 
 
@@ -248,10 +255,11 @@ def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
        "transition).",
        reading="the escape set-up of Prop. III.4 (softmax, H = F = 2, θ ~ N(0, diag(4, 1.5)), "
                "keys ~ N(0, σ₀²I/D), escape at ‖m‖_F = 0.3). ODE at D = 10²…10⁸ from a FRESH "
-               "random initial direction for every D and draw (16 draws per D quick, 32 full; "
+               "random initial direction for every D and draw (32 draws per D quick, 64 full; "
                "independent seeds), and online SGD at D = 100…1600 (independent seeds per D): "
                "the spread over draws of τ_esc/ln D at each D. Its shrinking is the slope of "
-               "ln sd against ln ln D (−1 for a spread ∝ 1/ln D; per-D bootstrap errors), "
+               "ln sd against ln ln D (−1 for a spread ∝ 1/ln D; per-D bootstrap errors, at "
+               "the t quantile with their Welch–Satterthwaite dof, (draws − 1)/2 per D), "
                "judged as a trend: confirmed when the ODE's slope is < 0 at z and SGD's is not "
                "> 0 at z; refuted when either spread grows at z; otherwise inconclusive.",
        mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": _spreading_escape},
@@ -263,7 +271,7 @@ def conj_iii1(ctx, runs=None, escape_time=None, mutate_runs=None):
     if runs is None:
         dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
         shared = _escape_runs(ctx.profile, ctx.seed, ctx=ctx)   # SGD: fresh seeds per D already
-        runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(16, 32), escape_time),
+        runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(32, 64), escape_time),
                 "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
     if mutate_runs is not None:
         runs = mutate_runs(ctx, runs)
@@ -317,9 +325,11 @@ def _draw_staircase(t_ode, m_ode, t_sgd, sgd_alignment, D_sgd, fig):
        reading="softmax, H = 4, F = 2, L = 4, θ ~ N(0, diag(6, 3)); keys ~ N(0, σ₀²I/D), "
                "σ₀ = 0.02; τ_f = first τ with max_h |m_hf| ≥ 0.5. ODE at D = 10², 10³, 10⁴ "
                "(quick; 10²…10⁸ full), integrated until both features are specialized or "
-               "τ = 800 (2000 full), 3 initial draws (6 full): τ₁ < τ₂ in every run and the "
-               "delay τ₂ − τ₁ grows linearly in ln D, judged as a trend over draws: slope > 0 at z "
-               "confirms, slope < 0 at z refutes, in between inconclusive. Online SGD "
+               "τ = 800 (2000 full), 8 initial draws (16 full): τ₁ < τ₂ in every run and the "
+               "delay τ₂ − τ₁ grows linearly in ln D, judged as a trend over draws (the mean "
+               "of the per-draw slopes, its se over draws at the t quantile with draws − 1 "
+               "dof): slope > 0 at t confirms, slope < 0 at t refutes, in between "
+               "inconclusive. Online SGD "
                "(Gram-matrix simulator, exact in law; D = 100, 400 quick, to 6400 full; 8 seeds "
                "quick, 32 full; κ = 1, N_b = 16): f = 1 first on average at every D, and its "
                "delay's slope in ln D reported; the staircase figure overlays SGD at the "
@@ -331,11 +341,14 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     prior = GaussianPrior([0.0, 0.0], np.diag(nu))
     md = MultiHeadModel(H, L, F, "softmax")
     dims = dims or ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
-    seeds = seeds or ctx.pick(3, 6)
+    seeds = seeds or ctx.pick(8, 16)
     t_max = ctx.pick(800.0, 2000.0)
     rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
-    G = ctx.rng("iii1:init").standard_normal((seeds, H, F))
-    times, curves = _specialization_times(ctx, rm, G, dims, t_max)
+    G = np.array([_iii1_draw(ctx, i, H, F) for i in range(seeds)])
+    per_draw = ctx.map(_iii1_specialization, [{"nu": [float(v) for v in nu], "draw": i,
+                                               "dims": [float(D) for D in dims], "t_max": t_max}
+                                              for i in range(seeds)])
+    times, curves = np.array([t for t, _ in per_draw]), per_draw[0][1]
     t_eval = np.linspace(0, min(float(np.nanmax(times[:, 0, 1]) * 1.3) if np.isfinite(times[:, 0, 1]).any()
                                 else 200.0, t_max), 401)
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
@@ -373,6 +386,22 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
               **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.t, "sgd_m": res["m"]}
     return _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays,
                                figs)
+
+
+def _iii1_draw(ctx, i, H=4, F=2):
+    """Result III.1's i-th initial direction, from its own seed (draws run anywhere)."""
+    return np.random.default_rng(ctx.claim_seed(f"iii1:init:{i}")).standard_normal((H, F))
+
+
+def _iii1_specialization(ctx, item):
+    """Subtask of Result III.1: (τ₁, τ₂) per D of the reduced flow from initial draw
+    ``item["draw"]``, and for draw 0 m(τ) per D (the figure)."""
+    md = MultiHeadModel(4, L, 2, "softmax")
+    prior = GaussianPrior([0.0, 0.0], np.diag(item["nu"]))
+    rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
+    g = _iii1_draw(ctx, item["draw"], md.H, prior.F)[None]
+    times, curves = _specialization_times(ctx, rm, g, item["dims"], item["t_max"])
+    return times[0], (curves if item["draw"] == 0 else {})
 
 
 def _specialized(state, threshold=0.5):
