@@ -9,11 +9,10 @@ fresh draws, so the optimisation does not bias them low; Bayes risks from the ex
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from numerics.multihead import bayes_loss
 from theory.models.sagitova2026 import DiscretePrior
-from ...checks import combine, estimate_vs_theory, trend
+from ...checks import combine, critical_value, estimate_vs_theory, trend
 from ...registry import Outcome, claim
 from ...stats import finite
 from ._common import L, PAPER, best_risk
@@ -77,7 +76,7 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
     se = np.hypot([r[f"{activation}/mean_se"] for r in rows], [r["bayes_se"] for r in rows])
     ctl_se = np.hypot([r[f"{control}/mean_se"] for r in rows], [r["bayes_se"] for r in rows])
     n = len(rows)
-    z_n = float(norm.isf(ctx.alpha / (2 * n)))          # Bonferroni z over the n signals
+    z_n = float(critical_value(ctx.alpha, n)[0])        # Bonferroni z over the n signals
     # resolution relative to the gap's scale (the Bayes risk vanishes at large s)
     ctl = estimate_vs_theory(ctx, bayes + deltas, ctl_se, bayes, bias=z_n * se,
                              name=f"{control} risk vs the Bayes risk", scale=np.abs(gaps))
