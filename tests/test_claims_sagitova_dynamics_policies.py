@@ -197,3 +197,17 @@ def test_unspecialized_sgd_band_counts_its_standard_error():
 def test_unspecialized_sgd_runs_that_never_align_make_it_inconclusive():
     out = sec3_dynamics._sgd_alignment_outcome(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
     assert out.verdict == "inconclusive" and "never aligned" in out.summary
+
+
+def test_summaries_name_the_quantile_they_judged_at():
+    """A check on standard errors from few replicates is judged at a Student-t quantile: the
+    summary says t with its dof, not z (result-iii1: 3 draws, t₂)."""
+    from verification.claims.sagitova2026._common import quantile_text
+    out, _ = _sequential(*_times(5.0, 1.0))
+    assert "t₂ = " in out.summary and "z = " not in out.summary
+    c = ctx()
+    big = np.ones(3)
+    check = dyn.checks.estimate_vs_theory(c, big, big * 0.1, big)
+    assert quantile_text(check).startswith("z = ")
+    check = dyn.checks.estimate_vs_theory(c, big, big * 0.1, big, dof=7)
+    assert quantile_text(check).startswith("t₇ = ")

@@ -22,6 +22,18 @@ PAPER = "sagitova2026"
 L = 4
 
 
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def quantile_text(check) -> str:
+    """The critical value a check judged at, as a summary writes it: "t₆₃ = 4.35" for a
+    Student-t quantile (standard errors from few replicates), "z = 3.89" for a normal one."""
+    dof = check.details.get("dof_min", check.details.get("dof"))
+    if dof is None or not np.isfinite(dof):
+        return f"z = {check.z:.2f}"
+    return f"t{str(int(round(dof))).translate(_SUBSCRIPT)} = {check.z:.2f}"
+
+
 def _random_discrete_prior(rng, S, F, scale=1.5):
     p = rng.dirichlet(np.ones(S))
     return DiscretePrior(rng.standard_normal((S, F)) * scale, p)

@@ -21,7 +21,7 @@ from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ... import checks
 from ...registry import Outcome, claim
 from ...stats import finite
-from ._common import L, PAPER, SIGMA0, _flow, _small_init, _trajectory, saddle_rate
+from ._common import L, PAPER, SIGMA0, _flow, _small_init, _trajectory, quantile_text, saddle_rate
 
 
 class _FastMFlow(HeadReduced):
@@ -151,7 +151,7 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
                        evidence, arrays=arrays, figures=figs)
     if shrink.decision == "refuted":
         return Outcome("refuted", f"the deviation from the ODE grows with D (log-log slope "
-                       f"{slope:.3f} ± {slope_se:.3f}, z = {shrink.z:.2f})", evidence, arrays=arrays,
+                       f"{slope:.3f} ± {slope_se:.3f}, {quantile_text(shrink)})", evidence, arrays=arrays,
                        figures=figs)
     if shrink.decision == "inconclusive":
         return Outcome("inconclusive", f"SGD means agree with the ODE at every D, but the single-run "
@@ -355,8 +355,8 @@ def _sgd_alignment_outcome(ctx, sgd_rows, evidence, ode_txt):
         s = sgd_rows[int(np.argmax(check.score))]
         return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} ± "
                        f"{s['tau_align_se']:.2f} vs the κ-ODE's {s['tau_align_ode_with_noise']:.2f} "
-                       f"(beyond 20 % + z·se, z = {check.z:.2f})", evidence)
-    return Outcome("confirmed", f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + z·se "
-                   f"(z = {check.z:.2f})", evidence)
+                       f"(beyond 20 % + t·se, {quantile_text(check)})", evidence)
+    return Outcome("confirmed", f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + t·se "
+                   f"({quantile_text(check)})", evidence)
 
 

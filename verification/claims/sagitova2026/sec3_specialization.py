@@ -19,7 +19,8 @@ from ...registry import Outcome, claim
 from ...stats import finite
 from ._common import (ESCAPE_THRESHOLD, L, MAX_NEVER_ESCAPED, PAPER, SGD_ESCAPE_HORIZON, SIGMA0,
                       _escape_prior, _escape_runs, _flow, _slope, _small_init, _trajectory,
-                      escape_time as flow_escape_time, integrate_until, saddle_rate)
+                      escape_time as flow_escape_time, integrate_until, quantile_text,
+                      saddle_rate)
 
 
 def _draw_escape(runs, ode, sgd_mean, sgd_se, predicted, slope, fig):
@@ -298,7 +299,8 @@ def conj_iii1(ctx, runs=None, escape_time=None, mutate_runs=None):
     txt = (f"slope of ln sd(τ/ln D) vs ln ln D: ODE {ode_slope:.2f} ± {ode_se:.2f} (D = "
            f"{runs['dims'][0]:.0e}…{runs['dims'][-1]:.0e}, {evidence['draws_per_D']} fresh draws per D), "
            f"SGD {sgd_slope:.2f} ± {sgd_se:.2f} (D = {runs['sgd_dims'][0]}…{runs['sgd_dims'][-1]}); "
-           f"z = {ode_check.z:.2f}; never escaped: ODE {ode_never}, SGD {sgd_never}")
+           f"ODE {quantile_text(ode_check)}, SGD {quantile_text(sgd_check)}; "
+           f"never escaped: ODE {ode_never}, SGD {sgd_never}")
     if "refuted" in (ode_check.decision, sgd_check.decision):
         return Outcome("refuted", f"the spread of τ/ln D grows with D: {txt}", evidence, figures=figs)
     if ode_check.decision == "confirmed":
@@ -463,7 +465,7 @@ def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, e
     evidence["delay_check"] = check.evidence()
     evidence["z"] = check.z
     tail = (f"slope {slope:.3f} ± {slope_se:.3f} per unit ln D over {len(per)} initial draws, "
-            f"z = {check.z:.2f}")
+            f"{quantile_text(check)}")
     if check.decision == "refuted":
         return Outcome("refuted", f"the delay τ₂ − τ₁ shrinks with ln D ({tail})", evidence,
                        arrays=arrays, figures=figs)
