@@ -104,3 +104,34 @@ def test_prop_iv3_refutes_the_control_moved_by_its_resolution():
 def test_prop_iv3_refutes_a_control_that_cannot_reach_bayes():
     mut = get_claim("sagitova2026:prop-iv3-softmax-gap").mutations["softmax-as-control"]()
     assert verdict("sagitova2026:prop-iv3-softmax-gap", **mut) == "refuted"
+
+
+def test_pruning_judges_the_greedy_path_on_fresh_draws(monkeypatch):
+    """The head to drop is chosen on one set of draws; the losses that are judged are
+    estimated on other draws (the old check judged the minimum it had selected on, an
+    optimistic estimate)."""
+    import numpy as np
+
+    from numerics.multihead import HeadState
+    from theory.multihead import MultiHeadModel
+    from verification.claims.sagitova2026 import sec4_trained_heads as heads
+
+    calls = []
+
+    class Spy:
+        def __init__(self, md, prior, n, seed, kind):
+            calls.append(seed)
+            self.H = md.H
+
+        def loss(self, st):
+            return 1.0 - 0.1 * self.H + 0.01 * float(st.b.sum()), 0.01
+
+    monkeypatch.setattr(heads, "HeadReduced", Spy)
+    prior = DiscretePrior([[3.0, 0.0], [0.0, 3.0]], [0.5, 0.5])
+    state = HeadState.make(np.ones((4, 2)), 0.1 * np.eye(4), np.arange(4.0), np.zeros(4))
+    c = Context(profile="quick", seed=0)
+    losses, order = heads._prune(state, MultiHeadModel(4, 4, 2, "softmax-1"), prior, c, "x")
+    judge, select = c.claim_seed("prune-judge:x"), c.claim_seed("prune:x")
+    assert judge != select
+    assert calls[-4:] == [judge] * 4 and judge not in calls[:-4]
+    assert order == [3, 2, 1] and len(losses) == 4
