@@ -14,12 +14,15 @@ entry) is
   one comparison at α = 10⁻⁴ the normal z = 3.89 rejects a true value about 60 times as often
   as α with 8 replicates (t₇ = 7.88), 5 times with 32.
 - ``resolution``: the smallest relative deviation δ of the checked quantity that the check
-  refutes with probability ≥ 95 % at the run's sample sizes. For |Δ| ≤ z·se + bias a true
-  deviation δ·|θ| is refuted with probability ≥ 95 % once δ·|θ| ≥ (z + z₀.₉₅)·se + bias (with
-  ``dof``: the t quantiles for both; then the power at a fixed deviation is lower, since se is
-  itself random: about 83 % at 7 dof, 90 % at 15, 94 % at 63 (non-central t)); a
-  family's resolution is the smallest over its points (any refuted point refutes), the claim's
-  the largest over its families (each checked quantity must be resolved). None when exact.
+  refutes with probability ≥ 95 % at the run's sample sizes. For |Δ| ≤ z·se + bias, where the
+  estimate may carry any systematic error within ±bias (that is what the allowance is for), a
+  true deviation δ·|θ| is refuted with probability ≥ 95 % once δ·|θ| ≥ (z + z₀.₉₅)·se + 2·bias:
+  the systematic error can take one bias off the deviation, the allowance the other. With
+  ``dof`` the standard error is itself random, and the power term is the non-central t one:
+  z + p with P(T′_dof(z + p) > z) = 95 % (p = 3.6 instead of t₀.₉₅ = 1.9 at 7 dof and
+  α = 10⁻⁴; → z₀.₉₅ as dof → ∞). A family's resolution is the smallest over its points (any
+  refuted point refutes), the claim's the largest over its families (each checked quantity
+  must be resolved). None when exact.
 - ``comparisons``: the total number of comparisons.
 
 Policies:
@@ -148,7 +151,7 @@ class Ledger:
         if n < 1:
             raise ValueError(f"comparisons={comparisons!r}; allowed: an integer ≥ 1")
         self.families.append(Family(name, n, float(alpha), resolution))
-        return float(norm.isf(alpha / (2 * n)))
+        return float(critical_value(alpha, n)[0])
 
     def set_resolution(self, resolution: float | None) -> None:
         """The resolution of the family spent last (computed after its z was known)."""
@@ -213,19 +216,24 @@ def combine(checks: Sequence[Check]) -> str:
 
 def _resolution(se: np.ndarray, bias: np.ndarray, theory: np.ndarray, z: ArrayLike,
                 power: ArrayLike = Z95) -> float:
-    """min over points of ((z + z₉₅)·se + bias)/|θ| (inf where θ = 0 everywhere)."""
+    """min over points of ((z + power)·se + 2·bias)/|θ| (inf where θ = 0 everywhere): a
+    systematic error anywhere within ±bias is allowed for (see the module's docstring)."""
     scale = np.abs(theory)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(scale > 0, ((np.asarray(z) + np.asarray(power)) * se + bias) / scale, np.inf)
+        r = np.where(scale > 0, ((np.asarray(z) + np.asarray(power)) * se + 2 * bias) / scale,
+                     np.inf)
     return float(np.min(r)) if r.size else math.inf
 
 
 def critical_value(alpha: float, comparisons: int, dof: ArrayLike | None = None,
                    what: str = "dof") -> tuple[np.ndarray, np.ndarray]:
     """The two-sided Bonferroni critical value for ``comparisons`` at ``alpha`` and the 95 %
-    power quantile: normal (Φ⁻¹(1 − α/(2n)), z₀.₉₅) without ``dof``; Student t with ``dof``
+    power term: normal (Φ⁻¹(1 − α/(2n)), z₀.₉₅) without ``dof``; Student t with ``dof``
     degrees of freedom (per comparison, broadcast; ``inf`` = normal) when the standard errors
-    are estimated from dof + 1 replicates. Returns arrays shaped like ``dof`` (0-d without)."""
+    are estimated from dof + 1 replicates, the power term then being p with
+    P(T′_dof(ncp = t + p) > t) = 95 % (non-central t: a deviation of (t + p)·σ is refuted with
+    probability 95 % although the standard error it is judged with is random). Returns arrays
+    shaped like ``dof`` (0-d without)."""
     tail = alpha / (2 * int(comparisons))
     if dof is None:
         return np.asarray(float(norm.isf(tail))), np.asarray(Z95)
@@ -235,8 +243,24 @@ def critical_value(alpha: float, comparisons: int, dof: ArrayLike | None = None,
     small = np.isfinite(d)
     dd = np.where(small, d, 1.0)
     crit = np.where(small, _student_t.isf(tail, dd), norm.isf(tail))
-    power = np.where(small, _student_t.isf(0.05, dd), Z95)
+    power = np.vectorize(_nct_power_term)(crit, d)
     return crit, power
+
+
+def _nct_power_term(crit: float, dof: float) -> float:
+    """p ≥ 0 with P(T′ > crit) = 0.95 for T′ non-central t with ``dof`` and ncp = crit + p
+    (z₀.₉₅ for dof = inf)."""
+    if not math.isfinite(dof):
+        return Z95
+    from scipy.optimize import brentq
+    from scipy.stats import nct
+
+    def short(ncp):
+        return float(nct.sf(crit, dof, ncp)) - 0.95
+    hi = crit + Z95
+    while short(hi) < 0:
+        hi *= 2
+    return float(brentq(short, crit, hi, xtol=1e-10 * max(1.0, crit))) - crit
 
 
 def welch_dof(stderrs: Sequence[float], dofs: Sequence[float]) -> float:
@@ -437,7 +461,10 @@ def sequential(ctx, draw: Callable[[int, int], np.ndarray], theory: float, toler
         dev = abs(mean - theory)
         details = {"n": n, "mean": mean, "sigma": sigma, "radius": radius, "batches": k}
         score = np.array([(dev - bias) / radius if radius > 0 else math.inf])
-        res = (radius + bias) / abs(theory) if theory != 0 else math.inf
+        # refuted with probability ≥ 95 % at this n: the radius, the mean's own 95 % noise and
+        # a systematic error within ±bias on top of the allowance
+        res = ((radius + Z95 * sigma / math.sqrt(n) + 2 * bias) / abs(theory) if theory != 0
+               else math.inf)
         if k >= min_batches and dev > radius + bias:
             ctx.ledger.set_resolution(res)
             return Check("refuted", radius, np.array([False]), score, res, details)
