@@ -13,7 +13,9 @@ CLAIMS = claims_for("marion2025")
 SLOW = {("marion2025:manifold-invariant", "added term: value x_ℓᵀ(v + ½k)"),
         *{("marion2025:thm5-convergence", n) for n in ("sign flip: label y = −x_Jᵀv*",
                                                          "dropped term: label (y = εξ)",
-                                                         "dropped term: signal mean √(d/2)k*")}}
+                                                         "dropped term: signal mean √(d/2)k*")},
+        ("marion2025:sgd-tracks-flow", "wrong factor: the ODE's time scale ×1.25 "
+                                       "(right-hand side ×1.25)")}
 # (sgd-tracks-flow's dropped term, ~70 s, stays in the fast tier: it is the claim's fast
 # can-fail test; the weaker wrong-γ test in test_claims_marion.py is the slow one)
 

@@ -28,6 +28,20 @@ def _ode_without_noise_tokens(p):
     return reduced(MODEL, {**p, "L": 1})
 
 
+class _TimeScaledFlow:
+    """Mutation: the reduced flow run ``factor`` times too fast (its right-hand side × factor, as
+    a learning rate mis-scaled in the reduction): the state at t is the flow's at factor·t."""
+
+    def __init__(self, flow, factor):
+        self.flow, self.factor = flow, factor
+
+    def integrate(self, y0, t_eval, **kw):
+        return self.flow.integrate(y0, self.factor * np.asarray(t_eval, float), **kw)
+
+    def loss(self, y):
+        return self.flow.loss(y)
+
+
 def _simulate_sgd(ctx, model, ode, dims, seeds):
     """SGD at each d and the ODE on the same grid: rows, (result, ODE) at each d, deviations
     and their standard errors (recorded times after t = 0)."""
@@ -123,7 +137,10 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
        #   move the overlaps by about 0.01 by t = 2, below the quick profile's resolution.
        mutations={"dropped term: the label's terms of the ODE (y = εξ)":
                   lambda: {"flow_model": MODEL.perturbed(label=sp.S.Zero,
-                                                         name="marion-no-label")}})
+                                                         name="marion-no-label")},
+                  # ×1.1 sits at the check's edge (5.5 and 6.5 se at seeds 0, 1 vs t = 5.75)
+                  "wrong factor: the ODE's time scale ×1.25 (right-hand side ×1.25)":
+                  lambda: {"ode": lambda p: _TimeScaledFlow(reduced(MODEL, p), 1.25)}})
 def sgd_tracks_flow(ctx, model=MODEL, flow_model=None, ode=None):
     """Batched direct SGD (float32) at several d against the derived ODE (Radau with the
     symbolic Jacobian); ``flow_model`` (a model) or ``ode`` (params → reduced flow) lets a test
