@@ -34,3 +34,14 @@ def test_declared_mutation_is_refuted(cid, name):
     entry, outcome = run_claim(c, Context(profile="quick", seed=0), **c.mutations[name]())
     assert outcome.verdict != "error", outcome.evidence.get("traceback")
     assert outcome.verdict == "refuted", (cid, name, outcome.summary)
+
+
+def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
+    # the claim is refuted at seed 0 on its softmax-1 side, so a mutation of the other side has
+    # to show up in that side's own check, not only in the verdict
+    c = CLAIMS["sagitova2026:softmax1-noise"]
+    name = "B-softmax in softmax's place (the side that must not reach 0)"
+    _, outcome = run_claim(c, Context(profile="quick", seed=0), **c.mutations[name]())
+    assert outcome.evidence["checks"]["softmax above"]["decision"] == "refuted"
+    _, outcome = run_claim(c, Context(profile="quick", seed=0))
+    assert outcome.evidence["checks"]["softmax above"]["decision"] == "confirmed"

@@ -172,14 +172,18 @@ def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL):
                "only on evidence of the opposite side, inconclusive within z·se). The same "
                "under ŷ = Σ_h is recorded beside it (a convention the paper may use: with "
                "(1/H)Σ_h a switched-off head still takes its 1/H share).",
-       mutations={"softmax-as-softmax-1": lambda: {"activation": "softmax"}})
-def softmax1_noise(ctx, activation="softmax-1"):
+       mutations={"softmax-as-softmax-1": lambda: {"activation": "softmax"},
+                  "B-softmax in softmax's place (the side that must not reach 0)":
+                  lambda: {"control": "b-softmax"}})
+def softmax1_noise(ctx, activation="softmax-1", control="softmax"):
+    """``activation``: the head that should switch off; ``control``: the one that should not
+    (mutations swap them)."""
     signals = ctx.pick([2.0, 4.0, 8.0, 12.0], [2.0, 4.0, 8.0, 12.0, 16.0])
-    acts = [(activation, "mean"), ("softmax", "mean"), (activation, "sum")]
+    acts = [(activation, "mean"), (control, "mean"), (activation, "sum")]
     rows = _risk_table(ctx, signals, acts, H=2)
     last = rows[-1]
     r1, r1_se = last[f"{activation}/mean"], last[f"{activation}/mean_se"]
-    r0, r0_se = last["softmax/mean"], last["softmax/mean_se"]
+    r0, r0_se = last[f"{control}/mean"], last[f"{control}/mean_se"]
     rsum = last[f"{activation}/sum"]
     decision, (c1, c0) = judge_softmax1(ctx, r1, r1_se, r0, r0_se)
     evidence = {"rows": rows, "z": c1.z, "level": LEVEL, "H": 2, "L": L,
@@ -189,17 +193,18 @@ def softmax1_noise(ctx, activation="softmax-1"):
         rows, acts, "softmax-1 vs softmax, θ = ±s, H = 2 (both output conventions)")}
     s = last["signal"]
     if c1.decision == "refuted":
-        why = (f"best softmax-1 risk stays {r1:.4f} ± {r1_se:.1g} at s = {s} with ŷ = (1/H)Σ_h "
-               f"(softmax {r0:.3f}); with ŷ = Σ_h it is {rsum:.2g}: the claim holds only under the "
+        why = (f"best {activation} risk stays {r1:.4f} ± {r1_se:.1g} at s = {s} with ŷ = (1/H)Σ_h "
+               f"({control} {r0:.3f}); with ŷ = Σ_h it is {rsum:.2g}: the claim holds only under the "
                "sum convention")
     elif c0.decision == "refuted":
-        why = f"softmax also reaches {r0:.3g} ± {r0_se:.1g} < {LEVEL} at s = {s}"
+        why = f"{control} also reaches {r0:.3g} ± {r0_se:.1g} < {LEVEL} at s = {s}"
     elif decision == "inconclusive":
-        undecided = [(n, c) for n, c in (("softmax-1", c1), ("softmax", c0)) if c.decision != "confirmed"]
+        undecided = [(n, c) for n, c in ((activation, c1), (control, c0)) if c.decision != "confirmed"]
         why = "; ".join(f"{n}'s best risk is within z·se of {LEVEL} at s = {s}: {c.needs}"
                         for n, c in undecided)
     else:
-        why = f"best softmax-1 risk {r1:.2g} ± {r1_se:.1g} at s = {s} vs softmax {r0:.3f} ± {r0_se:.1g}"
+        why = (f"best {activation} risk {r1:.2g} ± {r1_se:.1g} at s = {s} vs {control} {r0:.3f} ± "
+               f"{r0_se:.1g}")
     return Outcome(decision, why, evidence, figures=figs)
 
 
