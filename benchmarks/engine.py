@@ -9,6 +9,7 @@ code is not what is measured, and a cache filled by whichever side ran first wou
 other). The order alternates over repeats so that a drift of the machine's load hits both sides.
 
     python benchmarks/engine.py [--repeats 1] [--claims ID ...] [--out benchmarks/engine.json]
+                                [--keep DIR]    # keep the first cold 2-worker run's report
     python benchmarks/engine.py --timeline   # one cold 2-worker run: where the workers idle
 """
 
@@ -63,6 +64,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--claims", nargs="*", default=[], help="claim ids (default: all)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "engine.json")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="copy the first cold 2-worker run's output folder (report.json …) here, "
+                         "e.g. to compare it with the baseline (guard compare)")
     ap.add_argument("--timeline", action="store_true",
                     help="only one cold 2-worker run (code cache as it is): its task stream")
     args = ap.parse_args()
@@ -82,6 +86,9 @@ def main() -> None:
         rows.append({"cold_1_worker_s": cold[1], "cold_2_workers_s": cold[2], "warm_s": warm,
                      "ratio_2_vs_1": cold[2] / cold[1], "ratio_warm_vs_cold": warm / cold[2]})
         print(json.dumps(rows[-1]))
+        if args.keep is not None and r == 0:
+            shutil.copytree(work / "cold-2-0", args.keep, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("store"))
     result = {"machine_cores": len(os.sched_getaffinity(0)), "claims": args.claims or "all",
               "warmup_s (2 workers, cold code cache, not compared)": warmup,
               "repeats": rows, "targets": {"ratio_2_vs_1": 0.6, "ratio_warm_vs_cold": 0.05,
