@@ -42,6 +42,7 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
     c = CLAIMS["sagitova2026:softmax1-noise"]
     name = "B-softmax in softmax's place (the side that must not reach 0)"
     _, outcome = run_claim(c, Context(profile="quick", seed=0), **c.mutations[name]())
-    assert outcome.evidence["checks"]["softmax above"]["decision"] == "refuted"
+    assert outcome.evidence["control"] == "b-softmax"
+    assert outcome.evidence["checks"]["above"]["decision"] == "refuted"
     _, outcome = run_claim(c, Context(profile="quick", seed=0))
-    assert outcome.evidence["checks"]["softmax above"]["decision"] == "confirmed"
+    assert outcome.evidence["checks"]["above"]["decision"] == "confirmed"

@@ -184,9 +184,10 @@ def _fresh_escape_times(ctx, dims, n_draws, escape_time=None):
                  for D in dims for k in range(0, n_draws, DRAW_BLOCK)]
         blocks = ctx.map(_fresh_escape_block, items)
         ctx.tick(0.8)
-        per_d = len(blocks) // len(dims)
-        return np.array([sum(blocks[j * per_d:(j + 1) * per_d], []) for j in range(len(dims))],
-                        float).T
+        cols = {D: [] for D in dims}
+        for item, block in zip(items, blocks, strict=True):      # items: D-major, draws in order
+            cols[item["D"]] += block
+        return np.array([cols[D] for D in dims], float).T
     out = np.full((n_draws, len(dims)), np.nan)
     for j, D in enumerate(dims):
         for i in range(n_draws):
@@ -207,7 +208,7 @@ def _fresh_escape_block(ctx, item):
     # at a D (one draw set), so it shifts τ alike and leaves the spread over draws measured here
     rm = _flow(md, _escape_prior(), ctx.pick(2**11, 2**13), ctx.claim_seed("escape:ode"))
     t_eval = np.linspace(0, 60, 601)          # solver restarted every 100 output intervals
-    norm = lambda y: float(np.linalg.norm(y[:4]))                     # m (H × F = 2 × 2) first
+    norm = lambda y: float(np.linalg.norm(y[:md.H * md.F]))              # m comes first
     D, out = item["D"], []
     for i in range(item["first"], item["first"] + item["count"]):
         t, y = integrate_until(rm, _small_init(_fresh_direction(ctx, D, i), D), t_eval,

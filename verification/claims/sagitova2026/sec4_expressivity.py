@@ -151,13 +151,13 @@ def prop_iv3(ctx, activation="softmax", control="b-softmax"):
 LEVEL = 0.05
 
 
-def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL):
+def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL, names=("softmax-1", "softmax")):
     """'softmax-1's best risk below ``level``, softmax's above' as the signs of level − r1 and
     r0 − level (:func:`checks.trend`, one comparison each): refuted on evidence of the opposite
     sign, inconclusive (with what would decide) when a margin is within z·se of the level.
-    Returns (decision, [check softmax-1, check softmax])."""
-    c1 = trend(ctx, level - r1, r1_se, +1, name="softmax-1 best risk below the level")
-    c0 = trend(ctx, r0 - level, r0_se, +1, name="softmax best risk above the level")
+    ``names``: the two activations as compared. Returns (decision, [check below, check above])."""
+    c1 = trend(ctx, level - r1, r1_se, +1, name=f"{names[0]} best risk below the level")
+    c0 = trend(ctx, r0 - level, r0_se, +1, name=f"{names[1]} best risk above the level")
     return combine([c1, c0]), [c1, c0]
 
 
@@ -185,12 +185,13 @@ def softmax1_noise(ctx, activation="softmax-1", control="softmax"):
     r1, r1_se = last[f"{activation}/mean"], last[f"{activation}/mean_se"]
     r0, r0_se = last[f"{control}/mean"], last[f"{control}/mean_se"]
     rsum = last[f"{activation}/sum"]
-    decision, (c1, c0) = judge_softmax1(ctx, r1, r1_se, r0, r0_se)
+    decision, (c1, c0) = judge_softmax1(ctx, r1, r1_se, r0, r0_se, names=(activation, control))
     evidence = {"rows": rows, "z": c1.z, "level": LEVEL, "H": 2, "L": L,
+                "activation": activation, "control": control,
                 "sum_convention_largest_signal": rsum,
-                "checks": {"softmax-1 below": c1.evidence(), "softmax above": c0.evidence()}}
+                "checks": {"below": c1.evidence(), "above": c0.evidence()}}
     figs = {"risks": _risk_figure(
-        rows, acts, "softmax-1 vs softmax, θ = ±s, H = 2 (both output conventions)")}
+        rows, acts, f"{activation} vs {control}, θ = ±s, H = 2 (both output conventions)")}
     s = last["signal"]
     if c1.decision == "refuted":
         why = (f"best {activation} risk stays {r1:.4f} ± {r1_se:.1g} at s = {s} with ŷ = (1/H)Σ_h "
