@@ -208,6 +208,7 @@ def _fresh_escape_block(ctx, item):
     # at a D (one draw set), so it shifts τ alike and leaves the spread over draws measured here
     rm = _flow(md, _escape_prior(), ctx.pick(2**11, 2**13), ctx.claim_seed("escape:ode"))
     t_eval = np.linspace(0, 60, 601)          # solver restarted every 100 output intervals
+    # _common.escape_time at TIME_RTOL: that helper stays at rtol 1e-6 for Prop. III.4's runs
     norm = lambda y: float(np.linalg.norm(y[:md.H * md.F]))              # m comes first
     D, out = item["D"], []
     for i in range(item["first"], item["first"] + item["count"]):
