@@ -188,3 +188,16 @@ def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
     assert names["sign flip"] == {"name": "sign flip", "runs": 3, "refuted": 3}
     assert names["decreasing"]["refuted"] == 3
     assert rec["not_applicable"] == ["relative change at resolution"]
+
+
+def test_the_table_marks_mutations_of_a_claim_refuted_at_every_seed_as_showing_no_power():
+    from verification.calibrate import summary_rows
+    rec = {"alpha": 1e-4, "resolution": 0.05, "runs": 10,
+           "mutations": [{"name": n, "runs": 10, "refuted": 10} for n in ("a", "b", "c")]}
+    holds = {**rec, "id": "p:holds", "false_refutations": 0, "verdicts": {"confirmed": 10}}
+    fails = {**rec, "id": "p:fails", "false_refutations": 10, "verdicts": {"refuted": 10}}
+    rows = summary_rows({"claims": [holds, fails]})
+    assert "refuted under the true model" in rows[0]
+    assert rows[2] == "| `p:holds` | 1e-04 | 5 % | 0/10 (confirmed 10) | a: 10/10, b: 10/10, c: 10/10 |"
+    assert rows[3].endswith("| 10/10 (refuted 10) | a: 10/10, b: 10/10, c: 10/10 (the claim is "
+                            "refuted at every seed: no power shown) |")

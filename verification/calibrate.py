@@ -200,20 +200,28 @@ def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path |
 
 
 def summary_rows(result: dict) -> list[str]:
-    rows = ["| claim | α | resolution | false refutations | mutations refuted |",
+    """The calibration table: per claim α, resolution, the true model's refutations over the K
+    seeds with its verdicts (false refutations only where the claim holds: for a claim refuted
+    at every seed they are the finding reproduced) and each mutation's refutations, which show
+    no power for such a claim and are marked so."""
+    rows = ["| claim | α | resolution | refuted under the true model | mutations refuted |",
             "|---|---|---|---|---|"]
     for c in result["claims"]:
         muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
         if c.get("not_applicable"):
             muts += f" (not applicable: {', '.join(c['not_applicable'])})"
+        always_refuted = c["runs"] > 0 and c["false_refutations"] == c["runs"]
+        if always_refuted and c["mutations"]:
+            muts += " (the claim is refuted at every seed: no power shown)"
+        mix = ", ".join(f"{v} {n}" for v, n in sorted((c.get("verdicts") or {}).items()))
+        true_model = f"{c['false_refutations']}/{c['runs']}" + (f" ({mix})" if mix else "")
         alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
         res = c["resolution"]
         res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
         stale = " (measured on other code)" if c.get("current") is False else ""
         if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) < MIN_MUTATIONS:
             muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
-        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {c['false_refutations']}/{c['runs']} | "
-                    f"{muts} |")
+        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {true_model} | {muts} |")
     return rows
 
 
