@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -86,7 +87,8 @@ def main() -> None:
     torch.set_num_threads(1)
     from numerics.codegen.cache import atomic_write_text
     escape, special, conj, result = _setups()
-    out = {"machine_cores": 2, "torch_threads": 1, "repeats": args.repeats, "rhs": {}}
+    out = {"machine_cores": len(os.sched_getaffinity(0)), "torch_threads": 1, "repeats": args.repeats,
+           "rhs": {}}
 
     for name, rm, Y in (("H2", escape, conj), ("H4", special, result)):
         for K in (1, 4, 8):

@@ -42,7 +42,7 @@ def _toy(seed, P=4):
     return _Toy(0.5 * rng.standard_normal((P, P))), rng.standard_normal((5, P))
 
 
-@given(seed=st.integers(0, 10_000), chunk=st.sampled_from([None, 1, 7, 40]),
+@given(seed=st.integers(0, 10_000), chunk=st.sampled_from([None, 1, 7, 40, 1000]),
        rtol=st.sampled_from([1e-3, 1e-6, 1e-9]))
 def test_each_row_is_scipys_rk45_alone_to_the_last_bit(seed, chunk, rtol):
     toy, Y0 = _toy(seed)
@@ -52,6 +52,38 @@ def test_each_row_is_scipys_rk45_alone_to_the_last_bit(seed, chunk, rtol):
     for y0, (t, y) in zip(Y0, batch, strict=True):
         t_ref, y_ref = integrate_until(toy, y0, t_eval, reached, chunk=chunk, rtol=rtol)
         assert np.array_equal(t, t_ref) and np.array_equal(y, y_ref)
+
+
+@pytest.mark.filterwarnings("ignore:At least one element of `rtol` is too small")
+@pytest.mark.parametrize("case", ["reached at t0", "rtol below the floor", "zero derivative",
+                                  "span shorter than the first step", "one output time",
+                                  "stop at a chunk boundary"])
+def test_edge_cases_are_scipys_too(case):
+    toy, Y0 = _toy(5)
+    t_eval, reached, rtol, rows, chunk = np.linspace(0.0, 4.0, 41), None, 1e-6, toy.rows, 10
+    if case == "reached at t0":
+        reached = lambda y: y[0] > Y0[2, 0] - 1e-12          # rows ≥ y0[2] in coordinate 0 stop at once
+    elif case == "rtol below the floor":
+        rtol = 1e-17
+    elif case == "zero derivative":
+        rows = lambda t, Y: np.zeros_like(Y)
+    elif case == "span shorter than the first step":
+        t_eval = np.linspace(5.0, 5.0 + 1e-9, 4)
+    elif case == "one output time":
+        t_eval = t_eval[:1]
+    else:
+        first = rk45_until_batch(rows, Y0, t_eval, chunk=chunk)[0][1]
+        reached = lambda y: np.array_equal(y, first[chunk])  # row 0 stops exactly at t_eval[chunk]
+    batch = rk45_until_batch(rows, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol)
+    alone = _Toy(toy.A)
+    alone.rhs = (lambda y: np.zeros_like(y)) if case == "zero derivative" else toy.rhs
+    for y0, (t, y) in zip(Y0, batch, strict=True):
+        t_ref, y_ref = integrate_until(alone, y0, t_eval, reached, chunk=chunk, rtol=rtol)
+        assert np.array_equal(t, t_ref) and np.array_equal(y, y_ref)
+    if case == "reached at t0":
+        assert sum(len(t) == 1 for t, _ in batch) == int(np.sum(Y0[:, 0] > Y0[2, 0] - 1e-12)) >= 1
+    if case == "stop at a chunk boundary":
+        assert len(batch[0][0]) == chunk + 1
 
 
 def test_without_stop_or_chunk_the_rows_are_solve_ivps_output():
@@ -94,6 +126,32 @@ def test_failures_and_bad_options_are_named():
         rk45_until_batch(toy.rows, Y0[0], t_eval)
     with pytest.raises(ValueError, match="finite"):
         rk45_until_batch(toy.rows, np.full_like(Y0, np.nan), t_eval)
+    for bad in ([0.0, np.nan, 1.0], [0.0, 1.0, np.inf]):
+        with pytest.raises(ValueError, match="t_eval"):
+            rk45_until_batch(toy.rows, Y0, bad)
+    for kwargs, word in (({"rtol": None}, "rtol"), ({"atol": [1e-9] * 4}, "atol"), ({"chunk": 2.5}, "chunk")):
+        with pytest.raises(ValueError, match=word):
+            rk45_until_batch(toy.rows, Y0, t_eval, **kwargs)
+    with pytest.raises(ValueError, match="real"):
+        rk45_until_batch(toy.rows, Y0 + 0j, t_eval)
+    with pytest.raises(ValueError, match="P ≥ 1"):
+        rk45_until_batch(toy.rows, np.zeros((3, 0)), t_eval)
+    with pytest.raises(RuntimeError, match="row 0 of Y0: toy: the flow's integration failed"):
+        rk45_until_batch(lambda t, Y: np.full_like(Y, np.nan), Y0, t_eval, name="toy")
+
+
+def test_a_failing_row_fails_where_scipy_alone_fails():
+    toy, Y0 = _toy(6)
+    t_eval = np.linspace(0.0, 2.0, 21)
+    nan_late = lambda y: np.full_like(y, np.nan) if np.linalg.norm(y) > 1.5 else toy.rhs(y)
+    alone = _Toy(toy.A)
+    alone.rhs = nan_late
+    row = next(k for k in range(len(Y0)) if np.linalg.norm(Y0[k]) <= 1.5)
+    with pytest.raises(RuntimeError) as ref:
+        integrate_until(alone, Y0[row], t_eval)
+    with pytest.raises(RuntimeError, match=f"row 0 of Y0: {ref.value}"):
+        rk45_until_batch(lambda t, Y: np.array([nan_late(y) for y in Y]), Y0[row:row + 1], t_eval,
+                         name="toy")
 
 
 def _states(rng, H, F, k=4):
@@ -106,7 +164,7 @@ def _states(rng, H, F, k=4):
 
 
 @pytest.mark.parametrize("H, activation, kappa, backend", [
-    (2, "softmax", 0.0, "torch"), (2, "softmax-v", 0.3, "torch"),
+    (2, "softmax", 0.0, "torch"), (2, "softmax-v", 0.3, "torch"), (1, "softmax", 0.1, "numpy"),
     (3, "softmax-1", 0.5, "numpy"), (2, "b-softmax", 0.25, "torch")])
 def test_rhs_batch_is_the_flows_rhs_row_by_row(H, activation, kappa, backend):
     model = MultiHeadModel(H, 3, 2, activation)
@@ -118,6 +176,33 @@ def test_rhs_batch_is_the_flows_rhs_row_by_row(H, activation, kappa, backend):
     assert np.allclose(rhs_batch(rm.flow, Y[1:2])[0], rows[1], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="coordinates per state"):
         rhs_batch(rm.flow, Y[:, :-1])
+
+
+@pytest.mark.parametrize("r", [np.zeros((2, 2)), np.diag([0.3, 0.0]), np.full((2, 2), 0.2),
+                               np.diag([0.3, -1e-13]), 0.3 * np.eye(2)])
+def test_rhs_batch_at_singular_and_edge_r_is_the_flows(r):
+    model = MultiHeadModel(2, 3, 2, "softmax-v")
+    rm = HeadReduced(model, GaussianPrior([0.3, -0.2], np.diag([2.0, 1.0])), n=256, seed=5)
+    st_ = HeadState(np.array([[0.2, -0.1], [0.4, 0.3]]), r, np.array([0.1, -0.2]), np.array([0.3, 0.0]))
+    Y = np.array([st_.pack(), st_.pack() * 0.5])
+    rows = np.array([rm.flow.rhs(y) for y in Y])
+    assert np.allclose(rhs_batch(rm.flow, Y), rows, rtol=1e-12, atol=1e-14)
+    huge = Y.copy()
+    huge[:, :4] = 1e4                                         # logits overflow: an error, not a number
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        rhs_batch(rm.flow, huge)
+
+
+def test_integrate_batch_checks_the_initial_states():
+    model = MultiHeadModel(2, 3, 2, "softmax")
+    rm = HeadReduced(model, GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0])), n=128, seed=1)
+    good = HeadState.make(np.full((2, 2), 0.1), 0.01 * np.eye(2)).pack()
+    bad = good.copy()
+    bad[4] = -0.5                                             # r[0,0] < 0: not a Gram matrix
+    with pytest.raises(ValueError, match="Y0 row 1: .*positive semi-definite"):
+        integrate_batch(rm.flow, np.array([good, bad]), [0.0, 1.0])
+    with pytest.raises(ValueError, match="Y0 row 0: .*coordinates"):
+        integrate_batch(rm.flow, good[None, :-1], [0.0, 1.0])
 
 
 def test_integrate_batch_gives_the_escape_times_of_one_by_one_integration():

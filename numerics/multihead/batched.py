@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ode.batched import rk45_until_batch
 from .flow import ReducedFlow
+from .state import HeadState
 
 __all__ = ["rhs_batch", "integrate_batch"]
 
@@ -37,7 +38,9 @@ def rhs_batch(flow: ReducedFlow, Y) -> np.ndarray:
     """d(m, r, b, v)/dτ at each row of ``Y`` (K × P packed states): row k equals
     ``flow.rhs(Y[k])`` (same draws, same estimator), computed in one call of the generated code.
 
-    ω = g Rᵀ with R the symmetric square root of each state's r, as ``ReducedFlow`` does."""
+    ω = g Rᵀ with the root R = U√Λ of each state's r = UΛUᵀ (eigenvalues clipped at 0), the
+    root ``HeadState.residual_root`` gives ``ReducedFlow``. The row sums run over the K × n
+    draws at once, so a row can differ from ``flow.rhs`` in the last bits, and with K."""
     md, xp = flow.model, flow.xp
     H, L, F = md.H, md.L, md.F
     Y = np.atleast_2d(np.asarray(Y, float))
@@ -76,12 +79,31 @@ def rhs_batch(flow: ReducedFlow, Y) -> np.ndarray:
     return np.concatenate([parts["m"], dr, parts["b"], dv], 1)
 
 
-def integrate_batch(flow: ReducedFlow, Y0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12):
+def integrate_batch(flow: ReducedFlow, Y0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12,
+                    name: str | None = None):
     """The flow from each row of ``Y0`` (K × P packed states) at the output times ``t_eval``,
     each by its own RK45 (``numerics.ode.batched.rk45_until_batch``: the numbers of integrating
     it alone with scipy's RK45, up to the rounding of the batched right-hand side), the
     right-hand sides of all rows still running in one ``rhs_batch`` call. ``reached(y)`` ends a
     row at its first output state where it holds; ``chunk`` restarts each row's solver every
-    ``chunk`` output intervals. Returns K pairs (times, packed states)."""
+    ``chunk`` output intervals. Returns K pairs (times, packed states). Each initial state is
+    checked first (finite, r positive semi-definite), as ``HeadReduced.check_state`` does; errors
+    name ``name`` (default: the flow's class) and the row."""
+    md = flow.model
+    Y0 = np.atleast_2d(np.asarray(Y0, float))
+    for k, y in enumerate(Y0):
+        try:
+            HeadState.make(*_row_parts(y, md.H, md.F))
+        except ValueError as exc:
+            raise ValueError(f"Y0 row {k}: {exc}") from None
     return rk45_until_batch(lambda t, Y: rhs_batch(flow, Y), Y0, t_eval, reached=reached,
-                            chunk=chunk, rtol=rtol, atol=atol, name=type(flow).__name__)
+                            chunk=chunk, rtol=rtol, atol=atol, name=name or type(flow).__name__)
+
+
+def _row_parts(y, H, F):
+    """(m, r, b, v) of one packed state, or a ValueError naming its expected length."""
+    P = H * F + H * (H + 1) // 2 + 2 * H
+    if y.shape != (P,):
+        raise ValueError(f"a state of {H} heads and {F} features has {P} coordinates, not {y.size}")
+    m, r, b, v = _unpack(y[None], H, F)
+    return m[0], r[0], b[0], v[0]
