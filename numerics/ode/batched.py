@@ -186,7 +186,9 @@ def rk45_until_batch(fun: Callable[[np.ndarray, np.ndarray], np.ndarray], Y0, t_
         except StopIteration as done:
             out[k] = done.value
             pending.pop(k, None)
-        except (RuntimeError, FloatingPointError) as exc:      # say which trajectory failed
+        except (RuntimeError, FloatingPointError) as exc:      # ours: say which trajectory failed
+            if type(exc) not in (RuntimeError, FloatingPointError):
+                raise                                           # a callback's own exception
             raise type(exc)(f"row {k} of Y0: {exc}") from exc
 
     with np.errstate(all="ignore"):         # a failed step or a non-finite state raises below
