@@ -34,6 +34,14 @@ def _unpack(Y, H, F):
     return m, r, Y[:, k + nr:k + nr + H], Y[:, k + nr + H:k + nr + 2 * H]
 
 
+def _check_width(Y, H, F):
+    """A ValueError unless the last axis of ``Y`` is one packed state of H heads, F features."""
+    P = H * F + H * (H + 1) // 2 + 2 * H
+    if Y.shape[-1] != P:
+        raise ValueError(f"Y has {Y.shape[-1]} coordinates per state; the {H}-head, {F}-feature "
+                         f"state has {P}")
+
+
 def rhs_batch(flow: ReducedFlow, Y) -> np.ndarray:
     """d(m, r, b, v)/dτ at each row of ``Y`` (K × P packed states): row k equals
     ``flow.rhs(Y[k])`` (same draws, same estimator), computed in one call of the generated code.
@@ -44,9 +52,7 @@ def rhs_batch(flow: ReducedFlow, Y) -> np.ndarray:
     md, xp = flow.model, flow.xp
     H, L, F = md.H, md.L, md.F
     Y = np.atleast_2d(np.asarray(Y, float))
-    if Y.shape[1] != H * F + H * (H + 1) // 2 + 2 * H:
-        raise ValueError(f"Y has {Y.shape[1]} coordinates per state; the {H}-head, {F}-feature "
-                         f"state has {H * F + H * (H + 1) // 2 + 2 * H}")
+    _check_width(Y, H, F)
     m, r, b, v = _unpack(Y, H, F)
     lam, U = np.linalg.eigh(r)
     R = U * np.sqrt(np.clip(lam, 0, None))[:, None, :]
@@ -93,17 +99,11 @@ def integrate_batch(flow: ReducedFlow, Y0, t_eval, reached=None, chunk=None, rto
     Y0 = np.atleast_2d(np.asarray(Y0, float))
     for k, y in enumerate(Y0):
         try:
-            HeadState.make(*_row_parts(y, md.H, md.F))
+            _check_width(y, md.H, md.F)
+            st = HeadState.unpack(y, md.H, md.F)
+            HeadState.make(st.m, st.r, st.b, st.v)
         except ValueError as exc:
             raise ValueError(f"Y0 row {k}: {exc}") from None
     return rk45_until_batch(lambda t, Y: rhs_batch(flow, Y), Y0, t_eval, reached=reached,
                             chunk=chunk, rtol=rtol, atol=atol, name=name or type(flow).__name__)
 
-
-def _row_parts(y, H, F):
-    """(m, r, b, v) of one packed state, or a ValueError naming its expected length."""
-    P = H * F + H * (H + 1) // 2 + 2 * H
-    if y.shape != (P,):
-        raise ValueError(f"a state of {H} heads and {F} features has {P} coordinates, not {y.size}")
-    m, r, b, v = _unpack(y[None], H, F)
-    return m[0], r[0], b[0], v[0]
