@@ -5,11 +5,12 @@ intervals). Writes benchmarks/batched_flow.json.
 
     python benchmarks/batched_flow.py [--repeats 3] [--out FILE.json]
 
-* ``rhs``: seconds per right-hand side per state, ``rhs_batch`` on K states against K calls of
-  ``ReducedFlow.rhs`` (H = 2 and H = 4 heads);
+* ``rhs``: seconds per right-hand side per state, ``ReducedFlow.rhs_batch`` on K states against
+  K calls of ``ReducedFlow.rhs`` (H = 2 and H = 4 heads);
 * ``conj_block``: the 8 fresh initial draws at one D (D = 10⁶) of a Conj. III.1 subtask,
-  integrated to escape (‖m‖_F ≥ 0.3) one by one (``integrate_until``, as the claim does) and
-  as one batch (``numerics.multihead.batched.integrate_batch``);
+  integrated to escape (‖m‖_F ≥ 0.3) one by one (``integrate_until``, scipy's RK45 alone, as
+  the claim did before batching) and as one batch (``numerics.multihead.batched.integrate_batch``,
+  as the claim does now);
 * ``result_draws``: Result III.1's flow (H = 4, θ ~ N(0, diag(6, 3))) from 3 initial draws at
   D = 10², 10³, 10⁴ until both features are specialized (max_h |m_hf| ≥ 0.5), 9 trajectories.
 
@@ -55,9 +56,8 @@ def _first_passages(runs, value, threshold):
 
 
 def _rhs_case(rm, Y, repeats):
-    from numerics.multihead.batched import rhs_batch
     t = interleaved({"one_by_one": lambda: [rm.flow.rhs(y) for y in Y],
-                     "batched": lambda: rhs_batch(rm.flow, Y)}, n=20, repeats=repeats)
+                     "batched": lambda: rm.flow.rhs_batch(Y)}, n=20, repeats=repeats)
     return {"one_by_one_s_per_state": t["one_by_one"] / len(Y), "batched_s_per_state": t["batched"] / len(Y),
             "ratio_batched_vs_one_by_one": t["batched"] / t["one_by_one"]}
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
 from numerics.multihead import HeadState, first_passage
-from numerics.multihead.batched import integrate_batch, rhs_batch
+from numerics.multihead.batched import integrate_batch
 from numerics.ode.batched import rk45_until_batch
 from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import GaussianPrior
@@ -166,16 +166,19 @@ def _states(rng, H, F, k=4):
 @pytest.mark.parametrize("H, activation, kappa, backend", [
     (2, "softmax", 0.0, "torch"), (2, "softmax-v", 0.3, "torch"), (1, "softmax", 0.1, "numpy"),
     (3, "softmax-1", 0.5, "numpy"), (2, "b-softmax", 0.25, "torch")])
-def test_rhs_batch_is_the_flows_rhs_row_by_row(H, activation, kappa, backend):
+def test_rhs_batch_is_the_per_draw_flow_row_by_row(H, activation, kappa, backend):
+    """The batched right-hand side (means in the backend) against the per-draw integrands'
+    means (``derivative_draws``: means in numpy, one state at a time), and ``rhs`` at one state."""
     model = MultiHeadModel(H, 3, 2, activation)
     rm = HeadReduced(model, GaussianPrior([0.3, -0.2], np.diag([2.0, 1.0])), n=256, seed=5,
                      sgd_noise=kappa, backend=backend)
     Y = _states(np.random.default_rng(H), H, 2)
-    rows = np.array([rm.flow.rhs(y) for y in Y])
-    assert np.allclose(rhs_batch(rm.flow, Y), rows, rtol=1e-12, atol=1e-14)
-    assert np.allclose(rhs_batch(rm.flow, Y[1:2])[0], rows[1], rtol=1e-12, atol=1e-14)
-    with pytest.raises(ValueError, match="coordinates per state"):
-        rhs_batch(rm.flow, Y[:, :-1])
+    rows = np.array([rm.flow.derivative_draws(HeadState.unpack(y, H, 2)).mean(0) for y in Y])
+    assert np.allclose(rm.flow.rhs_batch(Y), rows, rtol=1e-12, atol=1e-14)
+    assert np.allclose(rm.flow.rhs_batch(Y[1:2])[0], rows[1], rtol=1e-12, atol=1e-14)
+    assert np.allclose(rm.flow.rhs(Y[2]), rows[2], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="coordinates"):
+        rm.flow.rhs_batch(Y[:, :-1])
 
 
 @pytest.mark.parametrize("r", [np.zeros((2, 2)), np.diag([0.3, 0.0]), np.full((2, 2), 0.2),
@@ -185,12 +188,29 @@ def test_rhs_batch_at_singular_and_edge_r_is_the_flows(r):
     rm = HeadReduced(model, GaussianPrior([0.3, -0.2], np.diag([2.0, 1.0])), n=256, seed=5)
     st_ = HeadState(np.array([[0.2, -0.1], [0.4, 0.3]]), r, np.array([0.1, -0.2]), np.array([0.3, 0.0]))
     Y = np.array([st_.pack(), st_.pack() * 0.5])
-    rows = np.array([rm.flow.rhs(y) for y in Y])
-    assert np.allclose(rhs_batch(rm.flow, Y), rows, rtol=1e-12, atol=1e-14)
+    rows = np.array([rm.flow.derivative_draws(HeadState.unpack(y, 2, 2)).mean(0) for y in Y])
+    assert np.allclose(rm.flow.rhs_batch(Y), rows, rtol=1e-12, atol=1e-14)
     huge = Y.copy()
     huge[:, :4] = 1e4                                         # logits overflow: an error, not a number
     with pytest.raises(FloatingPointError, match="non-finite"):
-        rhs_batch(rm.flow, huge)
+        rm.flow.rhs_batch(huge)
+
+
+def test_rhs_does_not_depend_on_the_eigenbasis_of_r():
+    """ω = g Rᵀ with the symmetric root: at repeated eigenvalues of r (every small
+    initialisation starts at r = σ₀²I) LAPACK's eigenbasis jumps under a 1e-13 change of r;
+    U√Λ would follow it (the estimate moved by 4e-3), the symmetric root does not."""
+    model = MultiHeadModel(2, 4, 2, "softmax")
+    rm = HeadReduced(model, GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5])), n=512, seed=2)
+    m = np.array([[0.3, -0.1], [0.05, 0.2]])
+    base = HeadState.make(m, 0.3 * np.eye(2)).pack()
+    want = rm.flow.rhs(base)
+    for eps in (1e-13, -1e-13):
+        r = 0.3 * np.eye(2) + eps * np.array([[0.0, 1.0], [1.0, 0.0]])
+        got = rm.flow.rhs(HeadState.make(m, r).pack())
+        assert np.allclose(got, want, rtol=0, atol=1e-10)
+    R = HeadState.make(m, np.array([[0.5, 0.2], [0.2, 0.3]])).residual_root()
+    assert np.allclose(R, R.T) and np.allclose(R @ R.T, [[0.5, 0.2], [0.2, 0.3]])
 
 
 def test_integrate_batch_checks_the_initial_states():

@@ -8,8 +8,9 @@ from hypothesis import given, strategies as st
 
 from numerics import compiled, generate
 from numerics.codegen import numbers_to_floats
-from numerics.codegen.base import stable_rewrites
+from numerics.codegen.base import expression_key, stable_rewrites
 from theory import OwensT, derive
+from theory.gaussian import GaussianExpectation
 from theory.models.marion2025 import MODEL
 from tests.helpers import marion_params, q_of, unit_overlaps
 
@@ -111,3 +112,57 @@ def test_min_max_generate_in_every_backend():
     for w, n, t in zip(want, got_np, got_t):
         np.testing.assert_allclose(n, w, rtol=1e-15)
         np.testing.assert_allclose(t.numpy(), w, rtol=1e-15)
+
+
+# --- the code cache's key ------------------------------------------------------------------
+_a, _b, _c = sp.symbols("a b c")
+_atoms = st.sampled_from([_a, _b, _c, sp.Integer(2), sp.Rational(1, 3), sp.Float("0.1", 17),
+                          sp.Symbol("a", positive=True), sp.pi])
+_exprs = st.recursive(_atoms, lambda sub: st.one_of(
+    st.tuples(sub, sub).map(lambda t: t[0] + t[1]),
+    st.tuples(sub, sub).map(lambda t: t[0] * t[1]),
+    st.tuples(sub, st.integers(-3, 3)).map(lambda t: t[0] ** t[1]),
+    sub.map(sp.erf), sub.map(sp.exp),
+    st.tuples(sub, sub).map(lambda t: sp.Max(*t)),
+    st.tuples(sub, sub).map(lambda t: GaussianExpectation(t[0] * _c ** 2, _c) + t[1])),
+    max_leaves=12)
+
+
+@given(st.lists(_exprs, min_size=1, max_size=3), st.lists(_exprs, min_size=1, max_size=3))
+def test_expression_key_equal_exactly_when_expressions_are(e1, e2):
+    """The key separates exactly what SymPy's equality separates (srepr's job before)."""
+    assert (expression_key(e1) == expression_key(e2)) == (tuple(e1) == tuple(e2))
+    assert (expression_key(e1) == expression_key(e2)) == (sp.srepr(tuple(e1)) == sp.srepr(tuple(e2)))
+
+
+def test_expression_key_sees_assumptions_precision_and_grouping():
+    x, xr = sp.Symbol("x"), sp.Symbol("x", real=True)
+    f, fr = sp.Function("f"), sp.Function("f", real=True)
+    distinct = [[x], [xr], [sp.Float(1.5, 15)], [sp.Float(1.5, 30)], [sp.Integer(1)], [sp.Float(1)],
+                [x, xr], [sp.Tuple(x, xr)], [f(x)], [fr(x)], [sp.S.Half], [sp.Rational(1, 2) * x]]
+    keys = [expression_key(e) for e in distinct]
+    assert len(set(keys)) == len(keys)
+    built_apart = (sp.Symbol("y") + x) * 2, 2 * (x + sp.Symbol("y"))
+    assert expression_key([built_apart[0]]) == expression_key([built_apart[1]])
+
+
+def test_expression_key_is_the_same_in_every_process():
+    """Cache entries are shared between processes: the key must not depend on hash seeds."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sympy as sp; from numerics.codegen.base import expression_key; "
+            "a, b = sp.symbols('a b'); "
+            "print(expression_key([sp.expand((a + b + sp.erf(a) + 1) ** 4), sp.Max(a, b)]))")
+    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+            for seed in ("1", "2", "3")}
+    assert len(keys) == 1 and len(keys.pop()) == 64
+
+
+def test_expression_key_rejects_what_it_cannot_hash():
+    class Opaque(sp.Basic):
+        def _hashable_content(self):
+            return (object(),)
+    with pytest.raises(TypeError, match="expression_key"):
+        expression_key([Opaque()])

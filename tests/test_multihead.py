@@ -158,6 +158,29 @@ def test_user_activation_from_one_sympy_function():
     assert np.isclose(fl.loss(s)[0], base.loss(s2)[0], rtol=1e-12)
 
 
+def test_equal_models_share_their_derivations_and_different_ones_do_not():
+    """Derived expressions are shared by equal models in a process (``theory.multihead.derived``),
+    never between models that differ in any field; an unhashable activation still works."""
+    a, b = MultiHeadModel(2, 3, 1, "softmax"), MultiHeadModel(2, 3, 1, "softmax")
+    assert a is not b and a.loss_gradient is b.loss_gradient
+    others = (MultiHeadModel(2, 3, 1, "softmax-1"), MultiHeadModel(2, 3, 1, "softmax", delta=0.5),
+              MultiHeadModel(2, 3, 1, "softmax", output="sum"), MultiHeadModel(2, 4, 1, "softmax"))
+    for other in others:
+        assert a.noise_integrand and other.noise_integrand            # both in the shared store
+        for name in ("conditional_loss", "noise_integrand"):
+            fresh = vars(MultiHeadModel)[name].fn(other)               # derived anew, no store
+            assert getattr(other, name) == fresh
+        assert other.noise_integrand != a.noise_integrand              # Δ enters N, not φ
+
+    class Weights(list):                                   # unhashable: cached per instance only
+        def __call__(self, s, v):
+            return ACTIVATIONS["softmax"].weights(s, v)
+    odd = MultiHeadModel(2, 3, 1, Activation("listy", Weights()))
+    assert odd.loss_gradient is odd.loss_gradient
+    assert [[sp.simplify(x - y) for x, y in zip(r1, r2)]
+            for r1, r2 in zip(odd.loss_gradient, a.loss_gradient)] == [[0] * 3] * 2
+
+
 def test_draws_are_antithetic_and_exact_at_the_saddle():
     prior = GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))
     dr = draws_for(prior, 4, 2, 64, seed=0)

@@ -28,7 +28,6 @@ Derived here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from collections.abc import Callable
 
 import sympy as sp
@@ -101,6 +100,40 @@ def activation(spec) -> Activation:
     return ACTIVATIONS[spec]
 
 
+_DERIVED: dict[tuple, object] = {}
+
+
+class derived:
+    """A cached property shared by equal models in a process: the value is stored under (model,
+    name), so every claim that builds the same MultiHeadModel derives its expressions once
+    (SymPy's differentiation dominated the claims' set-up). A model that cannot be hashed (an
+    Activation holding an unhashable object) caches on the instance, like ``cached_property``."""
+
+    def __init__(self, fn: Callable):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        own = model.__dict__
+        if self.name in own:
+            return own[self.name]
+        try:
+            hash(model)
+        except TypeError:                            # unhashable model: this instance only
+            value = self.fn(model)
+        else:
+            key = (model, self.name)
+            if key not in _DERIVED:
+                _DERIVED[key] = self.fn(model)
+            value = _DERIVED[key]
+        own[self.name] = value                       # frozen dataclass: bypass __setattr__
+        return value
+
+
 @dataclass(frozen=True)
 class MultiHeadModel:
     """H heads, L tokens, F hidden features, an activation; Δ is the label-noise level;
@@ -130,11 +163,11 @@ class MultiHeadModel:
         object.__setattr__(self, "activation", activation(self.activation))
 
     # --- symbols ---------------------------------------------------------------------------
-    @cached_property
+    @derived
     def logits(self):
         return [[sp.Symbol(f"s_{h}_{l}", real=True) for l in range(self.L)] for h in range(self.H)]
 
-    @cached_property
+    @derived
     def sinks(self):
         return [sp.Symbol(f"v_{h}", real=True) for h in range(self.H)]
 
@@ -148,7 +181,7 @@ class MultiHeadModel:
         return self.activation.sinks
 
     # --- derived expressions ---------------------------------------------------------------
-    @cached_property
+    @derived
     def head_weights(self):
         A = self.activation.weights(self.logits, self.sinks)
         if len(A) != self.H or any(len(row) != self.L for row in A):
@@ -156,24 +189,24 @@ class MultiHeadModel:
                              f"{self.L} weights")
         return [[sp.sympify(a) for a in row] for row in A]
 
-    @cached_property
+    @derived
     def token_weights(self):
         """w_ℓ = (1/H)Σ_h A_hℓ ('mean') or Σ_h A_hℓ ('sum')."""
         A = self.head_weights
         scale = sp.Rational(1, self.H) if self.output == "mean" else sp.S.One
         return [scale * sum(A[h][l] for h in range(self.H)) for l in range(self.L)]
 
-    @cached_property
+    @derived
     def conditional_loss(self):
         """φ = Σ_ℓ([ℓ = 0] − w_ℓ)² (the loss given the logits, minus Δ²)."""
         return sum(((1 if l == 0 else 0) - w) ** 2 for l, w in enumerate(self.token_weights))
 
-    @cached_property
+    @derived
     def loss_gradient(self):
         """∂φ/∂s_hℓ (H × L)."""
         return [[sp.diff(self.conditional_loss, x) for x in row] for row in self.logits]
 
-    @cached_property
+    @derived
     def loss_hessian_blocks(self):
         """∂²φ/∂s_hℓ∂s_kℓ for every token ℓ: L lists of H × H (the same-token blocks)."""
         G, s, H = self.loss_gradient, self.logits, self.H
@@ -186,23 +219,23 @@ class MultiHeadModel:
             out.append(block)
         return out
 
-    @cached_property
+    @derived
     def loss_sink_gradient(self):
         """∂φ/∂v_h (zero when the activation has no sinks)."""
         return [sp.diff(self.conditional_loss, v) for v in self.sinks]
 
-    @cached_property
+    @derived
     def weight_jacobian(self):
         """∂w_ℓ′/∂s_hℓ as [h][ℓ][ℓ′]."""
         w = self.token_weights
         return [[[sp.diff(wp, x) for wp in w] for x in row] for row in self.logits]
 
-    @cached_property
+    @derived
     def weight_sink_jacobian(self):
         """∂w_ℓ′/∂v_h as [h][ℓ′]."""
         return [[sp.diff(wp, v) for wp in self.token_weights] for v in self.sinks]
 
-    @cached_property
+    @derived
     def noise_integrand(self):
         """N_hk = 4Σ_ℓ[(φ + Δ²)(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)] (H × H): the
         D → ∞ limit of g_hᵀg_k/D for one sample's key gradients (module docstring)."""

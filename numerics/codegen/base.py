@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import hashlib
 from typing import Any
 
 import sympy as sp
@@ -27,7 +28,7 @@ from theory.gaussian import GaussianExpectation
 from .cache import cached_text, content_hash
 
 __all__ = ["CodeGenerator", "GeneratedSource", "numbers_to_floats", "stable_rewrites",
-           "GENERATOR_VERSION"]
+           "expression_key", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = "1"
 
@@ -58,6 +59,47 @@ def stable_rewrites(expr: sp.Expr) -> sp.Expr:
         return sp.Add(expm1(ex.args[0]), *rest)
 
     return expr.replace(has_expm1, to_expm1)
+
+
+def expression_key(exprs: Sequence[Any]) -> str:
+    """A digest of a sequence of SymPy expressions, the same for equal (``==``) sequences in
+    every process and different for unequal ones (up to SHA-256 collisions).
+
+    Each node is hashed from its type and ``_hashable_content()`` (exactly what SymPy's equality
+    compares: the canonically ordered args, a symbol's name and assumptions, a float's binary
+    value and precision), bottom-up and once per distinct node object. ``srepr`` says the same
+    but sorts every sum's terms for printing and re-walks shared sub-expressions, which made the
+    code cache's key cost more than the cached code saved on large models."""
+    memo: dict[int, bytes] = {}
+    alive: list[Any] = []          # ids stay unique while the nodes they name are alive
+
+    def node_digest(node) -> bytes:
+        found = memo.get(id(node))
+        if found is not None:
+            return found
+        kind = type(node)
+        h = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}".encode())
+        extra = getattr(kind, "_kwargs", None)       # an undefined function's assumptions
+        if isinstance(extra, dict):
+            h.update(repr(sorted(extra.items())).encode())
+        h.update(b"(")
+        for item in node._hashable_content():
+            h.update(item_digest(item))
+        h.update(b")")
+        memo[id(node)] = out = h.digest()
+        alive.append(node)
+        return out
+
+    def item_digest(item) -> bytes:
+        if isinstance(item, sp.Basic):
+            return b"B" + node_digest(item)
+        if isinstance(item, tuple):
+            return b"T(" + b"".join(item_digest(i) for i in item) + b")"
+        if item is None or isinstance(item, (bool, int, str, float)):
+            return f"{type(item).__name__}:{item!r};".encode()
+        raise TypeError(f"expression_key: cannot hash a {type(item).__name__} in an expression")
+
+    return hashlib.sha256(b"".join(item_digest(sp.sympify(e)) for e in exprs)).hexdigest()
 
 
 def _prepare(expr):
@@ -97,8 +139,7 @@ class CodeGenerator(abc.ABC):
     def source(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr]) -> str:
         """The generated module's source (from the disk cache when this exact input was seen)."""
         key = content_hash(GENERATOR_VERSION, self.name, self.library_versions(), sp.__version__,
-                           self.prelude(),
-                           sp.srepr(tuple(args)), sp.srepr(tuple(sp.sympify(o) for o in outputs)))
+                           self.prelude(), expression_key(args), expression_key(outputs))
         return cached_text(f"codegen-{self.name}", key, lambda: self._render(args, outputs))
 
     def _render(self, args, outputs) -> str:

@@ -36,6 +36,20 @@ from .state import HeadState, head_state_names
 __all__ = ["ReducedFlow"]
 
 
+def _unpack_rows(Y, H, F):
+    """Packed states (K × P) as arrays m (K,H,F), r (K,H,H), b (K,H), v (K,H); a ValueError
+    unless each row is one packed state of H heads and F features."""
+    iu = np.triu_indices(H)
+    k, nr = H * F, len(iu[0])
+    if Y.ndim != 2 or Y.shape[1] != k + nr + 2 * H:
+        raise ValueError(f"states have {Y.shape[-1]} coordinates; the {H}-head, {F}-feature "
+                         f"state has {k + nr + 2 * H}")
+    r = np.zeros((len(Y), H, H))
+    r[:, iu[0], iu[1]] = Y[:, k:k + nr]
+    r = r + np.swapaxes(np.triu(r, 1), -1, -2)
+    return Y[:, :k].reshape(-1, H, F), r, Y[:, k + nr:k + nr + H], Y[:, k + nr + H:]
+
+
 class ReducedFlow:
     """Loss and gradient flow on (m, r, b, v) for a :class:`MultiHeadModel` and a prior.
 
@@ -100,6 +114,11 @@ class ReducedFlow:
         chi[:, 0, :] = chi[:, 0, :] + self._theta
         return chi
 
+    @cached_property
+    def _chi_draws(self):
+        """χ per draw (n × L × F), built once: the draws never change (read-only)."""
+        return self._chi()
+
     def _arrays(self, state: HeadState, root=None):
         """χ and the generated functions' arguments; ω = g Rᵀ with R = ``root`` (any RRᵀ = r)
         or the symmetric square root of r."""
@@ -107,12 +126,19 @@ class ReducedFlow:
         as_x = (lambda a: xp.as_tensor(a, dtype=xp.float64, device=self.device)) if xp is not np \
             else (lambda a: np.asarray(a, float))
         R = state.residual_root() if root is None else root
-        chi = self._chi()
-        s = (xp.einsum("nlf,hf->nhl", chi, as_x(state.m)) + xp.einsum("nlk,hk->nhl", self._g, as_x(R))
+        chi = self._chi_draws
+        s = (self._einsum("nlf,hf->nhl", chi, as_x(state.m))
+             + self._einsum("nlk,hk->nhl", self._g, as_x(R))
              + as_x(state.b)[None, :, None])
         args = [s[:, h, l] for h in range(self.model.H) for l in range(self.model.L)]
         args += [as_x(state.v[h]) for h in range(self.model.H)]
         return chi, args
+
+    def _einsum(self, spec, *operands):
+        """The backend's einsum; numpy's through BLAS (``optimize``: 10× its default loops here)."""
+        if self.xp is np:
+            return np.einsum(spec, *operands, optimize=True)
+        return self.xp.einsum(spec, *operands)
 
     def _np(self, x):
         return x.cpu().numpy() if self.xp is not np else x
@@ -140,7 +166,7 @@ class ReducedFlow:
         G = xp.stack(out[:H * L], -1).reshape(-1, H, L)
         pos = H * L
         nb = H * (H + 1) // 2
-        per = {"m": -xp.einsum("nhl,nlf->nhf", G, chi).reshape(-1, H * F),
+        per = {"m": -self._einsum("nhl,nlf->nhf", G, chi).reshape(-1, H * F),
                "K": xp.stack(out[pos:pos + L * nb], -1).reshape(-1, L, nb).sum(1),
                "b": -G.sum(-1)}
         pos += L * nb
@@ -183,11 +209,46 @@ class ReducedFlow:
         if with_se:
             mean, se = mean_and_se(self.derivative_draws(state))
             return HeadState.unpack(mean, md.H, md.F), HeadState.unpack(se, md.H, md.F)
-        per = self._integrands(state)
-        est = {k: v.mean(0) for k, v in per.items()}
-        dr = self._dr(est["K"], est.get("N"), state.r)
-        y = np.concatenate([est["m"], dr, est["b"], est.get("v", np.zeros(md.H))])
-        return HeadState.unpack(y, md.H, md.F)
+        return HeadState.unpack(self.rhs(state.pack()), md.H, md.F)
+
+    def rhs_batch(self, Y) -> np.ndarray:
+        """d(m, r, b, v)/dτ at each row of ``Y`` (K × P packed states, ``HeadState.pack`` order)
+        in one call of the generated code: the logits of all K states (K × n per argument), the
+        draw means taken in the backend, only the K small results converted. ω = g Rᵀ with R the
+        symmetric root of each state's r (``HeadState.residual_root``). Row k is the flow at
+        Y[k]; the sums run over K × n draws at once, so rows can differ in the last bits with K."""
+        md, xp = self.model, self.xp
+        H, L, F = md.H, md.L, md.F
+        Y = np.atleast_2d(np.asarray(Y, float))
+        m, r, b, v = _unpack_rows(Y, H, F)
+        lam, U = np.linalg.eigh(r)
+        R = (U * np.sqrt(np.clip(lam, 0, None))[:, None, :]) @ np.swapaxes(U, -1, -2)
+        as_x = ((lambda a: xp.as_tensor(a, dtype=xp.float64, device=self.device)) if xp is not np
+                else (lambda a: np.asarray(a, float)))
+        chi, g = self._chi_draws, self._g                               # n × L × F, n × L × H
+        # logits laid out (h, l, k, n): each generated-code argument is one contiguous K × n block
+        s = (self._einsum("nlf,khf->hlkn", chi, as_x(m)) + self._einsum("nlj,khj->hlkn", g, as_x(R))
+             + as_x(b).T[:, None, :, None])
+        args = [s[h, l] for h in range(H) for l in range(L)] + [as_x(v[:, h:h + 1]) for h in range(H)]
+        out = self._flow_code(*args)
+        self.nfev += len(Y)
+        n, K = chi.shape[0], len(Y)
+        nb = H * (H + 1) // 2
+        G = xp.stack(out[:H * L]).reshape(H, L, K, n)
+        parts = {"m": -self._einsum("hlkn,nlf->khf", G, chi).reshape(K, H * F) / n,
+                 "K": xp.stack(out[H * L:H * L + L * nb]).reshape(L, nb, K, n).sum((0, 3)).T / n,
+                 "b": -G.sum((1, 3)).T / n}
+        pos = H * L + L * nb
+        if md.trains_sinks:
+            parts["v"] = -xp.stack(out[pos:pos + H]).sum(-1).T / n
+            pos += H
+        if self.kappa > 0:
+            parts["N"] = xp.stack(out[pos:pos + nb]).sum(-1).T / n
+        parts = {k: self._np(a) for k, a in parts.items()}
+        if not all(np.all(np.isfinite(a)) for a in parts.values()):
+            raise FloatingPointError("reduced flow: non-finite integrand (logits too large?)")
+        dr = self._dr(parts["K"], parts.get("N"), r)
+        return np.concatenate([parts["m"], dr, parts["b"], parts.get("v", np.zeros((K, H)))], 1)
 
     def loss_and_gradient(self, m, A, b, v):
         """The common-random-number loss at (m, r = AAᵀ, b, v) with ω = g Aᵀ, and its exact
@@ -199,8 +260,8 @@ class ReducedFlow:
         loss = md.delta ** 2 + float(self._np(out[0]).mean())
         H, L = md.H, md.L
         G = xp.stack(out[1:1 + H * L], -1).reshape(-1, H, L)
-        gm = self._np(xp.einsum("nhl,nlf->hf", G, chi)) / G.shape[0]
-        gA = self._np(xp.einsum("nhl,nlk->hk", G, self._g)) / G.shape[0]
+        gm = self._np(self._einsum("nhl,nlf->hf", G, chi)) / G.shape[0]
+        gA = self._np(self._einsum("nhl,nlk->hk", G, self._g)) / G.shape[0]
         gb = self._np(G.sum(-1).mean(0))
         gv = (self._np(xp.stack(out[1 + H * L:1 + H * L + H], -1).mean(0))
               if md.trains_sinks else np.zeros(H))
@@ -209,9 +270,8 @@ class ReducedFlow:
         return loss, gm, gA, gb, gv
 
     def rhs(self, y):
-        """The packed right-hand side (for ODE solvers)."""
-        md = self.model
-        return self.derivative(HeadState.unpack(y, md.H, md.F)).pack()
+        """The packed right-hand side (for ODE solvers): ``rhs_batch`` at the one state y."""
+        return self.rhs_batch(np.asarray(y, float)[None, :])[0]
 
     def integrate(self, state0: HeadState, t_eval, method: str = "RK45", rtol: float = 1e-6,
                   atol: float = 1e-9, stop: Callable[[float, HeadState], bool] | None = None,

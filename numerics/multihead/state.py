@@ -55,7 +55,7 @@ class HeadState:
     def residual_root(self) -> np.ndarray:
         """R with R Rᵀ = r: the symmetric square root (eigenvalues clipped at 0)."""
         lam, U = np.linalg.eigh(self.r)
-        return U * np.sqrt(np.clip(lam, 0, None))
+        return (U * np.sqrt(np.clip(lam, 0, None))) @ U.T
 
     def pack(self) -> np.ndarray:
         """m (row-major), the upper triangle of r (row-major), b, v as one vector (coordinates

@@ -10,7 +10,7 @@ step, error norm, step factors and quartic dense output), and collects every tra
 pending stage into one call ``fun(t, Y)`` on the rows still running. No trajectory's step
 size depends on another's: when ``fun`` computes each row on its own, a trajectory's numbers
 are those of scipy's solver alone to the last bit; when its rounding depends on the batch (a
-reduction over all rows' draws, as in ``numerics.multihead.batched``), they agree up to that
+reduction over all rows' draws, as in ``ReducedFlow.rhs_batch``), they agree up to that
 rounding, which can change as other rows stop. One deviation: a non-finite first derivative
 raises here, where scipy's solver would retry forever.
 

@@ -1,8 +1,8 @@
 """Helpers shared by the sections of Sagitova, Duranthon, Zdeborová (2026): the paper id, the
-model constants, the reduced flow and its integration (``integrate_until``: the flow up to the
-first output time where a predicate holds, without integrating on), the small initialisation,
-the saddle rate of Lemma III.1, the escape runs shared by Prop. III.4 and Conj. III.1, and the
-best reduced risk of Sec. IV."""
+model constants, the reduced flow and its integration (``integrate_until_batch``: many
+trajectories, each up to the first output time where a predicate holds, without integrating
+on), the small initialisation, the saddle rate of Lemma III.1, the escape runs shared by
+Prop. III.4 and Conj. III.1, and the best reduced risk of Sec. IV."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from scipy.integrate import RK45
 
 from numerics.multihead import HeadState, first_passage, minimise
+from numerics.multihead.batched import integrate_batch
 from numerics.reduced import HeadReduced
 from numerics.sgd.multihead import HeadSGDConfig
 from numerics.sgd.multihead_gram import simulate_heads_gram
@@ -79,7 +80,9 @@ def integrate_until(rm: HeadReduced, state0, t_eval, reached=None, chunk=None, r
     to the first one where ``reached`` holds: an explicit Runge–Kutta step depends only on the
     past, so what follows the hit cannot change it. It only stops stepping there, instead of
     integrating to the end of ``t_eval`` (or of the chunk) and checking afterwards. A failed
-    solver or a non-finite state is an error: no verdict from a partial trajectory."""
+    solver or a non-finite state is an error: no verdict from a partial trajectory. The claims
+    integrate through ``integrate_until_batch``; this one-at-a-time scipy path is the reference
+    the batched one is tested against."""
     t_eval = np.asarray(t_eval, float)
     y = rm.check_state(rm.pack(state0))
     ts, ys = [t_eval[:1]], [y[None, :]]
@@ -119,13 +122,31 @@ def integrate_until(rm: HeadReduced, state0, t_eval, reached=None, chunk=None, r
     return np.concatenate(ts), np.concatenate(ys)
 
 
-def escape_time(rm: HeadReduced, state0, t_eval, threshold, chunk=None):
+def integrate_until_batch(rm: HeadReduced, states0, t_eval, reached=None, chunk=None, rtol=1e-6,
+                          atol=1e-12):
+    """``integrate_until`` from each of ``states0`` at once (``numerics.multihead.batched``): each
+    trajectory is its own RK45's, as alone, the right-hand sides of the running ones computed in
+    one call (so equal to ``integrate_until`` up to the rounding of the batched sums). Returns a
+    list of (times, packed states)."""
+    Y0 = np.array([rm.check_state(rm.pack(s)) for s in states0])
+    return integrate_batch(rm.flow, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol, atol=atol,
+                           name=rm.name)
+
+
+def escape_times(rm: HeadReduced, states0, t_eval, threshold, chunk=None, rtol=1e-6):
     """First output time (interpolated, ``first_passage``) at which ‖m‖_F ≥ ``threshold`` along
-    the flow from ``state0``; nan when it never does within ``t_eval``."""
+    the flow from each of ``states0`` (integrated together, ``integrate_until_batch``); nan
+    where it never does within ``t_eval``."""
     H, F = rm.model.H, rm.model.F
     norm = lambda y: float(np.linalg.norm(y[:H * F]))                     # m comes first
-    t, y = integrate_until(rm, state0, t_eval, lambda y: norm(y) >= threshold, chunk=chunk)
-    return first_passage(t, [norm(v) for v in y], threshold)
+    runs = integrate_until_batch(rm, states0, t_eval, lambda y: norm(y) >= threshold, chunk=chunk,
+                                 rtol=rtol)
+    return [first_passage(t, [norm(v) for v in y], threshold) for t, y in runs]
+
+
+def escape_time(rm: HeadReduced, state0, t_eval, threshold, chunk=None):
+    """``escape_times`` from one state (the numbers of ``integrate_until`` to the last bit)."""
+    return escape_times(rm, [state0], t_eval, threshold, chunk=chunk)[0]
 
 
 # --- small initialisation: shared runs --------------------------------------------------------
@@ -188,12 +209,12 @@ def _escape_piece(ctx, item):
     G = ctx.rng("escape:init").standard_normal((item["seeds"], H, F))
     t_eval = np.linspace(0, 60, 601)
     if item["kind"] == "ode":
-        return [escape_time(rm, _small_init(G[item["i"]], D), t_eval, ESCAPE_THRESHOLD)
-                for D in item["dims"]]
+        return escape_times(rm, [_small_init(G[item["i"]], D) for D in item["dims"]], t_eval,
+                            ESCAPE_THRESHOLD)
     if item["kind"] == "kappa":       # the SGD runs' own limit: the ODE with the κ-noise term
-        rm_k = rm.with_noise(ESCAPE_KAPPA)
-        return [escape_time(rm_k, _small_init(G[item["i"]], D), t_eval, ESCAPE_THRESHOLD)
-                for D in item["sgd_dims"]]
+        return escape_times(rm.with_noise(ESCAPE_KAPPA),
+                            [_small_init(G[item["i"]], D) for D in item["sgd_dims"]], t_eval,
+                            ESCAPE_THRESHOLD)
     D, n = item["D"], item["sgd_seeds"]
     lr = ESCAPE_KAPPA * ESCAPE_BATCH / D
     cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=ESCAPE_BATCH, seeds=n,

@@ -19,7 +19,7 @@ from ...registry import Outcome, claim
 from ...stats import finite
 from ._common import (ESCAPE_THRESHOLD, L, MAX_NEVER_ESCAPED, PAPER, SGD_ESCAPE_HORIZON, SIGMA0,
                       _escape_prior, _escape_runs, _flow, _slope, _small_init, _trajectory,
-                      integrate_until, quantile_text, saddle_rate)
+                      escape_times, integrate_until_batch, quantile_text, saddle_rate)
 
 # Conj. III.1 and Result III.1 read first-passage times off the flow: at rtol 1e-4 they lie
 # within 2e-3 (escape, τ ≈ 13…45) and 1e-2 (specialization, τ ≈ 23…106) of rtol 1e-6 (measured
@@ -208,14 +208,11 @@ def _fresh_escape_block(ctx, item):
     # at a D (one draw set), so it shifts τ alike and leaves the spread over draws measured here
     rm = _flow(md, _escape_prior(), ctx.pick(2**11, 2**13), ctx.claim_seed("escape:ode"))
     t_eval = np.linspace(0, 60, 601)          # solver restarted every 100 output intervals
-    # _common.escape_time at TIME_RTOL: that helper stays at rtol 1e-6 for Prop. III.4's runs
-    norm = lambda y: float(np.linalg.norm(y[:md.H * md.F]))              # m comes first
-    D, out = item["D"], []
-    for i in range(item["first"], item["first"] + item["count"]):
-        t, y = integrate_until(rm, _small_init(_fresh_direction(ctx, D, i), D), t_eval,
-                               lambda y: norm(y) >= ESCAPE_THRESHOLD, chunk=100, rtol=TIME_RTOL)
-        out.append(first_passage(t, [norm(v) for v in y], ESCAPE_THRESHOLD))
-    return out
+    D, first = item["D"], item["first"]
+    # at TIME_RTOL (Prop. III.4's runs stay at rtol 1e-6); the block's draws integrated together
+    return escape_times(rm, [_small_init(_fresh_direction(ctx, D, i), D)
+                             for i in range(first, first + item["count"])],
+                        t_eval, ESCAPE_THRESHOLD, chunk=100, rtol=TIME_RTOL)
 
 
 def _spread_slope(times, dims, rng, n_boot=400):
@@ -438,17 +435,18 @@ def _specialized(state, threshold=0.5):
 def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
     """τ_f = first τ with max_h |m_hf| ≥ threshold, for each initial draw G[i] and D (states
     sampled every ``dt``): the flow (RK45 at ``TIME_RTOL``) from ``_small_init(G[i], D)`` until
-    every feature is specialized or τ = t_max, the solver restarted every ``chunk`` time units. Returns the
-    times (draw × D × F) and the first draw's m(τ) per D."""
+    every feature is specialized or τ = t_max, the solver restarted every ``chunk`` time units,
+    the D's of a draw integrated together (``integrate_until_batch``). Returns the times
+    (draw × D × F) and the first draw's m(τ) per D."""
     seeds, F = G.shape[0], G.shape[2]
     times = np.full((seeds, len(dims), F), np.nan)
     curves = {}
     t_eval = np.linspace(0.0, t_max, int(round(t_max / dt)) + 1)
     for i in range(seeds):
-        for j, D in enumerate(dims):
-            t, y = integrate_until(rm, _small_init(G[i], D), t_eval, chunk=int(round(chunk / dt)),
-                                   reached=lambda y: _specialized(rm.unpack(y), threshold),
-                                   rtol=TIME_RTOL)
+        runs = integrate_until_batch(rm, [_small_init(G[i], D) for D in dims], t_eval,
+                                     chunk=int(round(chunk / dt)), rtol=TIME_RTOL,
+                                     reached=lambda y: _specialized(rm.unpack(y), threshold))
+        for j, (D, (t, y)) in enumerate(zip(dims, runs, strict=True)):
             states = [rm.unpack(v) for v in y]
             A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
             times[i, j] = [first_passage(t, A[:, f], threshold) for f in range(F)]
