@@ -34,13 +34,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("codegen_key.json"))
     args = ap.parse_args()
     import sympy as sp
+    from sympy.core.cache import clear_cache
     from numerics.codegen.base import expression_key
     from numerics.codegen.cache import atomic_write_text
     out = {"repeats": args.repeats, "cases": {}}
     for H in (2, 4):
         syms, outs = _flow_outputs(H)
-        t = interleaved({"srepr": lambda s=syms, o=outs: (sp.srepr(tuple(s)), sp.srepr(tuple(o))),
-                         "expression_key": lambda s=syms, o=outs: (expression_key(s), expression_key(o))},
+        # SymPy's cache is cleared before each timing: a model's expressions are new objects
+        # in every process (and, before the shared derivations, in every claim)
+        t = interleaved({"srepr": lambda s=syms, o=outs: (clear_cache(), sp.srepr(tuple(s)),
+                                                          sp.srepr(tuple(o))),
+                         "expression_key": lambda s=syms, o=outs: (clear_cache(), expression_key(s),
+                                                                   expression_key(o))},
                         n=1, repeats=args.repeats)
         out["cases"][f"H={H}"] = {"outputs": len(outs), "srepr_s": t["srepr"],
                                   "expression_key_s": t["expression_key"],
