@@ -209,8 +209,14 @@ def test_rhs_does_not_depend_on_the_eigenbasis_of_r():
         r = 0.3 * np.eye(2) + eps * np.array([[0.0, 1.0], [1.0, 0.0]])
         got = rm.flow.rhs(HeadState.make(m, r).pack())
         assert np.allclose(got, want, rtol=0, atol=1e-10)
-    R = HeadState.make(m, np.array([[0.5, 0.2], [0.2, 0.3]])).residual_root()
-    assert np.allclose(R, R.T) and np.allclose(R @ R.T, [[0.5, 0.2], [0.2, 0.3]])
+    r = np.array([[0.5, 0.2], [0.2, 0.3]])
+    R = HeadState.make(m, r).residual_root()
+    assert np.allclose(R, R.T) and np.allclose(R @ R.T, r)
+    # the one root that turns with r: R(QrQᵀ) = Q R(r) Qᵀ for every rotation Q (U√Λ does not)
+    for angle in (0.3, 1.1, 2.5):
+        Q = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        turned = HeadState.make(m, Q @ r @ Q.T).residual_root()
+        assert np.allclose(turned, Q @ R @ Q.T, atol=1e-12)
 
 
 def test_integrate_batch_checks_the_initial_states():

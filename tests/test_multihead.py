@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from numerics.multihead import (FlowDraws, HeadState, ReducedFlow, draws_for, minimise, reduced_loss,
                                 weights_function)
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
-from theory.multihead import ACTIVATIONS, Activation, MultiHeadModel
+from theory.multihead import _DERIVED, ACTIVATIONS, Activation, MultiHeadModel
 
 ACTS = sorted(ACTIVATIONS)
 
@@ -176,7 +176,8 @@ def test_equal_models_share_their_derivations_and_different_ones_do_not():
         def __call__(self, s, v):
             return ACTIVATIONS["softmax"].weights(s, v)
     odd = MultiHeadModel(2, 3, 1, Activation("listy", Weights()))
-    assert odd.loss_gradient is odd.loss_gradient
+    assert odd.loss_gradient is odd.loss_gradient                     # cached on the instance
+    assert all(key[0] is not odd for key in _DERIVED)                  # never in the shared store
     assert [[sp.simplify(x - y) for x, y in zip(r1, r2)]
             for r1, r2 in zip(odd.loss_gradient, a.loss_gradient)] == [[0] * 3] * 2
 

@@ -106,8 +106,11 @@ _DERIVED: dict[tuple, object] = {}
 class derived:
     """A cached property shared by equal models in a process: the value is stored under (model,
     name), so every claim that builds the same MultiHeadModel derives its expressions once
-    (SymPy's differentiation dominated the claims' set-up). A model that cannot be hashed (an
-    Activation holding an unhashable object) caches on the instance, like ``cached_property``."""
+    (SymPy's differentiation dominated the claims' set-up). Models are equal when every field
+    is; an Activation's ``weights`` compares by identity, so a weights object that is mutated
+    after a model was derived keeps that model's expressions (build a new Activation instead).
+    A model that cannot be hashed (an Activation holding an unhashable object) caches on the
+    instance, like ``cached_property``. The store lives as long as the process."""
 
     def __init__(self, fn: Callable):
         self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__

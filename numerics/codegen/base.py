@@ -19,6 +19,7 @@ import abc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import hashlib
+import numbers
 from typing import Any
 
 import sympy as sp
@@ -65,11 +66,13 @@ def expression_key(exprs: Sequence[Any]) -> str:
     """A digest of a sequence of SymPy expressions, the same for equal (``==``) sequences in
     every process and different for unequal ones (up to SHA-256 collisions).
 
-    Each node is hashed from its type and ``_hashable_content()`` (exactly what SymPy's equality
-    compares: the canonically ordered args, a symbol's name and assumptions, a float's binary
-    value and precision), bottom-up and once per distinct node object. ``srepr`` says the same
-    but sorts every sum's terms for printing and re-walks shared sub-expressions, which made the
-    code cache's key cost more than the cached code saved on large models."""
+    Each node is hashed from its type (module, name and, for an undefined function, its
+    assumptions) and ``_hashable_content()`` (exactly what SymPy's equality compares: the
+    canonically ordered args, a symbol's name and assumptions, a float's binary value and
+    precision), bottom-up and once per distinct node object; every field is length-prefixed,
+    so no two different sequences of fields encode alike. ``srepr`` says the same but sorts
+    every sum's terms for printing and re-walks shared sub-expressions, which made the code
+    cache's key cost more than the cached code saved on large models."""
     memo: dict[int, bytes] = {}
     alive: list[Any] = []          # ids stay unique while the nodes they name are alive
 
@@ -78,26 +81,29 @@ def expression_key(exprs: Sequence[Any]) -> str:
         if found is not None:
             return found
         kind = type(node)
-        h = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}".encode())
         extra = getattr(kind, "_kwargs", None)       # an undefined function's assumptions
-        if isinstance(extra, dict):
-            h.update(repr(sorted(extra.items())).encode())
-        h.update(b"(")
-        for item in node._hashable_content():
-            h.update(item_digest(item))
-        h.update(b")")
+        header = (kind.__module__ or "", kind.__qualname__,
+                  tuple(sorted(extra.items())) if isinstance(extra, dict) else ())
+        h = hashlib.sha256(item_digest(header))
+        h.update(item_digest(tuple(node._hashable_content())))
         memo[id(node)] = out = h.digest()
         alive.append(node)
         return out
 
+    def field(tag: str, text: str) -> bytes:
+        data = text.encode()
+        return f"{tag}{len(data)}:".encode() + data
+
     def item_digest(item) -> bytes:
         if isinstance(item, sp.Basic):
-            return b"B" + node_digest(item)
+            return b"B" + node_digest(item)                        # 32 bytes
         if isinstance(item, tuple):
-            return b"T(" + b"".join(item_digest(i) for i in item) + b")"
-        if item is None or isinstance(item, (bool, int, str, float)):
-            return f"{type(item).__name__}:{item!r};".encode()
-        raise TypeError(f"expression_key: cannot hash a {type(item).__name__} in an expression")
+            return field("T", str(len(item))) + b"".join(item_digest(i) for i in item)
+        if item is None or isinstance(item, (bool, str, float)):
+            return field(type(item).__name__[0], repr(item))
+        if isinstance(item, numbers.Integral):                     # int, gmpy2's mpz (mpmath)
+            return field("i", str(int(item)))
+        return field("r", f"{type(item).__qualname__}:{item!r}")   # as srepr would print it
 
     return hashlib.sha256(b"".join(item_digest(sp.sympify(e)) for e in exprs)).hexdigest()
 
