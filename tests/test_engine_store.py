@@ -270,3 +270,23 @@ def test_local_workers_run_without_the_statistical_profiler():
     with Engine(workers=1) as engine:
         flags = engine._client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
     assert list(flags.values()) == [False]
+
+
+def test_local_workers_start_without_dasks_malloc_trim_threshold(monkeypatch):
+    """dask's nanny exports MALLOC_TRIM_THRESHOLD_=65536, which pins glibc's mmap threshold and
+    page-faults every large temporary afresh; the engine's workers start without it, still with
+    one OpenMP thread, this process's environment is left as it was, and a value the user
+    chose in dask's config is kept."""
+    import os
+    import dask
+    from verification.engine import Engine, worker_environ
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    before = dict(os.environ)
+    with Engine(workers=1) as engine:
+        env = engine._client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                          os.environ.get("OMP_NUM_THREADS")))
+    assert list(env.values()) == [(None, "1")]
+    assert dict(os.environ) == before       # the nanny's exports do not stay in this process
+    chosen = {"MALLOC_TRIM_THRESHOLD_": 1 << 20, "OMP_NUM_THREADS": 1}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": chosen}):
+        assert worker_environ() == chosen

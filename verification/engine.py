@@ -75,6 +75,37 @@ def on_worker() -> bool:
         return False
 
 
+def worker_environ() -> dict[str, object]:
+    """The environment a local worker process starts with: dask's pre-spawn default (one
+    OpenMP/MKL/OpenBLAS thread) without its ``MALLOC_TRIM_THRESHOLD_=65536``. Setting any glibc
+    malloc threshold freezes the mmap threshold at 128 KiB, so every larger temporary (an SGD
+    batch, an RK stage) is mapped fresh and faulted in page by page: 20 times the page faults
+    and a quarter more wall time on the SGD claims (``benchmarks/malloc_env.py``). A threshold
+    the user set (in the shell, or another value in dask's config) is kept."""
+    import dask
+    import distributed  # noqa: F401 - registers dask's "distributed" config defaults
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
+    if str(env.get("MALLOC_TRIM_THRESHOLD_")) == "65536":      # dask's default, not a choice
+        env.pop("MALLOC_TRIM_THRESHOLD_")
+    return env
+
+
+@contextlib.contextmanager
+def environ_restored():
+    """Undo what a nanny writes into this process's ``os.environ`` (it exports its pre-spawn
+    variables here before spawning a worker, where they would stay for every later cluster and
+    child process of a notebook or test session)."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        for name in set(os.environ) - set(before):
+            del os.environ[name]
+        for name, value in before.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+
+
 @dataclasses.dataclass
 class _Handle:
     index: int
@@ -132,12 +163,13 @@ class Engine:
                 raise ValueError(f"--scheduler {self.scheduler}: no scheduler answers there "
                                  f"({exc})") from None
         else:
-            # the nanny's default pre-spawn environment sets OMP/MKL/OpenBLAS threads to 1;
             # ":0" picks a free dashboard port (None still tries 8787 and warns when it is taken)
             # no statistical profiler in the workers: it walks the task thread's stack every
             # 10 ms holding the GIL, which slowed SymPy-heavy claims by ~10 % (deep stacks)
             import dask
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
+            with dask.config.set({"distributed.worker.profile.enabled": False,
+                                  "distributed.nanny.pre-spawn-environ": worker_environ()}), \
+                    environ_restored():
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                              processes=True, dashboard_address=":0",
                                              silence_logs=logging.ERROR)
