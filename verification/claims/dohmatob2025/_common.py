@@ -152,6 +152,23 @@ def _engine_stationary(flow2, setting, dv):
     return _STATIONARY_CACHE[key]
 
 
+def _stationary_piece(ctx, item):
+    """A shared subtask: ``_engine_stationary`` of the paper's flow on M for one link at one
+    (setting, d). Props. 7 and 10 ask for the same pieces; as shared tasks they are computed
+    once per run, whichever worker asks first, and spread over the workers."""
+    return _engine_stationary(_flow_on_M(item["link"]), STATIONARY_SETTINGS[item["setting"]],
+                              item["d"])
+
+
+def paper_stationary(ctx, link, dims):
+    """{(setting index, d): (found, unresolved, curves)} of the paper's flow on M (R̄ of Prop. 1)
+    for every setting of ``STATIONARY_SETTINGS`` and every d in ``dims``, as shared tasks."""
+    items = [{"link": link, "setting": i, "d": int(dv)}
+             for i in range(len(STATIONARY_SETTINGS)) for dv in dims]
+    return {(it["setting"], it["d"]): tuple(r)
+            for it, r in zip(items, ctx.map(_stationary_piece, items, shared=True))}
+
+
 def _engine_stationary_uncached(flow2, setting, dv):
     vals = _setting_values(setting, dv)
     rhs = [r.subs(vals) for r in flow2.rhs]

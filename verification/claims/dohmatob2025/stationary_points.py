@@ -33,6 +33,7 @@ from ._common import (  # noqa: I001
     _reduced,
     _setting_text,
     _setting_values,
+    paper_stationary,
     rbar_mutations,
     rbar_terms,
 )
@@ -136,11 +137,13 @@ def _prop7_check(ctx, link, risk=None):
         return _prop7_full_flow(ctx, link, risk, ctx.pick([50, 100, 200], [50, 100, 200, 400, 800]))
     flow2 = _flow_on_M(link, risk)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
+    shared = paper_stationary(ctx, link, dims) if risk is None else {}
     rows, bad = [], []
     total = len(STATIONARY_SETTINGS) * len(dims)
     for i, setting in enumerate(STATIONARY_SETTINGS):
         for j, dv in enumerate(dims):
-            found, unresolved, curves = _engine_stationary(flow2, setting, dv)
+            found, unresolved, curves = (shared[i, dv] if risk is None
+                                         else _engine_stationary(flow2, setting, dv))
             sets = _paper_e_sets(link, setting, dv)
             paper = [q for e in sets.values() for q in e]
             engine = [(f["mu"], f["nu"]) for f in found]
@@ -322,12 +325,13 @@ def _prop10_check(ctx, link, claimed=None):
     listed, complete = PROP10_CLAIMED[link] if claimed is None else claimed
     flow2 = _flow_on_M(link)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
+    shared = paper_stationary(ctx, link, dims)
     rows, problems, by_setting = [], [], []
-    for setting in STATIONARY_SETTINGS:
+    for i, setting in enumerate(STATIONARY_SETTINGS):
         st = _setting_text(setting)
         per_d = []
         for dv in dims:
-            found, _, _ = _engine_stationary(flow2, setting, dv)
+            found, _, _ = shared[i, dv]
             per_d.append(found)
             rows.append({**st, "d": dv, "found": found})
         targets = _prop10_targets(listed, st)
