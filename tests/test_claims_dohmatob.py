@@ -81,6 +81,22 @@ def test_prop7_refutes_a_flow_with_an_extra_interior_stationary_point():
     assert entry["verdict"] == "refuted"
 
 
+def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
+    """Props. 7 and 10 take the paper's stationary points on M as shared tasks: computed, and
+    read back from the store by a later call, they equal the direct computation per setting."""
+    from verification.claims.dohmatob2025._common import (
+        STATIONARY_SETTINGS, _engine_stationary_uncached, _flow_on_M, paper_stationary)
+    from verification.store import ResultStore
+    store = ResultStore(tmp_path)
+    ctx = Context(profile="quick", seed=0, device="cpu", store=store)
+    first = paper_stationary(ctx, "linear", [50])
+    assert len(list(tmp_path.rglob("*"))) > 0                    # stored
+    again = paper_stationary(ctx, "linear", [50])
+    for i, setting in enumerate(STATIONARY_SETTINGS):
+        direct = _engine_stationary_uncached(_flow_on_M("linear"), setting, 50)
+        assert first[i, 50] == again[i, 50] == direct and direct[0]
+
+
 def test_prop9_refutes_when_the_oracle_is_a_source():
     from theory.models import dohmatob2025 as dm
     assert verdict("dohmatob2025:prop9-oracle-sink[link=quadratic]")["verdict"] == "confirmed"

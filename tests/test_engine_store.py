@@ -224,12 +224,15 @@ def test_a_killed_run_resumes_from_the_store_with_the_same_verdicts(tmp_path):
 
 def test_a_separately_started_cluster_gives_the_same_report_as_one_process(tmp_path, monkeypatch):
     from distributed import LocalCluster
+    from verification.engine import environ_restored
     claims = claims_for(None, CHEAP)
     alone = run(claims, show=False, out=tmp_path / "alone", figures=False, workers=0)
     stream = tmp_path / "stream.json"
     monkeypatch.setenv("ATTNV_TASK_STREAM", str(stream))
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster:
+    # a plain LocalCluster's nanny exports dask's MALLOC_TRIM_THRESHOLD_ into this process,
+    # where every later cluster of the session would inherit it
+    with environ_restored(), LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                          dashboard_address=":0") as cluster:
         remote = run(claims, show=False, out=tmp_path / "remote", figures=False,
                      scheduler=cluster.scheduler_address)
     assert remote["engine"].startswith("dask cluster at") and remote["reused"] == 0

@@ -79,9 +79,14 @@ def worker_environ() -> dict[str, object]:
     """The environment a local worker process starts with: dask's pre-spawn default (one
     OpenMP/MKL/OpenBLAS thread) without its ``MALLOC_TRIM_THRESHOLD_=65536``. Setting any glibc
     malloc threshold freezes the mmap threshold at 128 KiB, so every larger temporary (an SGD
-    batch, an RK stage) is mapped fresh and faulted in page by page: 20 times the page faults
-    and a quarter more wall time on the SGD claims (``benchmarks/malloc_env.py``). A threshold
-    the user set (in the shell, or another value in dask's config) is kept."""
+    batch, an RK stage) is mapped fresh and faulted in page by page: 4 to 100 times the page
+    faults, 5–8 s of system time per SGD claim instead of 0.3–2 s, 7–10 % of its wall time
+    (``benchmarks/malloc_env.py``); 150 of a quick run's 710 CPU seconds. The price,
+    dask's reason for the default: freed memory goes back to the system less eagerly, so a
+    worker stays nearer its peak size (our workers end with the run). A threshold the user set
+    (in the shell, or another value in dask's config) is kept; so is one that a plain
+    LocalCluster started earlier in this process left in ``os.environ`` (dask's nanny writes
+    it there; the engine's own clusters do not leave it, ``environ_restored``)."""
     import dask
     import distributed  # noqa: F401 - registers dask's "distributed" config defaults
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
@@ -94,7 +99,8 @@ def worker_environ() -> dict[str, object]:
 def environ_restored():
     """Undo what a nanny writes into this process's ``os.environ`` (it exports its pre-spawn
     variables here before spawning a worker, where they would stay for every later cluster and
-    child process of a notebook or test session)."""
+    child process of a notebook or test session). A nanny that later restarts a dead worker
+    exports them again, outside this guard."""
     before = dict(os.environ)
     try:
         yield

@@ -155,18 +155,20 @@ def _engine_stationary(flow2, setting, dv):
 def _stationary_piece(ctx, item):
     """A shared subtask: ``_engine_stationary`` of the paper's flow on M for one link at one
     (setting, d). Props. 7 and 10 ask for the same pieces; as shared tasks they are computed
-    once per run, whichever worker asks first, and spread over the workers."""
-    return _engine_stationary(_flow_on_M(item["link"]), STATIONARY_SETTINGS[item["setting"]],
-                              item["d"])
+    once per run, whichever worker asks first, and spread over the workers. The item carries
+    the setting's exact values (its key: what is computed, not where it is listed)."""
+    setting = {k: sp.Rational(v) for k, v in item["setting"].items()}
+    return _engine_stationary(_flow_on_M(item["link"]), setting, item["d"])
 
 
 def paper_stationary(ctx, link, dims):
     """{(setting index, d): (found, unresolved, curves)} of the paper's flow on M (R̄ of Prop. 1)
     for every setting of ``STATIONARY_SETTINGS`` and every d in ``dims``, as shared tasks."""
-    items = [{"link": link, "setting": i, "d": int(dv)}
-             for i in range(len(STATIONARY_SETTINGS)) for dv in dims]
-    return {(it["setting"], it["d"]): tuple(r)
-            for it, r in zip(items, ctx.map(_stationary_piece, items, shared=True))}
+    index = [(i, int(dv)) for i in range(len(STATIONARY_SETTINGS)) for dv in dims]
+    items = [{"link": link, "setting": {k: str(v) for k, v in STATIONARY_SETTINGS[i].items()},
+              "d": dv} for i, dv in index]
+    return {where: tuple(r) for where, r in zip(index, ctx.map(_stationary_piece, items,
+                                                               shared=True))}
 
 
 def _engine_stationary_uncached(flow2, setting, dv):

@@ -135,15 +135,15 @@ def _prop7_full_flow(ctx, link, risk, dims):
 def _prop7_check(ctx, link, risk=None):
     if not _m_invariant(link, risk):
         return _prop7_full_flow(ctx, link, risk, ctx.pick([50, 100, 200], [50, 100, 200, 400, 800]))
-    flow2 = _flow_on_M(link, risk)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
-    shared = paper_stationary(ctx, link, dims) if risk is None else {}
+    # the paper's flow: shared pieces (Prop. 10 asks for the same); a mutant's: computed here
+    shared = paper_stationary(ctx, link, dims) if risk is None else None
     rows, bad = [], []
     total = len(STATIONARY_SETTINGS) * len(dims)
     for i, setting in enumerate(STATIONARY_SETTINGS):
         for j, dv in enumerate(dims):
-            found, unresolved, curves = (shared[i, dv] if risk is None
-                                         else _engine_stationary(flow2, setting, dv))
+            found, unresolved, curves = (shared[i, dv] if shared is not None else
+                                         _engine_stationary(_flow_on_M(link, risk), setting, dv))
             sets = _paper_e_sets(link, setting, dv)
             paper = [q for e in sets.values() for q in e]
             engine = [(f["mu"], f["nu"]) for f in found]
@@ -156,7 +156,8 @@ def _prop7_check(ctx, link, risk=None):
             rows.append(row)
             if missing or extra or unresolved or curves:
                 bad.append(row)
-            ctx.tick((i * len(dims) + j + 1) / total)
+            if shared is None:              # the shared pieces tick through ctx.map
+                ctx.tick((i * len(dims) + j + 1) / total)
     evidence = {"link": link, "rows": rows}
     if bad:
         w = bad[0]
