@@ -80,7 +80,7 @@ def test_damaged_generated_code_is_regenerated_not_executed(tmp_path, monkeypatc
         return 'x = """a\nb"""\n'
     assert cached_text("kind", "key", make) == 'x = """a\nb"""\n'
     assert cached_text("kind", "key", make) == 'x = """a\nb"""\n' and len(calls) == 1
-    path = tmp_path / "kind" / "key.py"
+    path = tmp_path / "v2" / "kind" / "key.py"
     path.write_text(path.read_text()[:-8])      # as a full disk leaves it: unterminated string
     with pytest.warns(CacheDamaged, match="regenerating"):
         assert cached_text("kind", "key", make) == 'x = """a\nb"""\n'
@@ -113,7 +113,7 @@ def test_damaged_cache_and_store_are_recomputed_with_the_same_verdicts(tmp_path)
            str(out), "--claim", "marion2025:manifold-invariant", "--claim", "marion2025:cor2-bayes-limit"]
     subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True)
     first = json.loads((out / "report.json").read_text())
-    entries = sorted((out / "store").glob("??/*.pkl"))
+    entries = sorted((out / "store").glob("??/*.entry"))
     generated = sorted((tmp_path / "cache").rglob("*.py"))
     assert first["complete"] and first["reused"] == 0 and entries and generated
     for i, f in enumerate(entries + generated):      # truncate half, garbage into the rest

@@ -130,12 +130,16 @@ def calibrate_claim(claim: Claim, seeds: int, profile: str = "quick", device: st
 def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
               device: str = "cpu", out: str | Path | None = None,
               progress: Callable[[str], object] | None = None, workers: int | None = 0,
-              scheduler: str | None = None, store: Any = None, force: bool = False) -> dict:
+              scheduler: str | None = None, store: Any = None, force: bool = False,
+              dashboard: bool = False, tls: dict | None = None) -> dict:
     """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation) on the
     run engine (``workers``/``scheduler`` as in ``verification.runner.run``) and its result
     store (``store``: a folder, else $ATTNV_STORE, else ``<out>/store``), so an interrupted
     calibration resumes and a perturbed run reuses its unperturbed run's simulations; write
-    calibration.json and calibration.md to ``out`` after every finished run (atomically)."""
+    calibration.json and calibration.md to ``out`` after every finished run (atomically).
+    dashboard, tls: as for ``verification.engine.Engine``."""
+    from numerics.codegen.cache import check_cache
+
     from .engine import Engine
     from .store import check_folder, open_store
     from .tasks import ClaimTask, claim_task
@@ -144,7 +148,8 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
         raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
     out = check_folder(out, "--out") if out is not None else None
     store = open_store(store, out, force)
-    engine = Engine(workers, scheduler)
+    check_cache()             # the code cache and the user's key, before any work
+    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
     start = time.perf_counter()
     records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],

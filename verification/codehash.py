@@ -26,9 +26,11 @@ COLLECTING_PACKAGES = ("verification.claims",)
 modules it collects do not (a claim does not use the other papers' claims)."""
 ORCHESTRATION = frozenset({"verification.engine", "verification.store", "verification.codehash",
                            "verification.guard", "verification.calibrate", "verification.sweep",
-                           "verification.userfiles", "verification.cli", "verification.__main__"})
+                           "verification.userfiles", "verification.cli", "verification.__main__",
+                           "numerics.codegen.cache", "numerics.codegen.signing"})
 """Modules that schedule, store or post-process results without computing them: neither
-counted nor followed (unless hashed themselves)."""
+counted nor followed (unless hashed themselves). The code cache and its signing keep the text
+that ``numerics.codegen``'s generators (which are counted) produce; they do not make it."""
 
 
 def _module_file(name: str) -> Path | None:

@@ -20,7 +20,7 @@ finding idle workers (``benchmarks/engine.py --timeline``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 import contextlib
 import dataclasses
 import heapq
@@ -29,11 +29,17 @@ import logging
 import json
 import os
 from pathlib import Path
+import signal
+import sys
+import threading
 import time
 from typing import Any
 
 __all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker", "run_subtasks",
-           "run_claim_tasks"]
+           "run_claim_tasks", "tls_security", "interrupt_guard", "user_interrupted", "LOOPBACK"]
+
+LOOPBACK = "127.0.0.1"
+"""Where a local cluster's scheduler, workers, nannies and (when asked for) dashboard listen."""
 
 SUBTASK_PRIORITY = 10**9
 """Above any claim's priority (its expected seconds)."""
@@ -112,6 +118,68 @@ def environ_restored():
                 os.environ[name] = value
 
 
+def tls_security(tls: Mapping[str, str] | None, scheduler: str | None):
+    """dask's ``Security`` for a ``tls://`` scheduler from ``{"ca_file", "cert", "key"}`` (None:
+    dask's configuration decides, ``distributed.comm.tls.*``). Files are checked here, before
+    any work starts (ValueError naming the option)."""
+    if not tls:
+        return None
+    if scheduler is None:
+        raise ValueError("--tls-ca-file/--tls-cert/--tls-key secure the connection to a "
+                         "--scheduler; allowed: only with --scheduler tls://HOST:PORT")
+    if not scheduler.startswith("tls://"):
+        raise ValueError(f"--scheduler {scheduler}: TLS files given for a plain address; allowed: "
+                         "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key")
+    names = {"ca_file": "--tls-ca-file", "cert": "--tls-cert", "key": "--tls-key"}
+    unknown = set(tls) - set(names)
+    if unknown:
+        raise ValueError(f"tls={sorted(unknown)}; allowed keys: {sorted(names)}")
+    for field, option in names.items():
+        path = tls.get(field)
+        if path is None or not Path(path).is_file():
+            raise ValueError(f"{option} {path}: no such file; allowed: a PEM file (all three "
+                             "of --tls-ca-file, --tls-cert and --tls-key)")
+    from distributed.security import Security
+    return Security(tls_ca_file=str(tls["ca_file"]), tls_client_cert=str(tls["cert"]),
+                    tls_client_key=str(tls["key"]), require_encryption=True)
+
+
+def quiet_dask() -> None:
+    """Silence dask's loggers for the rest of this process (a run that is stopping)."""
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+_USER_INTERRUPT = threading.Event()
+
+
+def user_interrupted() -> bool:
+    """Whether the person at the terminal pressed Ctrl-C during ``interrupt_guard`` (as opposed
+    to a claim raising KeyboardInterrupt itself, which is that claim's error)."""
+    return _USER_INTERRUPT.is_set()
+
+
+@contextlib.contextmanager
+def interrupt_guard():
+    """Within: SIGINT marks ``user_interrupted()`` before raising KeyboardInterrupt, so the
+    runner stops the run on a real Ctrl-C and records any other KeyboardInterrupt as the
+    raising claim's error. Outside the main thread it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        _USER_INTERRUPT.set()
+        raise KeyboardInterrupt
+
+    _USER_INTERRUPT.clear()
+    before = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @dataclasses.dataclass
 class _Handle:
     index: int
@@ -122,16 +190,25 @@ class _Handle:
 
 class Engine:
     """workers: 0 = this process, N ≥ 1 = a LocalCluster of N single-threaded processes, None =
-    every core; scheduler: the address of an existing cluster (then ``workers`` is ignored)."""
+    every core; scheduler: the address of an existing cluster (then ``workers`` is ignored).
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+    A local cluster listens on the loopback only (``LOOPBACK``). dashboard: serve dask's
+    dashboard there too and print its address (off by default: it answers anyone who can reach
+    it). tls: ``{"ca_file", "cert", "key"}`` for a ``tls://`` scheduler (``tls_security``);
+    without it dask's own configuration (``distributed.comm.tls``) applies."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None,
+                 dashboard: bool = False, tls: Mapping[str, str] | None = None):
         if workers is not None and not (isinstance(workers, int) and workers >= 0):
             raise ValueError(f"--workers {workers!r}; allowed: an integer ≥ 0 (0: this process)")
         if scheduler is not None and not (isinstance(scheduler, str) and "://" in scheduler):
             raise ValueError(f"--scheduler {scheduler!r}; allowed: a scheduler address such as "
-                             "tcp://host:8786")
+                             "tcp://host:8786 or tls://host:8786")
         self.workers = default_workers() if workers is None and scheduler is None else workers
         self.scheduler = scheduler
+        self.dashboard = bool(dashboard)
+        self.security = tls_security(tls, scheduler)
+        self.dashboard_link: str | None = None
         self._client = self._cluster = None
         self._queue: list[tuple[float, int, _Handle]] = []
         self._futures: dict[Any, _Handle] = {}
@@ -164,28 +241,40 @@ class Engine:
                              "(pip install 'dask[distributed]'); --workers 0 runs without it") from exc
         if self.scheduler:
             try:
-                self._client = Client(self.scheduler, timeout="20s")
-            except OSError as exc:
+                self._client = Client(self.scheduler, timeout="20s", security=self.security)
+            except (OSError, TypeError, ValueError) as exc:
                 raise ValueError(f"--scheduler {self.scheduler}: no scheduler answers there "
                                  f"({exc})") from None
         else:
-            # ":0" picks a free dashboard port (None still tries 8787 and warns when it is taken)
-            # no statistical profiler in the workers: it walks the task thread's stack every
-            # 10 ms holding the GIL, which slowed SymPy-heavy claims by ~10 % (deep stacks)
+            # every socket on the loopback: a scheduler address runs any code sent to it, and
+            # the dashboard answers without authentication. The dashboard is off unless asked
+            # for (port 0: a free one). No statistical profiler in the workers: it walks the
+            # task thread's stack every 10 ms holding the GIL (~10 % on SymPy-heavy claims).
             import dask
-            with dask.config.set({"distributed.worker.profile.enabled": False,
-                                  "distributed.nanny.pre-spawn-environ": worker_environ()}), \
-                    environ_restored():
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                             processes=True, dashboard_address=":0",
-                                             silence_logs=logging.ERROR)
+            config = {"distributed.worker.profile.enabled": False,
+                      "distributed.nanny.pre-spawn-environ": worker_environ()}
+            # dask's scheduler serves HTTP (health, metrics, cluster info) on port 8787 even
+            # without a dashboard: off, it has no routes and a free port
+            http = ({"dashboard_address": f"{LOOPBACK}:0"} if self.dashboard else
+                    {"scheduler_kwargs": {"dashboard": False, "dashboard_address": f"{LOOPBACK}:0"}})
+            if not self.dashboard:
+                config["distributed.scheduler.http.routes"] = []
+            with dask.config.set(config), environ_restored():
+                self._cluster = LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, host=LOOPBACK,
+                    silence_logs=logging.ERROR, **({"dashboard_address": None} | http))
             self._client = Client(self._cluster)
+        if self.dashboard:
+            self.dashboard_link = self._client.dashboard_link
+            print(f"dask dashboard: {self.dashboard_link}", file=sys.stderr, flush=True)
         if os.environ.get("ATTNV_TASK_STREAM"):
             self._client.get_task_stream(count=0)     # starts the scheduler's recording
             self._stream_from = time.time()
         return self
 
     def __exit__(self, *exc) -> None:
+        if exc and exc[0] is not None and issubclass(exc[0], KeyboardInterrupt):
+            quiet_dask()        # the workers' closing comms would log tracebacks for a Ctrl-C
         if self._client is not None and self._stream_from is not None:
             with contextlib.suppress(Exception):
                 _write_task_stream(os.environ["ATTNV_TASK_STREAM"],

@@ -1,5 +1,6 @@
 """Reports: report.json (the spec's schema), report.npz, Markdown and HTML with figures,
-and the terminal verdict table. Files are written atomically."""
+and the terminal verdict table. Files are written atomically: a write that fails (a full disk)
+leaves the earlier file as it was and raises an OSError naming the file."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from numerics.codegen.cache import atomic_write_bytes, atomic_write_text
+from numerics.codegen.cache import atomic_write_bytes
 
 from .tasks import render_png
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
-           "render_figures", "render_png", "write_figures",
+           "render_figures", "render_png", "write_figures", "cannot_write",
            "verdict_table", "KATEX_DIR", "copy_katex"]
 
 KATEX_DIR = Path(__file__).resolve().parent / "static" / "katex"
@@ -63,16 +64,33 @@ def to_jsonable(x: Any) -> Any:
     return str(x)
 
 
+def cannot_write(path: str | Path, exc: OSError, verb: str = "write") -> OSError:
+    """``exc`` (same errno, so the same OSError subclass) as "cannot write PATH: reason"."""
+    reason = exc.strerror or str(exc)
+    if exc.errno is None:
+        return OSError(f"cannot {verb} {path}: {reason}")
+    return OSError(exc.errno, f"cannot {verb} {path}: {reason}")
+
+
+def _write_bytes(path: str | Path, data: bytes) -> None:
+    """``data`` to ``path`` atomically (a reader sees the old file or the new one, never half of
+    one); a failure (ENOSPC, EACCES, ...) raises an OSError naming ``path``."""
+    try:
+        atomic_write_bytes(Path(path), data)
+    except OSError as exc:
+        raise cannot_write(path, exc) from exc
+
+
 def write_json(path: str | Path, obj: Any) -> None:
     """``obj`` as indented strict JSON (``to_jsonable`` first), written atomically."""
-    atomic_write_text(Path(path), json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+    _write_bytes(path, (json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n").encode())
 
 
 def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
     """The arrays, compressed, in one NPZ file written atomically."""
     buf = io.BytesIO()
     np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-    atomic_write_bytes(Path(path), buf.getvalue())
+    _write_bytes(path, buf.getvalue())
 
 
 def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:
@@ -80,7 +98,7 @@ def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:
     out = {}
     for name, data in pngs.items():
         fname = name.replace(":", "_").replace("/", "_").replace("[", "_").replace("]", "") + ".png"
-        atomic_write_bytes(folder / fname, data)
+        _write_bytes(folder / fname, data)
         out[name] = f"{folder.name}/{fname}"
     return out
 
@@ -118,11 +136,27 @@ def _calibration_lines(report: dict) -> list[str]:
             f"{'' if cal.get('complete') else ', incomplete'})", "", *summary_rows(cal)]
 
 
+def _run_line(report: dict) -> str:
+    """Where the run ran and what it reused ("" for a report without these keys)."""
+    opts = report.get("options") or {}
+    parts = [f"engine: {report['engine']}"] if report.get("engine") else []
+    if report.get("store"):
+        reused = report.get("reused")
+        parts.append(f"store {report['store']}" + (f" ({reused} of {len(report['claims'])} "
+                                                   "claims reused)" if reused else ""))
+    if opts.get("force"):
+        parts.append("every claim recomputed (force)")
+    if not report.get("complete", True):
+        parts.append(f"incomplete ({report.get('interrupted') or 'running'})")
+    return " · ".join(parts)
+
+
 def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
     """report.md: the verdict table, then per claim its statement, reading, figures, evidence."""
     lines = ["# Claim verification report", "",
              f"suite {report['suite_version']} · profile `{report['profile']}` · seed "
              f"{report['seed']} · device {report['device']} · started {report['started']}", "",
+             *([_run_line(report), ""] if _run_line(report) else []),
              "| claim | label | verdict | α | resolution | summary | s |",
              "|---|---|---|---|---|---|---|"]
     for c in report["claims"]:
@@ -140,7 +174,7 @@ def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, st
                 lines += [f"![{name}]({rel})", ""]
         lines += ["<details><summary>evidence</summary>", "", "```json",
                   _fmt_evidence(c["evidence"]), "```", "</details>"]
-    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+    _write_bytes(path, ("\n".join(lines) + "\n").encode())
 
 
 def _calibration_html(report: dict) -> str:
@@ -157,7 +191,10 @@ def _calibration_html(report: dict) -> str:
 def copy_katex(folder: str | Path) -> Path:
     """Copy the shipped KaTeX to ``folder/katex`` (what report.html loads); its path."""
     dest = Path(folder) / "katex"
-    shutil.copytree(KATEX_DIR, dest, dirs_exist_ok=True)
+    try:
+        shutil.copytree(KATEX_DIR, dest, dirs_exist_ok=True)
+    except OSError as exc:              # shutil.Error too: copytree's failures, file by file
+        raise cannot_write(dest, exc) from exc
     return dest
 
 
@@ -201,11 +238,12 @@ def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) 
            f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style>{_KATEX_HEAD}</head><body>"
            f"<h1>Claim verification report</h1><p>profile {report['profile']} · seed "
            f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
+           f"{f'<p>{html.escape(_run_line(report))}</p>' if _run_line(report) else ''}"
            f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
            f"<th>summary</th><th>s</th></tr>"
            f"{rows}</table>{_calibration_html(report)}{''.join(sections)}</body></html>")
     copy_katex(Path(path).parent)
-    atomic_write_text(Path(path), doc)
+    _write_bytes(path, doc.encode())
 
 
 def verdict_table(report: dict, console: Console | None = None) -> None:

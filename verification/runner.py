@@ -4,36 +4,61 @@ when it runs and what is written afterwards."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+import contextlib
 import datetime as _dt
 import json
+import os
 from pathlib import Path
+import shutil
 from typing import TYPE_CHECKING
 
 from .context import PROFILES
-from .report import verdict_table, write_figures, write_html, write_json, write_markdown, write_npz
+from .report import (cannot_write, verdict_table, write_figures, write_html, write_json,
+                     write_markdown, write_npz)
 from .store import ResultStore, check_folder, open_store
 from .tasks import SUITE_VERSION, contract_of, environment, run_claim  # noqa: F401 (public here too)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: runs on one folder are not locked
+    fcntl = None
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from .engine import Engine
     from .registry import Claim
 
-__all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION"]
+__all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION", "REPORT_FILES",
+           "LOCK_FILE"]
+
+REPORT_FILES = ("report.json", "report.npz", "report.md", "report.html", "figures")
+"""What a run writes in its ``out`` folder (and removes there first: an earlier run's): not
+``store`` (the default result store), ``katex`` (the same for every run) or anything else."""
+LOCK_FILE = ".lock"
+"""``out/.lock``: flock'ed by the run writing there (it holds its pid)."""
 
 
 def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
         out: str | Path | None = None, show: bool = True, figures: bool = True,
         console: Console | None = None, calibration: str | Path | None = "default",
         workers: int | None = 0, scheduler: str | None = None,
-        store: str | Path | ResultStore | None = None, force: bool = False) -> dict:
+        store: str | Path | ResultStore | None = None, force: bool = False,
+        dashboard: bool = False, tls: Mapping[str, str] | None = None) -> dict:
     """Run ``claims`` and return the report (the report.json schema).
 
-    out: also write report.json/.npz/.md/.html and figures/ there; report.json and report.npz
-    are rewritten (atomically) after every claim, with ``"complete": false`` until the end.
-    workers/scheduler: where the claims run (``verification.engine.Engine``: 0 = this process,
-    the default here; the CLI's default is every core). store: the result store
+    out: also write report.json/.npz/.md/.html and figures/ there. The run locks ``out``
+    (another run on it: ValueError naming its pid), removes what an earlier run wrote there
+    (``REPORT_FILES``; the store and anything else stay) and writes report.json before the
+    first claim starts; report.json (and report.npz, when there are arrays) are rewritten,
+    atomically, after every claim, with ``"complete": false`` until the end. An exception
+    reaching the run (Ctrl-C, SystemExit, a failed write) rewrites it once more with
+    ``"interrupted": "<what>"`` and propagates; a write that fails (a full disk) raises an
+    OSError naming the file and leaves the files written before it intact.
+    ``report["files"]``: the files written, relative to ``out``.
+    workers/scheduler/dashboard/tls: where the claims run (``verification.engine.Engine``: 0 =
+    this process, the default here; the CLI's default is every core). store: the result store
     (``verification.store``: a folder, else $ATTNV_STORE, else ``<out>/store``; none without
     ``out``); a claim whose result is stored under the same content hash is not recomputed
     (``force``: recompute all). show: progress bar and verdict table on ``console``.
@@ -43,29 +68,69 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     No global state is touched (no pyplot backend, no global seeds), so a notebook can call
     it: ``run(claims_for("marion2025"), show=False)``. Options and folders are validated
     before any claim runs (ValueError naming the option)."""
+    from numerics.codegen.cache import check_cache
     from numerics.sgd.base import resolve_device
 
     from .engine import Engine
-    from .engine import run_claim_tasks
     from .tasks import ClaimTask
 
     device = resolve_device(device)
     if profile not in PROFILES:
         raise ValueError(f"--profile {profile!r}; allowed: {PROFILES}")
-    if out is not None:
-        out = check_folder(out, "--out")
+    out = check_folder(out, "--out") if out is not None else None
     store = open_store(store, out, force)
-    engine = Engine(workers, scheduler)
+    check_cache()             # the code cache and the user's key, before any work
+    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
     specs = [ClaimTask.make(c, profile, seed, device, figures=figures, store=store) for c in claims]
+    report = _header(profile, seed, device, engine, store)
+    report["options"] = {"claims": [c.id for c in claims], "workers": engine.workers,
+                         "scheduler": scheduler, "store": report.get("store"),
+                         "force": bool(force), "figures": bool(figures),
+                         "dashboard": bool(dashboard),
+                         "tls": {k: str(v) for k, v in tls.items()} if tls else None,
+                         "calibration": None if calibration is None else str(calibration)}
+    with _locked(out):
+        hints = _expected_seconds(out, profile)     # the previous report's, before it is replaced
+        try:
+            results = _run_all(claims, specs, engine, hints, report, out, show, console)
+            report["complete"] = True
+            if store is not None:
+                report["store_damaged"] = list(store.damaged)
+                report["reused"] = sum(bool(r.get("reused")) for r in results.values())
+            _attach_calibration(report, calibration, profile, claims)
+            if out is not None:
+                _write_final(out, report, results, figures)
+        except BaseException as exc:
+            _interrupted(out, report, exc)
+            raise
+    if show:
+        verdict_table(report, console)
+    return report
+
+
+def _header(profile: str, seed: int, device: str, engine: Engine, store: ResultStore | None) -> dict:
+    """Which run this is (report.json before any claim has run)."""
     report = {"suite_version": SUITE_VERSION,
               "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
               "profile": profile, "device": device, "seed": int(seed),
               "environment": environment(), "complete": False,
-              "engine": engine.describe(), "claims": []}
+              "engine": engine.describe(), "claims": [], "files": []}
     if store is not None:
         report["store"] = str(store.root)
+    return report
+
+
+def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[str, float],
+             report: dict, out: Path | None, show: bool, console: Console | None) -> dict[int, dict]:
+    """Clear ``out`` of an earlier run's files, write the report header, run the claims
+    (report.json rewritten after each); their results by index. Ctrl-C stops the run (a
+    KeyboardInterrupt that a claim raises itself is that claim's error: ``interrupt_guard``)."""
+    from .engine import interrupt_guard, run_claim_tasks
     results: dict[int, dict] = {}
-    with _progress(show, console) as progress:
+    if out is not None:
+        _clear_previous(out)
+        _write_partial(out, report, results)
+    with interrupt_guard(), _progress(show, console) as progress:
         overall = progress.add_task("claims", total=len(claims)) if progress else None
 
         def finished(i: int, result: dict) -> None:
@@ -76,18 +141,71 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
             if progress:
                 progress.update(overall, advance=1, description=f"claims (last: {claims[i].id})")
 
-        hints = _expected_seconds(out, profile)
         run_claim_tasks(specs, engine, finished, [hints.get(c.id, 0.0) for c in claims])
-    report["complete"] = True
-    if store is not None:
-        report["store_damaged"] = list(store.damaged)
-        report["reused"] = sum(bool(r.get("reused")) for r in results.values())
-    _attach_calibration(report, calibration, profile, claims)
+    return results
+
+
+@contextlib.contextmanager
+def _locked(out: Path | None) -> Iterator[None]:
+    """``out`` held by this run: an exclusive flock on ``out/.lock`` (holding this process's
+    pid), released when the run ends, or by the kernel when its process dies (a kill -9 leaves
+    no stale lock). Another run holding it: ValueError, before anything in ``out`` is touched.
+    A file system without flock: not locked."""
+    if out is None or fcntl is None:
+        yield
+        return
+    path = out / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise cannot_write(path, exc, "open") from exc
+    try:
+        if _lock(fd):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        else:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise ValueError(f"--out {out} is in use by another run (pid {holder}); allowed: a "
+                             "folder no other run is writing")
+        yield
+    finally:
+        os.close(fd)            # releases the lock (the fd is this run's own, not inherited)
+
+
+def _lock(fd: int) -> bool:
+    """True when the lock was taken (or the file system has no locks), False when it is held."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:             # pragma: no cover - ENOLCK/EOPNOTSUPP: a file system without flock
+        return True
+    return True
+
+
+def _clear_previous(out: Path) -> None:
+    """Remove what an earlier run wrote in ``out`` (``REPORT_FILES`` and the temporary files of
+    an atomic write that was killed), so that no older report.npz or figure sits beside this
+    run's report; report.json is removed last (it is the previous run's until then)."""
+    for path in [*out.glob("report.*.tmp"), *(out / n for n in reversed(REPORT_FILES))]:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise cannot_write(path, exc, "remove") from exc
+
+
+def _interrupted(out: Path | None, report: dict, exc: BaseException) -> None:
+    """The report marked incomplete and interrupted by ``exc``, rewritten in ``out`` once more
+    (a write that fails again, a full disk, is left: the exception that ended the run is the
+    one reported)."""
+    report["complete"] = False
+    report["interrupted"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if out is not None:
-        _write_final(out, report, results, figures)
-    if show:
-        verdict_table(report, console)
-    return report
+        with contextlib.suppress(OSError):
+            write_json(out / "report.json", report)
 
 
 def _expected_seconds(out: Path | None, profile: str) -> dict[str, float]:
@@ -107,26 +225,39 @@ def _arrays(results: dict[int, dict]) -> dict:
     return {f"{r['entry']['id']}/{k}": v for r in results.values() for k, v in r["arrays"].items()}
 
 
+def _written(report: dict, *names: str) -> None:
+    report["files"] += [n for n in names if n not in report["files"]]
+
+
 def _write_partial(out: Path, report: dict, results: dict[int, dict]) -> None:
-    write_json(out / "report.json", report)
+    """report.npz (when there are arrays), then report.json: the report lists only files that
+    are there."""
     arrays = _arrays(results)
     if arrays:
         write_npz(out / "report.npz", arrays)
+        _written(report, "report.npz")
+    report["files"] = ["report.json", *(f for f in report["files"] if f != "report.json")]
+    write_json(out / "report.json", report)
 
 
 def _write_final(out: Path, report: dict, results: dict[int, dict], figures: bool) -> None:
-    fig_paths = {}
+    """Figures, report.npz, report.md and report.html, then report.json (complete) last."""
+    fig_paths: dict[str, str] = {}
     if figures:
         pngs = {f"{r['entry']['id']}/{k}": v for r in results.values()
                 for k, v in r.get("figures", {}).items()}
-        fig_paths = write_figures(pngs, out / "figures")
+        for name, data in pngs.items():
+            fig_paths.update(write_figures({name: data}, out / "figures"))
+            _written(report, fig_paths[name])
         errors = [f"{r['entry']['id']}: {r['figure_error']}" for r in results.values()
                   if r.get("figure_error")]
         if errors:
             report["figure_error"] = "; ".join(errors)
-    _write_partial(out, report, results)
     write_markdown(out / "report.md", report, fig_paths)
+    _written(report, "report.md")
     write_html(out / "report.html", report, fig_paths)
+    _written(report, "report.html")
+    _write_partial(out, report, results)
 
 
 def _attach_calibration(report: dict, calibration, profile: str, claims: Sequence[Claim]) -> None:

@@ -2,38 +2,48 @@
 
 A key hashes the task's code (``verification.codehash``: the claim's module and every suite
 module it imports), its parameters, seed, profile, device and the library versions, so a result
-is reused exactly when recomputing it would run the same code on the same input. Entries are
-written atomically and carry the SHA-256 of their payload; an entry whose digest does not match
-(truncated, overwritten) is reported, removed and recomputed, never trusted.
+is reused exactly when recomputing it would run the same code on the same input.
 
-Entries are pickles: the store is trusted like the code cache (it lives in the user's own
-output folder); the digest protects against damage, not against an adversary."""
+Entries hold data only: a JSON tree (numbers, strings, lists, tuples, dicts, sets) with its
+arrays and bytes beside it, in one NPZ read with ``allow_pickle=False`` (``encode``/``decode``),
+so reading an entry can never run code. Each entry carries an HMAC-SHA256 of its key and bytes
+under the user's key (``numerics.codegen.signing``): an entry that someone else wrote or edited
+(a forged verdict with its digest recomputed), or that a full disk truncated, or whose content
+has the wrong shape, is reported, removed and recomputed, never trusted. Entries are written
+atomically."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 import contextlib
 import hashlib
+import io
 import json
+import math
 import os
 from pathlib import Path
-import pickle
 from typing import Any
 import warnings
+import zipfile
+
+import numpy as np
 
 from numerics.codegen.cache import CacheDamaged, atomic_write_bytes
+from numerics.codegen.signing import sign, verify
 
-__all__ = ["ResultStore", "task_key", "check_folder", "STORE_ENV", "MISSING"]
+__all__ = ["ResultStore", "task_key", "check_folder", "STORE_ENV", "MISSING", "encode", "decode",
+           "Unstorable", "StoreNotStored"]
 
 STORE_ENV = "ATTNV_STORE"
 """Environment variable naming the store folder when ``--store`` is not given."""
 
-_MAGIC = b"attnv-store-1 "
+_MAGIC = b"attnv-store-2 hmac-sha256 "
+_SUFFIX = ".entry"
 MISSING = object()
 """What ``ResultStore.get`` returns on a miss (a stored result may itself be None)."""
 
 
-STORE_FORMAT = 1
+STORE_FORMAT = 2
 """Version of the entries' layout: bump it when what is stored for a task changes shape (the
 store's module is not part of the code hash, ``verification.codehash.ORCHESTRATION``)."""
 
@@ -71,11 +81,128 @@ def check_folder(path: str | Path, option: str) -> Path:
     return path
 
 
+class Unstorable(TypeError):
+    """A value the store cannot hold as data (an object of a class of its own, a callable,
+    an object array): the task's result is used but not stored."""
+
+
+class StoreNotStored(UserWarning):
+    """A result was not stored (it is not data the store can hold); it is recomputed next time."""
+
+
+_TAG = "~"          # a JSON object with this key is a tagged value, not a dict
+
+
+def encode(value: Any) -> bytes:
+    """``value`` as NPZ bytes: a JSON tree plus its arrays and bytes (``Unstorable`` for
+    anything else). ``decode`` gives an equal value back: tuples stay tuples, numpy scalars
+    keep their dtype, floats keep nan and ±inf."""
+    arrays: list[np.ndarray] = []
+    tree = _encode(value, arrays, depth=0)
+    buf = io.BytesIO()
+    members = {"tree": np.frombuffer(json.dumps(tree, allow_nan=False).encode(), np.uint8)}
+    members.update({f"a{i}": a for i, a in enumerate(arrays)})
+    np.savez(buf, allow_pickle=False, **members)
+    return buf.getvalue()
+
+
+def _array(x: np.ndarray, arrays: list) -> int:
+    if x.dtype.hasobject or x.dtype.kind not in "biufcSUMm":
+        raise Unstorable(f"an array of dtype {x.dtype} is not data the store holds; allowed: "
+                         "numeric, boolean, string or datetime arrays")
+    arrays.append(x)
+    return len(arrays) - 1
+
+
+def _float(x: float) -> Any:
+    return x if math.isfinite(x) else {_TAG: "float", "v": repr(float(x))}
+
+
+def _encode(x: Any, arrays: list, depth: int) -> Any:   # noqa: C901 - one case per type
+    if depth > 200:
+        raise Unstorable("nested deeper than 200 levels")
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, int) and type(x) in (int, bool):
+        return x
+    if type(x) is float:
+        return _float(x)
+    if type(x) is complex:
+        return {_TAG: "complex", "v": [_float(x.real), _float(x.imag)]}
+    if isinstance(x, np.ndarray) and type(x) is np.ndarray:
+        return {_TAG: "ndarray", "i": _array(x, arrays)}
+    if isinstance(x, np.generic):
+        return {_TAG: "scalar", "i": _array(np.asarray(x), arrays)}
+    if type(x) is bytes:
+        return {_TAG: "bytes", "i": _array(np.frombuffer(x, np.uint8), arrays)}
+    if type(x) in (list, tuple, set, frozenset):
+        items = sorted(x, key=repr) if isinstance(x, (set, frozenset)) else x
+        v = [_encode(e, arrays, depth + 1) for e in items]
+        return v if type(x) is list else {_TAG: type(x).__name__, "v": v}
+    if type(x) is dict:
+        if all(type(k) is str for k in x) and _TAG not in x:
+            return {k: _encode(v, arrays, depth + 1) for k, v in x.items()}
+        return {_TAG: "dict", "v": [[_encode(k, arrays, depth + 1), _encode(v, arrays, depth + 1)]
+                                    for k, v in x.items()]}
+    raise Unstorable(f"a {type(x).__module__}.{type(x).__qualname__} is not data the store "
+                     "holds; allowed: None, bool, int, float, complex, str, bytes, list, tuple, "
+                     "set, dict, numpy arrays and scalars")
+
+
+def decode(data: bytes) -> Any:
+    """The value ``encode`` wrote (ValueError for anything else: damaged)."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            members = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"not an entry ({exc})") from None
+    tree = members.pop("tree", None)
+    if tree is None or tree.dtype != np.uint8 or tree.ndim != 1:
+        raise ValueError("no tree in the entry")
+    arrays = {int(k[1:]): v for k, v in members.items() if k[:1] == "a" and k[1:].isdigit()}
+    if len(arrays) != len(members):
+        raise ValueError(f"unexpected members {sorted(members)}")
+    return _decode(json.loads(tree.tobytes().decode()), arrays)
+
+
+def _member(arrays: dict, i: Any) -> np.ndarray:
+    if type(i) is not int or i not in arrays:
+        raise ValueError(f"no array {i!r} in the entry")
+    return arrays[i]
+
+
+def _decode(x: Any, arrays: dict) -> Any:   # noqa: C901 - one case per tag
+    if isinstance(x, list):
+        return [_decode(e, arrays) for e in x]
+    if not isinstance(x, dict):
+        return x
+    if _TAG not in x:
+        return {k: _decode(v, arrays) for k, v in x.items()}
+    tag, v = x[_TAG], x.get("v")
+    if tag == "float" and v in ("nan", "inf", "-inf"):
+        return float(v)
+    if tag == "complex" and isinstance(v, list) and len(v) == 2:
+        return complex(*(_decode(e, arrays) for e in v))
+    if tag == "ndarray":
+        return _member(arrays, x.get("i"))
+    if tag == "scalar" and _member(arrays, x.get("i")).ndim == 0:
+        return arrays[x["i"]][()]
+    if tag == "bytes" and _member(arrays, x.get("i")).dtype == np.uint8:
+        return arrays[x["i"]].tobytes()
+    if tag in ("tuple", "set", "frozenset") and isinstance(v, list):
+        items = [_decode(e, arrays) for e in v]
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict" and isinstance(v, list) and all(isinstance(e, list) and len(e) == 2 for e in v):
+        return {_decode(k, arrays): _decode(e, arrays) for k, e in v}
+    raise ValueError(f"unknown value {x!r:.80}")
+
+
 class ResultStore:
     """Results on disk under ``root``: ``get(key)``, ``put(key, value)``.
 
     force: never read (every task is recomputed) but still write, so the next run reuses the
-    fresh results. ``damaged`` lists the entries found damaged by this process."""
+    fresh results. ``damaged`` lists the entries found damaged or unauthenticated by this
+    process (reported, removed, recomputed)."""
 
     def __init__(self, root: str | Path, force: bool = False):
         self.root = Path(root)
@@ -91,7 +218,7 @@ class ResultStore:
     def path(self, key: str) -> Path:
         if not (len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
             raise ValueError(f"key={key!r}; allowed: a SHA-256 hex digest (task_key)")
-        return self.root / key[:2] / f"{key}.pkl"
+        return self.root / key[:2] / f"{key}{_SUFFIX}"
 
     def get(self, key: str) -> Any:
         """The stored result, or ``MISSING`` (absent, forced, or damaged: then removed)."""
@@ -101,28 +228,48 @@ class ResultStore:
         try:
             data = path.read_bytes()
             head, sep, payload = data.partition(b"\n")
-            if not (sep and head.startswith(_MAGIC)
-                    and hashlib.sha256(payload).hexdigest().encode() == head[len(_MAGIC):]):
-                raise ValueError("digest mismatch")
-            return pickle.loads(payload)
-        except Exception as exc:  # noqa: BLE001 - any damage means: recompute
-            self.damaged.append(str(path))
-            warnings.warn(f"damaged store entry {path} ({exc}): recomputing it", CacheDamaged,
-                          stacklevel=2)
-            with contextlib.suppress(OSError):
-                path.unlink()
+            if not (sep and head.startswith(_MAGIC) and verify("store", key, payload,
+                                                              head[len(_MAGIC):])):
+                raise ValueError("not authenticated by your key: damaged, or written by "
+                                 "someone else")
+            return decode(payload)
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+            self.discard(key, str(exc))
             return MISSING
 
-    def put(self, key: str, value: Any) -> None:
-        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        digest = hashlib.sha256(payload).hexdigest().encode()
-        atomic_write_bytes(self.path(key), _MAGIC + digest + b"\n" + payload)
+    def discard(self, key: str, reason: str) -> None:
+        """Report the entry under ``key`` as damaged and remove it (it is recomputed)."""
+        path = self.path(key)
+        self.damaged.append(str(path))
+        warnings.warn(f"damaged store entry {path} ({reason}): recomputing it", CacheDamaged,
+                      stacklevel=3)
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+    def put(self, key: str, value: Any) -> bool:
+        """Store ``value``; False (with a ``StoreNotStored`` warning) when it is not data the
+        store holds. A failed write (disk full) raises OSError naming the entry, and leaves
+        every earlier entry as it was."""
+        try:
+            payload = encode(value)
+        except Unstorable as exc:
+            warnings.warn(f"result not stored ({exc}); it is recomputed next time",
+                          StoreNotStored, stacklevel=2)
+            return False
+        mac = sign("store", key, payload).encode()
+        path = self.path(key)
+        try:
+            atomic_write_bytes(path, _MAGIC + mac + b"\n" + payload)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write store entry {path}: "
+                                     f"{exc.strerror or exc}") from None
+        return True
 
     def __contains__(self, key: str) -> bool:
         return self.get(key) is not MISSING
 
     def keys(self) -> list[str]:
-        return sorted(p.stem for p in self.root.glob("??/*.pkl"))
+        return sorted(p.name[: -len(_SUFFIX)] for p in self.root.glob(f"??/*{_SUFFIX}"))
 
 
 def open_store(store: str | Path | ResultStore | None, out: str | Path | None,

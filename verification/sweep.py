@@ -17,10 +17,13 @@ __all__ = ["sweep", "table_rows"]
 
 def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
           device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
-          scheduler: str | None = None, store: Any = None, force: bool = False) -> dict:
+          scheduler: str | None = None, store: Any = None, force: bool = False,
+          dashboard: bool = False, tls: dict | None = None) -> dict:
     """{"profile", "seeds", "complete", "claims": [{"id", "verdicts": {seed: verdict},
     "summaries": {seed: summary}, "contract", "agree"}]}; sweep.json and sweep.md are
-    rewritten in ``out`` after every finished run."""
+    rewritten in ``out`` after every finished run. dashboard, tls: as for
+    ``verification.engine.Engine``."""
+    from numerics.codegen.cache import check_cache
     from numerics.sgd.base import resolve_device
 
     from .calibrate import DEFAULT_CALIBRATION, load_calibration
@@ -34,7 +37,8 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
     device = resolve_device(device)
     out = check_folder(out, "--out") if out is not None else None
     store = open_store(store, out, force)
-    engine = Engine(workers, scheduler)
+    check_cache()             # the code cache and the user's key, before any work
+    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
     pairs = [(c, s) for s in seeds for c in claims]
     specs = [ClaimTask.make(c, profile, s, device, figures=False, store=store) for c, s in pairs]
     rows = {c.id: {"id": c.id, "verdicts": {}, "summaries": {}, "contract": None} for c in claims}

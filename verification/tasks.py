@@ -17,6 +17,8 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .checks import Ledger, OutsideRealisableSet
 from .registry import Outcome
 from .stats import NaNInEvidence
@@ -62,6 +64,16 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
     except Exception as exc:  # the check itself failed to run
         outcome = Outcome("error", f"{type(exc).__name__}: {exc}",
                           {"error": str(exc), "traceback": traceback.format_exc(limit=8)})
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # raised by the claim's own code (a stray sys.exit, a library's KeyboardInterrupt):
+        # that claim's error, the run goes on; Ctrl-C at the terminal stops the run
+        from .engine import user_interrupted
+        if isinstance(exc, KeyboardInterrupt) and user_interrupted():
+            raise
+        outcome = Outcome("error", f"the check raised {type(exc).__name__}({exc}); a claim "
+                          "returns an Outcome, it does not end the process",
+                          {"error": f"{type(exc).__name__}: {exc}",
+                           "traceback": traceback.format_exc(limit=8)})
     seconds = time.perf_counter() - start
     evidence = dict(outcome.evidence)
     if outcome.tracked:
@@ -167,13 +179,46 @@ class ClaimTask:
                    figures, store, key, sim, claim)
 
     def lookup(self) -> dict | None:
-        """The stored result when usable (it has figures if figures are wanted), else None."""
+        """The stored result when usable (it has figures if figures are wanted), else None. An
+        entry of the wrong shape is damaged: reported, removed, recomputed."""
         if self.store is None:
             return None
         hit = self.store.get(self.key)
-        if hit is MISSING or (self.figures and not hit.get("has_figures")):
+        if hit is MISSING:
+            return None
+        problem = _result_problem(hit, self.claim_id)
+        if problem:
+            self.store.discard(self.key, problem)
+            return None
+        if self.figures and not hit["has_figures"]:
             return None
         return {**hit, "reused": True}
+
+
+VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
+
+
+def _result_problem(hit: Any, claim_id: str) -> str | None:
+    """What is wrong with a stored claim result (None: it has the shape ``claim_task`` writes)."""
+    if not isinstance(hit, dict) or not {"entry", "arrays", "figures", "has_figures"} <= set(hit):
+        return "not a claim result"
+    entry = hit["entry"]
+    if not isinstance(entry, dict) or entry.get("id") != claim_id:
+        return f"not a result of {claim_id}"
+    if entry.get("verdict") not in VERDICTS or not isinstance(entry.get("summary"), str):
+        return "no verdict"
+    if not isinstance(entry.get("evidence"), dict) or not isinstance(entry.get("seconds"), float):
+        return "no evidence"
+    arrays, figures = hit["arrays"], hit["figures"]
+    if not (isinstance(arrays, dict) and all(isinstance(k, str) and isinstance(v, np.ndarray)
+                                             for k, v in arrays.items())):
+        return "arrays of the wrong kind"
+    if not (isinstance(figures, dict) and all(isinstance(k, str) and isinstance(v, bytes)
+                                              for k, v in figures.items())):
+        return "figures of the wrong kind"
+    if not isinstance(hit["has_figures"], bool):
+        return "no figure flag"
+    return None
 
 
 def _claim(task: ClaimTask):

@@ -1,4 +1,5 @@
-"""On-disk cache of generated source, keyed by a content hash, written atomically."""
+"""On-disk cache of generated source, keyed by a content hash, written atomically and
+authenticated (``signing``) before it is run."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 import tempfile
 import warnings
 
-__all__ = ["cache_dir", "content_hash", "atomic_write_text", "atomic_write_bytes", "cached_text",
-           "CacheDamaged"]
+from .signing import sign, user_key, verify
+
+__all__ = ["cache_dir", "check_cache", "content_hash", "atomic_write_text", "atomic_write_bytes",
+           "cached_text", "CacheDamaged"]
 
 
 def cache_dir() -> Path:
@@ -58,45 +61,76 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-_HEADER = "# attnv-digest: "
+_HEADER = "# attnv-hmac-sha256: "
+_LAYOUT = "v2"
+"""Entries of this layout live under ``cache_dir()/v2``; older ones (SHA-256 digests, which
+anyone can recompute) are never read."""
 
 
-def _with_digest(text: str) -> str:
-    return f"{_HEADER}{hashlib.sha256(text.encode()).hexdigest()}\n{text}"
+def _signed(kind: str, key: str, text: str) -> str:
+    return f"{_HEADER}{sign('codegen', f'{kind}/{key}', text.encode())}\n{text}"
 
 
-def _checked_body(stored: str) -> str | None:
-    """The body of a stored entry when its digest line matches, else None (damaged)."""
-    head, sep, body = stored.partition("\n")
-    if not (sep and head.startswith(_HEADER)):
+def _authentic_body(kind: str, key: str, stored: bytes) -> str | None:
+    """The body of a stored entry when its HMAC under the user's key matches, else None."""
+    head, sep, body = stored.partition(b"\n")
+    prefix = _HEADER.encode()
+    if not (sep and head.startswith(prefix)):
         return None
-    if hashlib.sha256(body.encode()).hexdigest() != head[len(_HEADER):]:
+    if not verify("codegen", f"{kind}/{key}", body, head[len(prefix):]):
         return None
-    return body
+    try:
+        return body.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def check_cache() -> Path:
+    """The cache folder, checked before any work starts: it exists (created if needed) and is
+    writable, and the user's key can be read (ValueError with a one-line reason otherwise)."""
+    root = os.environ.get("ATTNV_CACHE_DIR")
+    option = "$ATTNV_CACHE_DIR" if root else "the code cache"
+    try:
+        path = cache_dir()
+        probe = path / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        where = root or Path.home() / ".cache" / "attention-verification"
+        raise ValueError(f"{option} {where} is not a writable folder ({exc.strerror or exc}); "
+                         "allowed: a folder you can write (set ATTNV_CACHE_DIR)") from None
+    user_key()
+    return path
 
 
 def cached_text(kind: str, key: str, make: Callable[[], str]) -> str:
     """The text stored under (kind, key), computing it with ``make()`` on a miss.
 
-    Each entry carries the SHA-256 of its body on its first line and is checked when read: a
-    truncated or overwritten entry (a full disk, a bad copy) is reported and regenerated, never
-    executed."""
-    path = cache_dir() / kind / f"{key}.py"
+    Each entry carries an HMAC of its body under the user's key (``signing``), checked before
+    the text is returned: an entry that does not authenticate (planted, edited, truncated by a
+    full disk) is reported, removed and regenerated, never executed. A cache that cannot be
+    written (disk full) only costs the regeneration next time."""
+    path = cache_dir() / _LAYOUT / kind / f"{key}.py"
     if path.exists():
         try:
-            stored = path.read_bytes().decode()
-        except (OSError, UnicodeDecodeError):
-            stored = _HEADER                 # unreadable: damaged
-        body = _checked_body(stored)
+            stored = path.read_bytes()
+        except OSError:
+            stored = b""
+        body = _authentic_body(kind, key, stored)
         if body is not None:
             return body
-        if stored.startswith(_HEADER[:8]):   # entries written before digests were kept are
-            warnings.warn(f"damaged cache entry {path} (digest mismatch): regenerating it",
-                          CacheDamaged, stacklevel=2)   # regenerated without a word
+        warnings.warn(f"unauthenticated cache entry {path} (damaged, or not written by this "
+                      "user): regenerating it, never running it", CacheDamaged, stacklevel=2)
+        with contextlib.suppress(OSError):
+            path.unlink()
     text = make()
-    atomic_write_text(path, _with_digest(text))
+    try:
+        atomic_write_text(path, _signed(kind, key, text))
+    except OSError as exc:
+        warnings.warn(f"cannot write cache entry {path} ({exc.strerror or exc}): the code is "
+                      "used without being cached", CacheDamaged, stacklevel=2)
     return text
 
 
 class CacheDamaged(UserWarning):
-    """A cache or store entry failed its digest check and was recomputed."""
+    """A cache or store entry failed its check (damaged or unauthenticated) and was recomputed."""
