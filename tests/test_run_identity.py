@@ -158,7 +158,7 @@ def test_a_run_holding_out_in_another_process_refuses_a_second_until_it_dies(tmp
     before = {f: (out / f).read_bytes() for f in ("report.json", "report.npz")}
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys; from pathlib import Path; "
-         "from verification.runner import _locked; lock = _locked(Path(sys.argv[1])); "
+         "from verification.store import lock_folder; lock = lock_folder(Path(sys.argv[1]), '--out'); "
          "lock.__enter__(); print('held', flush=True); sys.stdin.read()", str(out)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -221,3 +221,18 @@ def test_a_full_disk_at_the_end_leaves_an_interrupted_report_listing_what_is_the
     assert [c["id"] for c in left["claims"]] == ["toy:plain"]
     assert left["files"] == ["report.json"] and not (out / "report.md").exists()
     assert _no_temporaries(out)
+
+
+def test_sweep_and_calibrate_refuse_an_out_another_run_holds(tmp_path):
+    from verification.calibrate import calibrate
+    from verification.store import lock_folder
+    from verification.sweep import sweep
+    out = tmp_path / "held"
+    out.mkdir()
+    with lock_folder(out, "--out"):
+        for start in (lambda: sweep([PLAIN], [0], out=out, workers=0),
+                      lambda: calibrate([PLAIN], seeds=1, out=out, workers=0)):
+            with pytest.raises(ValueError, match=rf"--out {out} is in use by another run \(pid "
+                                                 rf"{os.getpid()}\)"):
+                start()
+    assert sweep([PLAIN], [0], out=out, workers=0)["complete"]

@@ -141,7 +141,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     from numerics.codegen.cache import check_cache
 
     from .engine import Engine
-    from .store import check_folder, open_store
+    from .store import check_folder, lock_folder, open_store
     from .tasks import ClaimTask, claim_task
 
     if not (isinstance(seeds, int) and seeds >= 1):
@@ -166,7 +166,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     # an interrupted calibration leaves whole records behind.
     rank = {i: r for r, i in enumerate(sorted(range(len(claims)),
                                               key=lambda i: _expected_cost(claims[i], profile)))}
-    with engine:
+    with lock_folder(out, "--out"), engine:
         for i, c in enumerate(claims):
             for s in range(1, seeds + 1):
                 submit(i, s, priority=-rank[i])

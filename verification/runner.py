@@ -4,11 +4,10 @@ when it runs and what is written afterwards."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 import contextlib
 import datetime as _dt
 import json
-import os
 from pathlib import Path
 import shutil
 from typing import TYPE_CHECKING
@@ -16,13 +15,8 @@ from typing import TYPE_CHECKING
 from .context import PROFILES
 from .report import (cannot_write, verdict_table, write_figures, write_html, write_json,
                      write_markdown, write_npz)
-from .store import ResultStore, check_folder, open_store
+from .store import ResultStore, check_folder, lock_folder, open_store
 from .tasks import SUITE_VERSION, contract_of, environment, run_claim  # noqa: F401 (public here too)
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: runs on one folder are not locked
-    fcntl = None
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,14 +24,11 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .registry import Claim
 
-__all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION", "REPORT_FILES",
-           "LOCK_FILE"]
+__all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION", "REPORT_FILES"]
 
 REPORT_FILES = ("report.json", "report.npz", "report.md", "report.html", "figures")
 """What a run writes in its ``out`` folder (and removes there first: an earlier run's): not
 ``store`` (the default result store), ``katex`` (the same for every run) or anything else."""
-LOCK_FILE = ".lock"
-"""``out/.lock``: flock'ed by the run writing there (it holds its pid)."""
 
 
 def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
@@ -89,7 +80,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
                          "dashboard": bool(dashboard),
                          "tls": {k: str(v) for k, v in tls.items()} if tls else None,
                          "calibration": None if calibration is None else str(calibration)}
-    with _locked(out):
+    with lock_folder(out, "--out"):
         hints = _expected_seconds(out, profile)     # the previous report's, before it is replaced
         try:
             results = _run_all(claims, specs, engine, hints, report, out, show, console)
@@ -143,44 +134,6 @@ def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[s
 
         run_claim_tasks(specs, engine, finished, [hints.get(c.id, 0.0) for c in claims])
     return results
-
-
-@contextlib.contextmanager
-def _locked(out: Path | None) -> Iterator[None]:
-    """``out`` held by this run: an exclusive flock on ``out/.lock`` (holding this process's
-    pid), released when the run ends, or by the kernel when its process dies (a kill -9 leaves
-    no stale lock). Another run holding it: ValueError, before anything in ``out`` is touched.
-    A file system without flock: not locked."""
-    if out is None or fcntl is None:
-        yield
-        return
-    path = out / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise cannot_write(path, exc, "open") from exc
-    try:
-        if _lock(fd):
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        else:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            raise ValueError(f"--out {out} is in use by another run (pid {holder}); allowed: a "
-                             "folder no other run is writing")
-        yield
-    finally:
-        os.close(fd)            # releases the lock (the fd is this run's own, not inherited)
-
-
-def _lock(fd: int) -> bool:
-    """True when the lock was taken (or the file system has no locks), False when it is held."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:             # pragma: no cover - ENOLCK/EOPNOTSUPP: a file system without flock
-        return True
-    return True
 
 
 def _clear_previous(out: Path) -> None:

@@ -14,7 +14,7 @@ atomically."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 import contextlib
 import hashlib
 import io
@@ -26,19 +26,26 @@ from typing import Any
 import warnings
 import zipfile
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: runs on one folder are not locked
+    fcntl = None
+
 import numpy as np
 
 from numerics.codegen.cache import CacheDamaged, atomic_write_bytes
 from numerics.codegen.signing import sign, verify
 
-__all__ = ["ResultStore", "task_key", "check_folder", "STORE_ENV", "MISSING", "encode", "decode",
-           "Unstorable", "StoreNotStored"]
+__all__ = ["ResultStore", "task_key", "check_folder", "lock_folder", "LOCK_FILE", "STORE_ENV",
+           "MISSING", "encode", "decode", "Unstorable", "StoreNotStored"]
 
 STORE_ENV = "ATTNV_STORE"
 """Environment variable naming the store folder when ``--store`` is not given."""
 
 _MAGIC = b"attnv-store-2 hmac-sha256 "
 _SUFFIX = ".entry"
+LOCK_FILE = ".lock"
+"""``OUT/.lock``: flock'ed by the run writing in OUT (it holds its pid; ``lock_folder``)."""
 MISSING = object()
 """What ``ResultStore.get`` returns on a miss (a stored result may itself be None)."""
 
@@ -270,6 +277,44 @@ class ResultStore:
 
     def keys(self) -> list[str]:
         return sorted(p.name[: -len(_SUFFIX)] for p in self.root.glob(f"??/*{_SUFFIX}"))
+
+
+@contextlib.contextmanager
+def lock_folder(out: Path | None, option: str) -> Iterator[None]:
+    """``out`` held by this run (``option`` names it in errors): an exclusive flock on
+    ``out/.lock`` (holding this process's pid), released when the run ends, or by the kernel
+    when its process dies (a kill -9 leaves no stale lock). Another run holding it: ValueError,
+    before anything in ``out`` is touched. A file system without flock: not locked."""
+    if out is None or fcntl is None:
+        yield
+        return
+    path = out / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot open {path}: {exc.strerror or exc}") from None
+    try:
+        if _lock(fd):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        else:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise ValueError(f"{option} {out} is in use by another run (pid {holder}); allowed: a "
+                             "folder no other run is writing")
+        yield
+    finally:
+        os.close(fd)            # releases the lock (the fd is this run's own, not inherited)
+
+
+def _lock(fd: int) -> bool:
+    """True when the lock was taken (or the file system has no locks), False when it is held."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:             # pragma: no cover - ENOLCK/EOPNOTSUPP: a file system without flock
+        return True
+    return True
 
 
 def open_store(store: str | Path | ResultStore | None, out: str | Path | None,

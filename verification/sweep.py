@@ -28,7 +28,7 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
 
     from .calibrate import DEFAULT_CALIBRATION, load_calibration
     from .engine import Engine, run_claim_tasks
-    from .store import check_folder, open_store
+    from .store import check_folder, lock_folder, open_store
     from .tasks import ClaimTask
 
     seeds = [int(s) for s in seeds]
@@ -54,9 +54,10 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
         rows[c.id]["contract"] = rows[c.id]["contract"] or e.get("contract")
         _refresh(result, rows, records, out)
 
-    run_claim_tasks(specs, engine, finished)
-    result["complete"] = True
-    _refresh(result, rows, records, out)
+    with lock_folder(out, "--out"):
+        run_claim_tasks(specs, engine, finished)
+        result["complete"] = True
+        _refresh(result, rows, records, out)
     return result
 
 
