@@ -109,15 +109,72 @@ def test_the_key_is_made_on_first_use_readable_by_the_user_only(key_file):
 
 @pytest.mark.parametrize("mode, fragment", [(0o622, "written by others"),
                                             (0o660, "written by others"),
-                                            (0o604, "read by every user")])
-def test_a_key_file_others_can_write_or_everyone_can_read_is_refused(key_file, mode, fragment):
+                                            (0o604, "read by others"),
+                                            (0o640, "read by others")])
+def test_a_key_file_others_can_write_or_read_is_refused(key_file, mode, fragment):
     signing.user_key()
     key_file.chmod(mode)
     with pytest.raises(signing.UnsafeKey, match=fragment) as info:
         signing.user_key()
     assert "\n" not in str(info.value) and str(key_file) in str(info.value)
-    key_file.chmod(0o640)                         # a team's key, readable by its group
+    key_file.chmod(0o400)
     assert len(signing.user_key()) == 32
+
+
+def test_a_key_that_is_a_link_belongs_to_another_user_or_sits_in_a_folder_others_write_is_refused(
+        key_file, tmp_path):
+    key = signing.user_key()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    key_file.rename(elsewhere / "key")
+    key_file.symlink_to(elsewhere / "key")
+    with pytest.raises(signing.UnsafeKey, match="not a regular file"):
+        signing.user_key()
+    key_file.unlink()
+    (elsewhere / "key").rename(key_file)
+    key_file.parent.chmod(0o770)
+    with pytest.raises(signing.UnsafeKey, match="which others can write"):
+        signing.user_key()
+    key_file.parent.chmod(0o700)
+    assert signing.user_key() == key
+    if os.getuid() == 0:                 # only root can give a file away
+        os.chown(key_file, 1234, -1)
+        with pytest.raises(signing.UnsafeKey, match="belongs to uid 1234"):
+            signing.user_key()
+        os.chown(key_file, 0, -1)
+        os.chown(key_file.parent, 1234, -1)
+        with pytest.raises(signing.UnsafeKey, match="which belongs to uid 1234"):
+            signing.user_key()
+
+
+def test_a_team_store_key_signs_the_store_but_never_code(tmp_path, key_file, monkeypatch):
+    """A team shares a store by giving each member a copy of one store key: whoever holds it can
+    sign store entries (data), but generated code is signed by the member's private key only."""
+    monkeypatch.setenv("ATTNV_CACHE_DIR", str(tmp_path / "cache"))
+    team = tmp_path / "team"
+    team.mkdir(mode=0o700)
+    (team / "store.key").write_text("ab" * 32 + "\n")
+    (team / "store.key").chmod(0o600)
+    monkeypatch.setenv(signing.STORE_KEY_ENV, str(team / "store.key"))
+    team_key = bytes.fromhex("ab" * 32)
+    assert signing.store_key() == team_key != signing.user_key()
+    store, key = ResultStore(tmp_path / "store"), task_key(x=3)
+    store.put(key, {"shared": 1})
+    assert store.get(key) == {"shared": 1}
+    # a team member forges a code-cache entry with the team key: it is not run
+    import hmac as hmac_module
+    text = "x = 1\n"
+    mac = hmac_module.new(team_key, signing._message("codegen", "k/x", text.encode()),
+                          hashlib.sha256).hexdigest()
+    path = tmp_path / "cache" / "v2" / "k" / "x.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"# attnv-hmac-sha256: {mac}\n{text}")
+    with pytest.warns(CacheDamaged, match="unauthenticated"):
+        assert cached_text("k", "x", lambda: "x = 2\n") == "x = 2\n"
+    monkeypatch.setenv(signing.STORE_KEY_ENV, str(team / "missing.key"))
+    with pytest.raises(signing.UnsafeKey, match="does not exist"):
+        store.get(key)
+    assert store.path(key).exists()      # a key problem is not the entry's damage: kept
 
 
 def test_a_key_file_that_is_not_a_key_is_refused(key_file):
@@ -355,9 +412,14 @@ def test_a_local_cluster_listens_on_the_loopback_only_and_serves_no_dashboard_un
         sockets = _listening(pids)
         http = (info.get("services") or {}).get("dashboard")
         answers = _http_answers(http, "/health"), _http_answers(http, "/info/main/workers.html")
+        worker_http = [w.get("services", {}).get("dashboard") for w in info["workers"].values()]
+        worker_answers = [_http_answers(port, "/health") for port in worker_http]
         assert engine.dashboard_link is None
+        strangers = _connect_as_a_stranger(info["address"])
+    assert strangers == ["refused", "refused"], strangers
+    assert worker_answers == [False, False]
     assert len(info["workers"]) == 2 and len({pid for pid, _ in sockets}) == 3   # + 2 workers
-    assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
+    assert all(a.startswith("tls://127.0.0.1:") for a in addresses), addresses
     assert all(ipaddress.ip_address(ip).is_loopback for _, ip in sockets), sockets
     assert answers == (False, False) and http != 8787       # no route, not dask's fixed port
     with Engine(workers=1, dashboard=True) as engine:
@@ -366,6 +428,23 @@ def test_a_local_cluster_listens_on_the_loopback_only_and_serves_no_dashboard_un
         health = _http_answers(int(link.split(":")[2].split("/")[0]), "/health")
     assert link.startswith("http://127.0.0.1:") and health
     assert all(ipaddress.ip_address(ip).is_loopback for _, ip in sockets), sockets
+
+
+def _connect_as_a_stranger(address: str) -> list[str]:
+    """Another user of the machine reaches the loopback: without the cluster's certificate (in
+    plain TCP, or with a certificate of its own) it cannot connect, so it cannot send work."""
+    from distributed import Client
+    from distributed.security import Security
+    out = []
+    for addr, security in ((address.replace("tls://", "tcp://"), None),
+                           (address, Security.temporary())):
+        try:
+            with Client(addr, timeout="3s", security=security) as c:
+                c.submit(os.getpid).result()
+            out.append("connected")
+        except (OSError, TimeoutError, ValueError):
+            out.append("refused")
+    return out
 
 
 def _http_answers(port, path) -> bool:
@@ -422,3 +501,113 @@ def test_system_exit_or_keyboard_interrupt_in_a_claim_is_its_error_and_the_run_g
     assert verdicts["toy2099:interrupts"][0] == "error"
     assert "KeyboardInterrupt" in verdicts["toy2099:interrupts"][1]
     assert json.loads((tmp_path / "report.json").read_text())["complete"]
+
+
+# -- what else can be planted in a shared folder ---------------------------------------------------
+@pytest.mark.parametrize("plant", ["fifo", "folder", "link to /dev/zero", "link to a file", "huge"])
+def test_a_planted_non_entry_neither_hangs_nor_exhausts_a_run_and_is_recomputed(tmp_path, toys,
+                                                                                 plant):
+    _run(toys[:1], out=tmp_path)
+    store, key = _entry_path(toys[0], tmp_path / "store")
+    path = store.path(key)
+    path.unlink()
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    if plant == "fifo":
+        os.mkfifo(path)
+    elif plant == "folder":
+        path.mkdir()
+    elif plant == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif plant == "link to a file":
+        path.symlink_to(victim)
+    else:
+        with open(path, "wb") as f:              # sparse: 2 GiB claimed, nothing on disk
+            f.truncate(2 << 30)
+    with pytest.warns(CacheDamaged):
+        again = _run(toys[:1], out=tmp_path)
+    assert again["claims"][0]["verdict"] == "confirmed" and again["reused"] == 0
+    assert victim.read_text() == "keep me"
+    assert path.is_file() and not path.is_symlink()          # the recomputed entry
+    assert store.get(key)["entry"]["verdict"] == "confirmed"
+
+
+def test_a_planted_non_entry_in_the_cache_is_regenerated(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNV_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "cache" / "v2" / "k" / "x.py"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    with pytest.warns(CacheDamaged, match="unauthenticated"):
+        assert cached_text("k", "x", lambda: "x = 1\n") == "x = 1\n"
+    assert path.is_file()
+
+
+def test_planted_links_at_the_write_probe_and_the_lock_clobber_nothing(tmp_path):
+    from verification.store import check_folder
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    for pid in range(os.getpid() - 2, os.getpid() + 3):
+        (out / f".write-probe-{pid}").symlink_to(victim)
+    check_folder(out, "--out")
+    (out / ".lock").symlink_to(victim)
+    with pytest.raises(ValueError, match=r"--out .*lock") as info:
+        _run([], out=out)
+    assert "\n" not in str(info.value) and victim.read_text() == "keep me"
+
+
+def _exits_in_a_subtask(ctx):
+    ctx.map(_exit_item, [1])
+    return Outcome("confirmed", "not reached", {})
+
+
+def _exit_item(ctx, item):
+    raise SystemExit(item)
+
+
+def _exit_now():
+    raise SystemExit(3)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_system_exit_in_a_subtask_or_a_mutation_is_that_claims_error(tmp_path, toys, workers):
+    claim("toy2099:sub-exit", "Toy", "Exits in a subtask.", statistical=False)(_exits_in_a_subtask)
+    claim("toy2099:mut-exit", "Toy", "Its mutation exits.", statistical=False,
+          mutations={"exits": _exit_now})(_verdict_of)
+    from verification.tasks import ClaimTask, claim_task
+    try:
+        report = run([REGISTRY["toy2099:sub-exit"], toys[0]], show=False, figures=False,
+                     workers=workers, out=tmp_path, calibration=None)
+        mutated = claim_task(ClaimTask.make(REGISTRY["toy2099:mut-exit"], "quick", 0, "cpu",
+                                            mutation="exits", figures=False))
+    finally:
+        del REGISTRY["toy2099:sub-exit"], REGISTRY["toy2099:mut-exit"]
+    verdicts = {c["id"]: c for c in report["claims"]}
+    assert report["complete"] and verdicts[toys[0].id]["verdict"] == "confirmed"
+    assert verdicts["toy2099:sub-exit"]["verdict"] == "error"
+    assert "SystemExit" in verdicts["toy2099:sub-exit"]["summary"]
+    assert mutated["entry"]["verdict"] == "error" and "SystemExit" in mutated["entry"]["summary"]
+
+
+def _swallows_ctrl_c(ctx):
+    """A claim whose code turns the person's Ctrl-C into another exception."""
+    import signal
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+    except KeyboardInterrupt as exc:
+        raise RuntimeError("a library wrapped it") from exc
+    return Outcome("confirmed", "not interrupted", {})
+
+
+def test_a_ctrl_c_that_a_claim_swallows_still_stops_the_run(tmp_path, toys):
+    claim("toy2099:swallows", "Toy", "Swallows Ctrl-C.", statistical=False)(_swallows_ctrl_c)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run([REGISTRY["toy2099:swallows"], toys[0]], show=False, figures=False, workers=0,
+                out=tmp_path, calibration=None)
+    finally:
+        del REGISTRY["toy2099:swallows"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["complete"] is False and report["interrupted"] == "KeyboardInterrupt"
+    assert toys[0].id not in [c["id"] for c in report["claims"]]

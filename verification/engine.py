@@ -192,7 +192,9 @@ class Engine:
     """workers: 0 = this process, N ≥ 1 = a LocalCluster of N single-threaded processes, None =
     every core; scheduler: the address of an existing cluster (then ``workers`` is ignored).
 
-    A local cluster listens on the loopback only (``LOOPBACK``). dashboard: serve dask's
+    A local cluster listens on the loopback only (``LOOPBACK``) and speaks mutual TLS with a
+    throwaway certificate (``Security.temporary``), so no other user of the machine can send it
+    work. dashboard: serve dask's
     dashboard there too and print its address (off by default: it answers anyone who can reach
     it). tls: ``{"ca_file", "cert", "key"}`` for a ``tls://`` scheduler (``tls_security``);
     without it dask's own configuration (``distributed.comm.tls``) applies."""
@@ -251,19 +253,26 @@ class Engine:
             # for (port 0: a free one). No statistical profiler in the workers: it walks the
             # task thread's stack every 10 ms holding the GIL (~10 % on SymPy-heavy claims).
             import dask
+            from distributed.security import Security
             config = {"distributed.worker.profile.enabled": False,
                       "distributed.nanny.pre-spawn-environ": worker_environ()}
-            # dask's scheduler serves HTTP (health, metrics, cluster info) on port 8787 even
-            # without a dashboard: off, it has no routes and a free port
+            # dask's scheduler and workers serve HTTP (health, metrics, cluster info) even
+            # without a dashboard: off, they have no routes and the scheduler a free port
             http = ({"dashboard_address": f"{LOOPBACK}:0"} if self.dashboard else
                     {"scheduler_kwargs": {"dashboard": False, "dashboard_address": f"{LOOPBACK}:0"}})
             if not self.dashboard:
                 config["distributed.scheduler.http.routes"] = []
+                config["distributed.worker.http.routes"] = []
+            # mutual TLS with a throwaway certificate held in memory: another user of this
+            # machine can reach the loopback, but cannot connect without it (a connection to a
+            # scheduler runs code on its workers)
+            security = Security.temporary()
             with dask.config.set(config), environ_restored():
                 self._cluster = LocalCluster(
                     n_workers=self.workers, threads_per_worker=1, processes=True, host=LOOPBACK,
-                    silence_logs=logging.ERROR, **({"dashboard_address": None} | http))
-            self._client = Client(self._cluster)
+                    security=security, silence_logs=logging.ERROR,
+                    **({"dashboard_address": None} | http))
+            self._client = Client(self._cluster, security=security)
         if self.dashboard:
             self.dashboard_link = self._client.dashboard_link
             print(f"dask dashboard: {self.dashboard_link}", file=sys.stderr, flush=True)

@@ -116,7 +116,7 @@ def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[s
     """Clear ``out`` of an earlier run's files, write the report header, run the claims
     (report.json rewritten after each); their results by index. Ctrl-C stops the run (a
     KeyboardInterrupt that a claim raises itself is that claim's error: ``interrupt_guard``)."""
-    from .engine import interrupt_guard, run_claim_tasks
+    from .engine import interrupt_guard, run_claim_tasks, user_interrupted
     results: dict[int, dict] = {}
     if out is not None:
         _clear_previous(out)
@@ -125,6 +125,8 @@ def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[s
         overall = progress.add_task("claims", total=len(claims)) if progress else None
 
         def finished(i: int, result: dict) -> None:
+            if user_interrupted():      # a Ctrl-C that a claim's code swallowed still stops
+                raise KeyboardInterrupt
             results[i] = result
             report["claims"] = [results[j]["entry"] for j in sorted(results)]
             if out is not None:

@@ -22,6 +22,7 @@ import json
 import math
 import os
 from pathlib import Path
+import stat
 from typing import Any
 import warnings
 import zipfile
@@ -33,8 +34,9 @@ except ImportError:  # pragma: no cover - not POSIX: runs on one folder are not 
 
 import numpy as np
 
-from numerics.codegen.cache import CacheDamaged, atomic_write_bytes
-from numerics.codegen.signing import sign, verify
+from numerics.codegen.cache import (CacheDamaged, atomic_write_bytes, probe_writable, read_entry,
+                                    remove_entry)
+from numerics.codegen.signing import UnsafeKey, sign, verify
 
 __all__ = ["ResultStore", "task_key", "check_folder", "lock_folder", "LOCK_FILE", "STORE_ENV",
            "MISSING", "encode", "decode", "Unstorable", "StoreNotStored"]
@@ -80,9 +82,7 @@ def check_folder(path: str | Path, option: str) -> Path:
         raise ValueError(f"{option} {path} is an existing file; allowed: a folder (new or existing)")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        probe_writable(path)
     except OSError as exc:
         raise ValueError(f"{option} {path} is not a writable folder ({exc.strerror or exc})") from None
     return path
@@ -96,6 +96,9 @@ class Unstorable(TypeError):
 class StoreNotStored(UserWarning):
     """A result was not stored (it is not data the store can hold); it is recomputed next time."""
 
+
+MAX_ENTRY_BYTES = 1 << 30
+"""Larger entries are not read (a claim's result with its figures is a few megabytes)."""
 
 _TAG = "~"          # a JSON object with this key is a tagged value, not a dict
 
@@ -159,6 +162,7 @@ def _encode(x: Any, arrays: list, depth: int) -> Any:   # noqa: C901 - one case 
 def decode(data: bytes) -> Any:
     """The value ``encode`` wrote (ValueError for anything else: damaged)."""
     try:
+        _check_members(data)
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             members = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
@@ -170,6 +174,23 @@ def decode(data: bytes) -> Any:
     if len(arrays) != len(members):
         raise ValueError(f"unexpected members {sorted(members)}")
     return _decode(json.loads(tree.tobytes().decode()), arrays)
+
+
+def _check_members(data: bytes) -> None:
+    """Every member stored uncompressed (as ``encode`` writes them: no zip bomb) and no bigger
+    than its header says (a header claiming 2**40 elements would be allocated before reading)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for info in zf.infolist():
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise ValueError(f"member {info.filename} is compressed")
+            with zf.open(info) as f:
+                read = {(1, 0): np.lib.format.read_array_header_1_0,
+                        (2, 0): np.lib.format.read_array_header_2_0}.get(np.lib.format.read_magic(f))
+                if read is None:
+                    raise ValueError(f"member {info.filename} has an unknown format version")
+                shape, _, dtype = read(f)
+                if dtype.hasobject or math.prod(shape) * dtype.itemsize > info.file_size:
+                    raise ValueError(f"member {info.filename} is not the array its header says")
 
 
 def _member(arrays: dict, i: Any) -> np.ndarray:
@@ -233,14 +254,16 @@ class ResultStore:
         if self.force or not path.exists():
             return MISSING
         try:
-            data = path.read_bytes()
+            data = read_entry(path, MAX_ENTRY_BYTES)
             head, sep, payload = data.partition(b"\n")
             if not (sep and head.startswith(_MAGIC) and verify("store", key, payload,
                                                               head[len(_MAGIC):])):
                 raise ValueError("not authenticated by your key: damaged, or written by "
                                  "someone else")
             return decode(payload)
-        except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except UnsafeKey:       # the key is at fault, not the entry: keep it, say why
+            raise
+        except (OSError, ValueError, TypeError, MemoryError, RecursionError) as exc:
             self.discard(key, str(exc))
             return MISSING
 
@@ -250,8 +273,7 @@ class ResultStore:
         self.damaged.append(str(path))
         warnings.warn(f"damaged store entry {path} ({reason}): recomputing it", CacheDamaged,
                       stacklevel=3)
-        with contextlib.suppress(OSError):
-            path.unlink()
+        remove_entry(path)
 
     def put(self, key: str, value: Any) -> bool:
         """Store ``value``; False (with a ``StoreNotStored`` warning) when it is not data the
@@ -265,8 +287,14 @@ class ResultStore:
             return False
         mac = sign("store", key, payload).encode()
         path = self.path(key)
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            remove_entry(path)           # something planted where the entry goes
         try:
             atomic_write_bytes(path, _MAGIC + mac + b"\n" + payload)
+        except (IsADirectoryError, NotADirectoryError) as exc:
+            warnings.warn(f"result not stored: {path} is blocked ({exc.strerror}); it is "
+                          "recomputed next time", StoreNotStored, stacklevel=2)
+            return False
         except OSError as exc:
             raise OSError(exc.errno, f"cannot write store entry {path}: "
                                      f"{exc.strerror or exc}") from None
@@ -289,11 +317,15 @@ def lock_folder(out: Path | None, option: str) -> Iterator[None]:
         yield
         return
     path = out / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:       # never through a link planted there (it would truncate the file it points to)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
     except OSError as exc:
-        raise OSError(exc.errno, f"cannot open {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"{option} {out}: cannot open its lock {path} ({exc.strerror or exc}); "
+                         "allowed: a folder whose .lock is a plain file (or none)") from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{option} {out}: its lock {path} is not a plain file; allowed: a "
+                             "folder whose .lock is a plain file (or none)")
         if _lock(fd):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

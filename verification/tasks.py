@@ -8,6 +8,7 @@ only this side is in the code hash that keys stored results (``verification.code
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -240,8 +241,12 @@ def claim_task(task: ClaimTask) -> dict:
     hit = task.lookup()
     if hit is not None:
         return hit
-    claim = _claim(task)
-    overrides = claim.mutations[task.mutation]() if task.mutation else {}
+    try:
+        with _contained(f"claim {task.claim_id}"):
+            claim = _claim(task)
+            overrides = claim.mutations[task.mutation]() if task.mutation else {}
+    except Exception as exc:  # noqa: BLE001 - its module or its mutation failed: its error
+        return failed_result(task, exc)
     ctx = Context(profile=task.profile, seed=task.seed, device=task.device,
                   perturbation=task.perturbation, store=task.store, task_key=task.sim_key)
     with single_thread():
@@ -294,18 +299,38 @@ def subtask(spec: SubTask) -> Any:
         hit = store.get(key)
         if hit is not MISSING:
             return hit
-    with single_thread():
+    with single_thread(), _contained(f"subtask {spec.fn.__qualname__}"):
         value = spec.fn(spec.ctx, spec.item)
     if store is not None and key is not None:
         store.put(key, value)
     return value
 
 
+@contextlib.contextmanager
+def _contained(what: str):
+    """SystemExit, or a KeyboardInterrupt that is not the person at the terminal's Ctrl-C,
+    raised by the claim's own code as a RuntimeError: it fails that claim, not the process
+    (on a dask worker, SystemExit would kill the worker)."""
+    from .engine import user_interrupted
+    try:
+        yield
+    except (SystemExit, KeyboardInterrupt) as exc:
+        if isinstance(exc, KeyboardInterrupt) and user_interrupted():
+            raise
+        raise RuntimeError(f"{what} raised {type(exc).__name__}({exc}); a check returns or "
+                           "raises an exception, it does not end the process") from None
+
+
 def failed_result(spec: ClaimTask, exc: Exception) -> dict:
-    """The result of a claim task that did not finish (its worker died): an ``error`` entry."""
-    claim = _claim(spec)
-    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
-             "statement": claim.statement, "verdict": "error",
-             "summary": f"the task did not finish: {exc}", "contract": None,
-             "evidence": {"error": str(exc)}, "seconds": 0.0}
+    """The result of a claim task that did not finish (its worker died, its module or its
+    mutation could not be loaded): an ``error`` entry."""
+    try:
+        claim = _claim(spec)
+        about = {"id": claim.id, "paper": claim.paper, "label": claim.label,
+                 "statement": claim.statement}
+    except Exception:  # noqa: BLE001 - the claim itself cannot be loaded: its id is known
+        about = {"id": spec.claim_id, "paper": spec.claim_id.partition(":")[0], "label": "",
+                 "statement": ""}
+    entry = {**about, "verdict": "error", "summary": f"the task did not finish: {exc}",
+             "contract": None, "evidence": {"error": str(exc)}, "seconds": 0.0}
     return {"entry": entry, "arrays": {}, "figures": {}, "reused": False}

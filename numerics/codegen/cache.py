@@ -8,13 +8,14 @@ import contextlib
 import hashlib
 import os
 from pathlib import Path
+import stat
 import tempfile
 import warnings
 
 from .signing import sign, user_key, verify
 
 __all__ = ["cache_dir", "check_cache", "content_hash", "atomic_write_text", "atomic_write_bytes",
-           "cached_text", "CacheDamaged"]
+           "cached_text", "CacheDamaged", "read_entry", "remove_entry", "probe_writable"]
 
 
 def cache_dir() -> Path:
@@ -51,6 +52,14 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def probe_writable(folder: Path) -> None:
+    """OSError unless a new file can be made in ``folder`` (a fresh name, never following a
+    link someone planted)."""
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
@@ -65,6 +74,30 @@ _HEADER = "# attnv-hmac-sha256: "
 _LAYOUT = "v2"
 """Entries of this layout live under ``cache_dir()/v2``; older ones (SHA-256 digests, which
 anyone can recompute) are never read."""
+
+
+def read_entry(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; ValueError for a link,
+    a folder, a FIFO, a device or a larger file (what someone may plant in a shared folder to
+    hang or exhaust a run), OSError when it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"{st.st_size} bytes, more than the {limit} an entry may have")
+        return f.read(limit + 1)
+
+
+def remove_entry(path: Path) -> None:
+    """Remove whatever is at ``path`` (a file, a link, an empty folder; a folder with content is
+    left, and the next write warns)."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
 
 
 def _signed(kind: str, key: str, text: str) -> str:
@@ -85,6 +118,10 @@ def _authentic_body(kind: str, key: str, stored: bytes) -> str | None:
         return None
 
 
+MAX_ENTRY_BYTES = 64 << 20
+"""Larger cache entries are not read (generated modules are kilobytes to a few megabytes)."""
+
+
 def check_cache() -> Path:
     """The cache folder, checked before any work starts: it exists (created if needed) and is
     writable, and the user's key can be read (ValueError with a one-line reason otherwise)."""
@@ -92,9 +129,7 @@ def check_cache() -> Path:
     option = "$ATTNV_CACHE_DIR" if root else "the code cache"
     try:
         path = cache_dir()
-        probe = path / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        probe_writable(path)
     except OSError as exc:
         where = root or Path.home() / ".cache" / "attention-verification"
         raise ValueError(f"{option} {where} is not a writable folder ({exc.strerror or exc}); "
@@ -111,18 +146,17 @@ def cached_text(kind: str, key: str, make: Callable[[], str]) -> str:
     full disk) is reported, removed and regenerated, never executed. A cache that cannot be
     written (disk full) only costs the regeneration next time."""
     path = cache_dir() / _LAYOUT / kind / f"{key}.py"
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
-            stored = path.read_bytes()
-        except OSError:
+            stored = read_entry(path, MAX_ENTRY_BYTES)
+        except (OSError, ValueError):
             stored = b""
         body = _authentic_body(kind, key, stored)
         if body is not None:
             return body
         warnings.warn(f"unauthenticated cache entry {path} (damaged, or not written by this "
                       "user): regenerating it, never running it", CacheDamaged, stacklevel=2)
-        with contextlib.suppress(OSError):
-            path.unlink()
+        remove_entry(path)
     text = make()
     try:
         atomic_write_text(path, _signed(kind, key, text))
