@@ -66,7 +66,7 @@ class Param:
         bad = (not math.isfinite(v) and not (v == self.high == math.inf)) \
             or v < self.low or v > self.high \
             or (self.open_low and v == self.low) or (self.open_high and v == self.high) \
-            or (self.integer and v != round(v))
+            or (self.integer and (not math.isfinite(v) or v != round(v)))
         if bad:
             raise ValueError(f"parameter {self.name}={value!r} is out of range; "
                              f"allowed: {self.describe()}")

@@ -1,20 +1,127 @@
-"""Command line: ``python -m verification --help``."""
+"""Command line: ``python -m verification --help``.
+
+Every error is one line on stderr and no traceback: bad input (an option out of range, a file
+that is not there, a file of the user's that fails while it is imported: ``FILE:LINE:
+ErrorType: message``) exits 2, an unexpected error 1 (``error: ErrorType: message``; an
+OSError names the path and the reason), Ctrl-C 130 (``interrupted: ...``). ``--debug`` (before
+the command) shows the full traceback instead of the one line, with the same exit code."""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import sys
+import traceback
 from enum import StrEnum
 from pathlib import Path
 
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
-    "Executable claims of attention-layer theory papers. Each claim gets a verdict "
-    "(confirmed, refuted, inconclusive, error) with evidence; a run writes report.json, "
-    "report.npz, report.md, report.html and figures."))
+_MAX_LINE = 600
+"""Characters of an unexpected error's message shown (--debug shows all)."""
+
+
+class _Commands(TyperGroup):
+    """The application's command group: what escapes a command becomes one line and an exit
+    code (``_exit_code``), or the full traceback with ``--debug``; a usage error (an unknown
+    option, a value of the wrong type) is one line too."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+            raise                                # BrokenPipeError: a closed pipe, exit 1 quietly
+        except BaseException as exc:
+            code = _exit_code(exc)
+            if code is None:                     # SystemExit, GeneratorExit: as they are
+                raise
+            if ctx.find_root().params.get("debug"):
+                traceback.print_exception(exc, file=sys.stderr)
+            else:
+                _say(_one_line(exc))
+            raise typer.Exit(code) from None
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                                standalone_mode=False, **extra)
+        except typer.TyperException as exc:
+            code = exc.exit_code
+            if type(exc).__name__ != "NoArgsIsHelpError":     # the help is printed already
+                _say(_usage_line(exc))
+        except typer.Abort:
+            _say("error: aborted")
+            code = 1
+        code = code if isinstance(code, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _exit_code(exc: BaseException) -> int | None:
+    from .userfiles import UserFileError
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    if isinstance(exc, UserFileError):
+        return 2
+    return 1 if isinstance(exc, Exception) else None
+
+
+def _say(line: str) -> None:
+    typer.secho(line, fg="red", err=True)
+
+
+def _usage_line(exc) -> str:
+    msg = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    return f"error: {msg}" + (f" (see '{ctx.command_path} --help')" if ctx is not None else "")
+
+
+def _one_line(exc: BaseException) -> str:
+    """What an exception that reached the command line says, on one line."""
+    from .userfiles import UserFileError, user_frame
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted: {getattr(exc, 'cli_note', None) or 'stopped by Ctrl-C'}"
+    if isinstance(exc, UserFileError):
+        return str(exc)
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.strerror):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        text = where + (exc.strerror or str(exc))
+    else:
+        text = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+    if len(text) > _MAX_LINE:
+        text = text[:_MAX_LINE] + " … (--debug shows all)"
+    frame = user_frame(exc)
+    return f"error: {text}" + (f" (at {frame[0]}:{frame[1]})" if frame else "")
+
+
+@contextlib.contextmanager
+def _interrupt_note(note: str):
+    """A Ctrl-C within says ``note`` (what was kept) when it reaches the command line."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        exc.cli_note = note
+        raise
+
+
+app = typer.Typer(cls=_Commands, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False, help=(
+                      "Executable claims of attention-layer theory papers. Each claim gets a "
+                      "verdict (confirmed, refuted, inconclusive, error) with evidence; a run "
+                      "writes report.json, report.npz, report.md, report.html and figures."))
 guard_app = typer.Typer(no_args_is_help=True, help=(
     "Regression guard: store a run as a baseline; compare a later run with it (exit 1 on any "
     "changed verdict or tracked value drifted beyond its tolerance)."))
 app.add_typer(guard_app, name="guard")
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", help="on an error, show the full "
+                                        "traceback instead of one line (same exit code); give "
+                                        "it before the command")):
+    pass
 
 
 class Profile(StrEnum):
@@ -73,6 +180,44 @@ _SCHEDULER_HELP = ("address of an existing dask.distributed scheduler (e.g. one 
                    "dask-jobqueue on SLURM); overrides --workers")
 _STORE_HELP = ("result store folder (default: $ATTNV_STORE, else OUT/store): results are reused "
                "while their code and inputs are unchanged")
+_DASHBOARD_HELP = ("serve dask's dashboard on 127.0.0.1 and print its address (it answers "
+                   "anyone who can reach it); needs --workers ≥ 1 or --scheduler")
+_TLS_HELP = ("for a --scheduler tls://HOST:PORT: {what} (a PEM file; all three of "
+             "--tls-ca-file, --tls-cert and --tls-key, only with --scheduler)")
+_TLS = (("ca_file", "--tls-ca-file"), ("cert", "--tls-cert"), ("key", "--tls-key"))
+
+
+def _dashboard_option():
+    return typer.Option(False, "--dashboard", help=_DASHBOARD_HELP)
+
+
+def _tls_option(flag: str, what: str):
+    return typer.Option(None, flag, help=_TLS_HELP.format(what=what))
+
+
+def _check_cluster(workers: int | None, scheduler: str | None, dashboard: bool,
+                   tls_files: tuple[Path | None, Path | None, Path | None]
+                   ) -> tuple[list[str], dict]:
+    """(every error, the engine's keywords ``dashboard`` and ``tls``) of the cluster options."""
+    errors = []
+    given = {field: path for (field, _), path in zip(_TLS, tls_files) if path is not None}
+    if given and scheduler is None:
+        errors.append("--tls-ca-file/--tls-cert/--tls-key secure the connection to a --scheduler; "
+                      "allowed: only with --scheduler tls://HOST:PORT")
+    elif given and not scheduler.startswith("tls://"):
+        errors.append(f"--scheduler {scheduler}: TLS files given for a plain address; allowed: "
+                      "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key")
+    for field, flag in _TLS:
+        if field in given and not given[field].is_file():
+            errors.append(f"{flag} {given[field]}: no such file; allowed: an existing PEM file")
+        elif given and field not in given:
+            errors.append(f"{flag} missing; allowed: all three of --tls-ca-file, --tls-cert and "
+                          "--tls-key together")
+    if dashboard and scheduler is None and workers == 0:
+        errors.append("--dashboard with --workers 0: no dask cluster runs; allowed: with "
+                      "--workers ≥ 1 (the default: every core) or --scheduler")
+    tls = {field: str(path) for field, path in given.items()} or None
+    return errors, {"dashboard": bool(dashboard), "tls": tls}
 
 
 @app.command()
@@ -89,6 +234,10 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors"),
         workers: int | None = typer.Option(None, help=_WORKERS_HELP),
         scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+        dashboard: bool = _dashboard_option(),
+        tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
+        tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
+        tls_key: Path | None = _tls_option("--tls-key", "this client's private key"),
         store: Path | None = typer.Option(None, help=_STORE_HELP),
         force: bool = typer.Option(False, help="recompute every claim (the store is rewritten)")):
     """Run claims, print the verdict table and write the report.
@@ -97,13 +246,18 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     interrupted resumes from the result store when started again with the same options."""
     from .runner import run as run_claims
     errors = _check_common(seed=seed, workers=workers, baseline=baseline)
-    if errors:
-        _fail_all(errors)
+    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
+                                             (tls_ca_file, tls_cert, tls_key))
+    if errors + cluster_errors:
+        _fail_all(errors + cluster_errors)
+    note = (f"the report in {out} is marked incomplete (report.json: \"complete\": false); the "
+            "same command resumes from the result store")
     try:
         claims = _select(paper, claim, claims_file)
-        report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
-                            out=out, figures=figures, workers=workers, scheduler=scheduler,
-                            store=store, force=force)
+        with _interrupt_note(note):
+            report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
+                                out=out, figures=figures, workers=workers, scheduler=scheduler,
+                                store=store, force=force, **cluster)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(f"report: {out / 'report.json'} (also report.md, report.html, report.npz)"
@@ -139,13 +293,44 @@ def _fail_all(errors: list[str]):
     raise typer.Exit(2)
 
 
-def _compare(baseline_path: Path, report: dict) -> int:
-    from .guard import compare, load_report
+_REPORT_ALLOWED = ("allowed: a report.json written by `run` (or its folder), or a baseline "
+                   "written by `guard save`")
+
+
+def _read_report(path: Path, what: str, errors: list[str]) -> dict | None:
+    """The report (or baseline) at ``path``; None and an error naming ``what`` when it cannot
+    be read or is not one (a list of claims, each with an id and a verdict)."""
+    from .guard import load_report
     try:
-        base = load_report(baseline_path)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-    diffs = compare(base, report)
+        rep = load_report(path)
+        claims = rep.get("claims") if isinstance(rep, dict) else None
+        if not isinstance(claims, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("id"), str)
+                and isinstance(c.get("verdict"), str) for c in claims):
+            raise ValueError("no list of claims with an id and a verdict each")
+    except FileNotFoundError as exc:
+        errors.append(f"{what}: {exc}; {_REPORT_ALLOWED}")
+    except OSError as exc:
+        errors.append(f"{what} {path}: {exc.strerror or exc}; {_REPORT_ALLOWED}")
+    except ValueError as exc:
+        errors.append(f"{what} {path}: not a report ({' '.join(str(exc).split())}); "
+                      f"{_REPORT_ALLOWED}")
+    else:
+        return rep
+    return None
+
+
+def _compare(baseline_path: Path, report: dict) -> int:
+    from .guard import compare
+    errors: list[str] = []
+    base = _read_report(baseline_path, "baseline", errors)
+    if errors:
+        _fail_all(errors)
+    try:
+        diffs = compare(base, report)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        _fail(f"baseline {baseline_path} or the report is malformed ({type(exc).__name__}: "
+              f"{exc}); {_REPORT_ALLOWED}")
     if diffs:
         typer.secho(f"{len(diffs)} difference(s) from baseline {baseline_path}:", fg="red")
         for d in diffs:
@@ -160,10 +345,20 @@ def guard_save(report: Path = typer.Argument(..., help="report.json or its folde
                baseline: Path = typer.Argument(..., help="where to store the baseline")):
     """Store a run's report as the baseline."""
     from .guard import save_baseline
+    errors: list[str] = []
+    _read_report(report, "report", errors)
+    if baseline.is_dir():
+        errors.append(f"baseline {baseline} is a folder; allowed: the path of a file to write "
+                      "(e.g. baselines/quick.json)")
+    if errors:
+        _fail_all(errors)
     try:
         save_baseline(report, baseline)
-    except (FileNotFoundError, ValueError) as exc:
+    except ValueError as exc:
         _fail(str(exc))
+    except OSError as exc:
+        _fail(f"baseline {baseline}: cannot write ({exc.strerror or exc}); allowed: a file in "
+              "a folder you can write")
     typer.echo(f"baseline stored at {baseline}")
 
 
@@ -171,26 +366,36 @@ def guard_save(report: Path = typer.Argument(..., help="report.json or its folde
 def guard_compare(baseline: Path = typer.Argument(..., help="stored baseline"),
                   report: Path = typer.Argument(..., help="report.json or its folder")):
     """Compare a run with the baseline; exit 1 on any difference."""
-    from .guard import load_report
-    try:
-        current = load_report(report)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+    errors: list[str] = []
+    _read_report(baseline, "baseline", errors)
+    current = _read_report(report, "report", errors)
+    if errors:
+        _fail_all(errors)
     raise typer.Exit(_compare(baseline, current))
+
+
+_MAX_CALIBRATION_SEEDS = 1000
+"""K of ``calibrate --seeds``: each seed is a run of every claim and of each of its mutations
+(the committed calibration uses 10; a K of 10⁹ only queued tasks until memory ran out)."""
 
 
 @app.command()
 def calibrate(paper: str | None = typer.Option(None, help="only this paper's claims"),
               claim: list[str] | None = typer.Option(None, "--claim", help="claim id (repeatable)"),
               claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP),
-              seeds: int = typer.Option(10, min=1, help="runs per claim under the true model and "
-                                        "under each mutation (seeds 1..K)"),
+              seeds: int = typer.Option(10, min=1, max=_MAX_CALIBRATION_SEEDS,
+                                        help="runs per claim under the true model and under "
+                                        "each mutation (seeds 1..K; K ≤ 1000)"),
               profile: Profile = typer.Option(Profile.quick, help="quick or full"),
               device: Device = typer.Option(Device.cpu, help="torch device for simulations"),
               out: Path = typer.Option(Path("calibration"), help="folder for calibration.json "
                                        "and calibration.md"),
               workers: int | None = typer.Option(None, help=_WORKERS_HELP),
               scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+              dashboard: bool = _dashboard_option(),
+              tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
+              tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
+              tls_key: Path | None = _tls_option("--tls-key", "this client's private key"),
               store: Path | None = typer.Option(None, help=_STORE_HELP),
               force: bool = typer.Option(False, help="recompute every run"),
               merge: list[Path] | None = typer.Option(
@@ -204,33 +409,44 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     from numerics.sgd.base import resolve_device
 
     from .calibrate import calibrate as run_calibration
-    from .calibrate import merge_calibrations, summary_rows, write_calibration
+    from .calibrate import summary_rows
     errors = _check_common(workers=workers)
     if merge and (paper or claim or claims_file):
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
-    if errors:
-        _fail_all(errors)
+    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
+                                             (tls_ca_file, tls_cert, tls_key))
+    if errors + cluster_errors:
+        _fail_all(errors + cluster_errors)
     if merge:
-        try:
-            from .store import check_folder
-            folder = check_folder(out, "--out")
-            result = merge_calibrations(merge)
-            write_calibration(folder, result)
-        except ValueError as exc:
-            _fail(str(exc))
-        typer.echo(f"calibration: {out / 'calibration.json'} ({len(result['claims'])} claims "
-                   f"from {len(merge)} parts)")
+        _merge_calibrations(merge, out)
         return
+    note = (f"{out / 'calibration.json'} holds the runs finished so far; the same command "
+            "resumes from the result store")
     try:
         claims = _select(paper, claim, claims_file)
-        result = run_calibration(claims, seeds=seeds, profile=profile.value,
-                                 device=resolve_device(device.value), out=out,
-                                 progress=lambda msg: typer.echo(msg, err=True), workers=workers,
-                                 scheduler=scheduler, store=store, force=force)
+        with _interrupt_note(note):
+            result = run_calibration(claims, seeds=seeds, profile=profile.value,
+                                     device=resolve_device(device.value), out=out,
+                                     progress=lambda msg: typer.echo(msg, err=True),
+                                     workers=workers, scheduler=scheduler, store=store,
+                                     force=force, **cluster)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo("\n".join(summary_rows(result)))
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
+
+
+def _merge_calibrations(parts: list[Path], out: Path) -> None:
+    from .calibrate import merge_calibrations, write_calibration
+    from .store import check_folder
+    try:
+        folder = check_folder(out, "--out")
+        result = merge_calibrations(parts)
+        write_calibration(folder, result)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"calibration: {out / 'calibration.json'} ({len(result['claims'])} claims "
+               f"from {len(parts)} parts)")
 
 
 @app.command()
@@ -243,6 +459,10 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
           out: Path = typer.Option(Path("sweep"), help="folder for sweep.json and sweep.md"),
           workers: int | None = typer.Option(None, help=_WORKERS_HELP),
           scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+          dashboard: bool = _dashboard_option(),
+          tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
+          tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
+          tls_key: Path | None = _tls_option("--tls-key", "this client's private key"),
           store: Path | None = typer.Option(None, help=_STORE_HELP),
           force: bool = typer.Option(False, help="recompute every run")):
     """Run claims at several seeds on one engine and store, and tabulate their verdicts side by
@@ -251,24 +471,36 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     from .sweep import sweep as run_sweep
     from .sweep import table_rows
     errors = _check_common(workers=workers)
+    seed_list = _seed_list(seeds, errors)
+    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
+                                             (tls_ca_file, tls_cert, tls_key))
+    if errors + cluster_errors:
+        _fail_all(errors + cluster_errors)
+    note = (f"{out / 'sweep.json'} holds the runs finished so far (\"complete\": false); the "
+            "same command resumes from the result store")
+    try:
+        claims = _select(paper, claim, claims_file)
+        with _interrupt_note(note):
+            result = run_sweep(claims, seed_list, profile=profile.value, device=device.value,
+                               out=out, workers=workers, scheduler=scheduler, store=store,
+                               force=force, **cluster)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo("\n".join(table_rows(result)))
+    moved = [c["id"] for c in result["claims"] if not c["agree"]]
+    typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
+
+
+def _seed_list(seeds: str, errors: list[str]) -> list[int]:
+    """The distinct seeds of ``--seeds 0,1,2``; an error appended for anything else."""
     try:
         seed_list = [int(x) for x in seeds.split(",") if x.strip()]
         if not seed_list or min(seed_list) < 0 or len(set(seed_list)) != len(seed_list):
             raise ValueError
     except ValueError:
         errors.append(f"--seeds {seeds!r}; allowed: distinct integers ≥ 0, comma-separated")
-        seed_list = []
-    if errors:
-        _fail_all(errors)
-    try:
-        claims = _select(paper, claim, claims_file)
-        result = run_sweep(claims, seed_list, profile=profile.value, device=device.value, out=out,
-                           workers=workers, scheduler=scheduler, store=store, force=force)
-    except ValueError as exc:
-        _fail(str(exc))
-    typer.echo("\n".join(table_rows(result)))
-    moved = [c["id"] for c in result["claims"] if not c["agree"]]
-    typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
+        return []
+    return seed_list
 
 
 _MODEL_HELP = ("marion2025 | dohmatob2025 | sagitova2026, a module in theory.models with a MODEL, "
@@ -369,9 +601,30 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
         typer.echo(row + "\n")
 
 
+_MAX_HF, _MAX_HLF = 6, 18
+"""The sizes ``heads`` derives for: H·F ≤ 6 and H·L·F ≤ 18. The saddle Hessian's SymPy
+derivatives grow with (H·F)² and faster than L. Measured (derivation only; the command adds
+~4 s of imports) on 2 cores shared with other jobs, with b-softmax, the slowest built-in
+activation: at the limits (3, 3, 2) 13 s, (6, 3, 1) 12 s, (2, 3, 3) 9 s, (1, 18, 1) < 2 s,
+the default (2, 4, 2) 5 s; beyond them (3, 4, 2) 30 s, (6, 4, 1) 31 s, (4, 3, 2) 33 s,
+(3, 2, 4) 35 s, (6, 2, 2) 62 s, (12, 2, 1) 72 s (softmax: (4, 4, 4) 65 s, (3, 8, 3) 52 s)."""
+_SIZES = f"H·F ≤ {_MAX_HF} and H·L·F ≤ {_MAX_HLF}"
+
+
+def _size_errors(H: int, L: int, F: int) -> list[str]:
+    """Every error in heads' sizes: each below its least value, or together too large."""
+    errors = [f"--{k} {v}; allowed: an integer ≥ {lo} ({_SIZES})"
+              for k, v, lo in (("H", H, 1), ("L", L, 2), ("F", F, 1)) if v < lo]
+    if not errors and (H * F > _MAX_HF or H * L * F > _MAX_HLF):
+        errors.append(f"--H {H} --L {L} --F {F}: H·F = {H * F}, H·L·F = {H * L * F}; allowed: "
+                      f"{_SIZES} (larger sizes take minutes)")
+    return errors
+
+
 @app.command()
-def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Option(4, help="tokens"),
-          F: int = typer.Option(2, help="hidden features"),
+def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
+          L: int = typer.Option(4, help=f"tokens, ≥ 2 ({_SIZES})"),
+          F: int = typer.Option(2, help=f"hidden features, ≥ 1 ({_SIZES})"),
           activation: str = typer.Option("softmax", help="softmax | softmax-1 | softmax-v | "
                                          "b-softmax, PATH.py:NAME (an Activation in your own "
                                          "file) or an installed entry point "
@@ -386,8 +639,7 @@ def heads(H: int = typer.Option(2, help="number of heads"), L: int = typer.Optio
     from theory.multihead import MultiHeadModel
 
     from .userfiles import load_activation
-    errors = [f"--{k} {v}; allowed: an integer ≥ {lo}" for k, v, lo in (("H", H, 1), ("L", L, 2),
-                                                                       ("F", F, 1)) if v < lo]
+    errors = _size_errors(H, L, F)
     if output not in ("mean", "sum"):
         errors.append(f"--output {output!r}; allowed: 'mean' or 'sum'")
     act = None
@@ -422,6 +674,57 @@ def _pairs(items, what, errors: list[str]) -> dict:
     return out
 
 
+_MAX_HEADS_TOKENS, _MAX_DRAWS = 24, 2**18
+"""What ``evaluate`` computes for a multi-head model: H·L ≤ 24 (sagitova2026, F = 2) and
+n ≤ 2**18 quasi-Monte Carlo draws. Measured with an empty code cache on 2 shared cores: H·L = 24
+takes 8-12 s ((6, 4) 8 s, (12, 2) 8 s, (2, 12) 12 s), (3, 8) with n = 2**18 12 s and 1.3 GB;
+beyond: (2, 16) 28 s, (3, 12) 25 s, (8, 16) and (2, 32) over 2 minutes, n = 2**20 at H·L = 24
+20-30 s and 4-5 GB, n = 2**24 (default H·L) 72 s and 22 GB."""
+
+
+def _number(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _draw_errors(model: str, params: dict) -> list[str]:
+    """The sizes of a multi-head model's evaluation out of their limits (values that are not
+    numbers at all are left to the model's own checks)."""
+    if not ({"H", "L", "n"} & set(params)) or not _is_multihead(model):
+        return []
+    errors = []
+    n = _number(params.get("n", 8))
+    if n is not None and not n <= _MAX_DRAWS:
+        errors.append(f"parameter n={params['n']!r} is out of range; allowed: an integer in "
+                      f"[8, {_MAX_DRAWS}] (2**18), a multiple of 4 (more draws take minutes and "
+                      "gigabytes)")
+    if model == "sagitova2026":
+        H, L = _number(params.get("H", 2)), _number(params.get("L", 4))
+        if H is not None and L is not None and 1 <= H and 2 <= L and math.isfinite(H * L) \
+                and H * L > _MAX_HEADS_TOKENS:
+            errors.append(f"parameters H={params.get('H', 2)!r}, L={params.get('L', 4)!r}: "
+                          f"H·L = {H * L:g}; allowed: H·L ≤ {_MAX_HEADS_TOKENS} (larger ones take "
+                          "minutes)")
+    return errors
+
+
+def _is_multihead(model: str) -> bool:
+    """Whether ``model`` names a multi-head model (sagitova2026, a MultiHeadModel in a file or
+    an entry point); False for a name that names nothing (``_load`` reports it)."""
+    if model == "sagitova2026":
+        return True
+    from theory.multihead import MultiHeadModel
+
+    from .userfiles import load_model_object
+    try:
+        obj, _ = load_model_object(model)
+    except (ValueError, TypeError, OSError):
+        return False
+    return isinstance(obj, MultiHeadModel)
+
+
 def _state_errors(rm, state: dict) -> list[str]:
     try:
         rm.check_state(rm.pack(state, base=rm.default_state()))
@@ -442,8 +745,10 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
     Every error is reported, one line each."""
     errors: list[str] = []
     params, values = _pairs(param, "param", errors), _pairs(state, "state", errors)
-    rm, errs = _load(model, params)
-    errors += errs
+    size_errors = _draw_errors(model, params)      # before any draw: the others still checked
+    rm, errs = _load(model, {k: v for k, v in params.items()
+                             if not (size_errors and k in ("H", "L", "n"))})
+    errors += size_errors + errs
     checker = rm
     if rm is None and params and not any("not found" in e or "no such file" in e for e in errs):
         checker, _ = _load(model, None)      # the state's names still checked on the defaults
@@ -451,15 +756,29 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
         errors += _state_errors(checker, values)
     if errors:
         _fail_all(errors)
+    for line in _evaluated(rm, params, values):
+        typer.echo(line)
+
+
+def _evaluated(rm, params: dict, values: dict) -> list[str]:
+    """The loss and the flow's right-hand side at ``values``, as lines; one error line when
+    either is not finite (parameters in range whose formulas overflow, e.g. --param L=1e308)."""
     try:
         y = rm.check_state(rm.pack(values, base=rm.default_state()))
         loss, se = rm.loss(y)
-        rhs = rm.rhs(y)
-    except (ValueError, FloatingPointError) as exc:
-        _fail(str(exc))
-    typer.echo(f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else ""))
-    for name, r in zip(rm.state_names, rhs):
-        typer.echo(f"d{name}/d{rm.time} = {float(r) + 0.0:.12g}")     # + 0.0: no "-0"
+        rhs = [float(r) for r in rm.rhs(y)]
+    except (ValueError, FloatingPointError, OverflowError, ZeroDivisionError) as exc:
+        _fail(str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
+    bad = [f"d{n}/d{rm.time}" for n, r in zip(rm.state_names, rhs) if not math.isfinite(r)]
+    bad = ([rm.loss_name] if not math.isfinite(loss) else []) + bad
+    if bad:
+        given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
+                          *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
+        _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; "
+              "allowed: values at which the model's formulas stay finite (less extreme ones)")
+    return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
+            + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
+               for name, r in zip(rm.state_names, rhs)])
 
 
 def main():

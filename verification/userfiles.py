@@ -24,17 +24,18 @@ import importlib
 import importlib.abc
 import importlib.metadata
 import importlib.util
-import pkgutil
+import math
 import os
+import pkgutil
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "parse_spec", "import_file",
-           "load_model", "load_model_object", "load_activation", "load_claims_file",
-           "plugin_claim_modules", "known_models", "known_activations"]
+__all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "UserFileError", "parse_spec",
+           "import_file", "user_frame", "load_model", "load_model_object", "load_activation",
+           "load_claims_file", "plugin_claim_modules", "known_models", "known_activations"]
 
 MODEL_GROUP = "attention_verification.models"
 ACTIVATION_GROUP = "attention_verification.activations"
@@ -86,10 +87,75 @@ def _remember(path: Path) -> None:
         os.environ[ENV] = os.pathsep.join([*known, str(path)])
 
 
+class UserFileError(Exception):
+    """A file of the user's failed while it was imported (a syntax error, or an exception its
+    code raised). ``str(err)`` is one line, ``FILE:LINE: ErrorType: message``: the file as it
+    was named, the line of that file where it failed (a SyntaxError's own line); ``path``,
+    ``lineno`` (None when unknown) and ``error`` (the original exception, also the
+    ``__cause__``) are attributes."""
+
+    def __init__(self, path: str | Path, error: BaseException, resolved: Path | None = None):
+        self.path, self.error = str(path), error
+        self.lineno = _failing_line(error, resolved or Path(path).resolve())
+        where = f"{self.path}:{self.lineno}" if self.lineno else self.path
+        super().__init__(f"{where}: {type(error).__name__}: {_message(error)}")
+
+    def __reduce__(self):
+        return (_rebuild_user_file_error, (self.path, self.lineno, str(self)))
+
+
+def _rebuild_user_file_error(path: str, lineno: int | None, text: str) -> UserFileError:
+    err = UserFileError.__new__(UserFileError)
+    Exception.__init__(err, text)
+    err.path, err.lineno, err.error = path, lineno, None
+    return err
+
+
+def _message(error: BaseException) -> str:
+    """The exception's message on one line (a SyntaxError's without its "(file, line n)")."""
+    text = error.msg if isinstance(error, SyntaxError) and error.msg else str(error)
+    return " ".join(text.split())
+
+
+def _failing_line(error: BaseException, path: Path) -> int | None:
+    """The line of ``path`` where ``error`` was raised: a SyntaxError's own line when it is in
+    that file, else the innermost frame of its traceback in that file."""
+    if isinstance(error, SyntaxError) and error.filename and error.lineno \
+            and _same_file(error.filename, path):
+        return int(error.lineno)
+    found = user_frame(error, [path])
+    return found[1] if found else None
+
+
+def _same_file(name: str, path: Path) -> bool:
+    try:
+        return Path(name).resolve() == path
+    except (OSError, ValueError):
+        return False
+
+
+def user_frame(error: BaseException, files: list[Path] | None = None) -> tuple[Path, int] | None:
+    """``(file, line)`` of the innermost frame of ``error``'s traceback that is in one of
+    ``files`` (default: the user's files imported so far, ``ATTNV_USER_FILES``); None if
+    none is."""
+    import traceback
+    if files is None:
+        files = [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p]
+    if not files or error.__traceback__ is None:
+        return None
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        for f in files:
+            if frame.lineno and _same_file(frame.filename, f):
+                return f, frame.lineno
+    return None
+
+
 def import_file(path: str | Path) -> ModuleType:
     """The module of the Python file ``path`` (imported once per resolved path, under a unique
-    name registered in ``sys.modules``). FileNotFoundError when there is no such file; an
-    exception raised while executing the file propagates (and nothing is registered)."""
+    name registered in ``sys.modules``). FileNotFoundError when there is no such file; a
+    syntax error or an exception raised while executing the file raises a
+    :class:`UserFileError` (``FILE:LINE: ErrorType: message``, the original exception its
+    ``__cause__``) and nothing is registered; KeyboardInterrupt and SystemExit propagate."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file; allowed: the path of a Python file "
@@ -105,6 +171,9 @@ def import_file(path: str | Path) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise UserFileError(path, exc, p) from exc
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -215,6 +284,8 @@ def load_model(spec: str, params: Mapping[str, object] | None = None):
 
 
 _HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}
+_HEAD_RANGES = {"n": "an integer ≥ 8, a multiple of 4", "seed": "an integer ≥ 0",
+                "sgd_noise": "a real ≥ 0"}
 
 
 def _head_settings(spec: str, params: Mapping[str, object] | None) -> dict:
@@ -225,9 +296,13 @@ def _head_settings(spec: str, params: Mapping[str, object] | None) -> dict:
             raise ValueError(f"{spec}: unknown parameter(s) [{key!r}]; known: {sorted(_HEAD_SETTINGS)} "
                              "(a multi-head model's other settings are fixed by its file)")
         try:
-            out[key] = _HEAD_SETTINGS[key](float(value))
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError
+            out[key] = _HEAD_SETTINGS[key](number)
         except (TypeError, ValueError):
-            raise ValueError(f"{spec}: parameter {key}={value!r} is not a number") from None
+            raise ValueError(f"{spec}: parameter {key}={value!r} is not a finite number; allowed: "
+                             f"{_HEAD_RANGES[key]}") from None
     return out
 
 
