@@ -184,7 +184,6 @@ _DASHBOARD_HELP = ("serve dask's dashboard on 127.0.0.1 and print its address (i
                    "anyone who can reach it); needs --workers ≥ 1 or --scheduler")
 _TLS_HELP = ("for a --scheduler tls://HOST:PORT: {what} (a PEM file; all three of "
              "--tls-ca-file, --tls-cert and --tls-key, only with --scheduler)")
-_TLS = (("ca_file", "--tls-ca-file"), ("cert", "--tls-cert"), ("key", "--tls-key"))
 
 
 def _dashboard_option():
@@ -195,29 +194,18 @@ def _tls_option(flag: str, what: str):
     return typer.Option(None, flag, help=_TLS_HELP.format(what=what))
 
 
-def _check_cluster(workers: int | None, scheduler: str | None, dashboard: bool,
-                   tls_files: tuple[Path | None, Path | None, Path | None]
-                   ) -> tuple[list[str], dict]:
-    """(every error, the engine's keywords ``dashboard`` and ``tls``) of the cluster options."""
-    errors = []
-    given = {field: path for (field, _), path in zip(_TLS, tls_files) if path is not None}
-    if given and scheduler is None:
-        errors.append("--tls-ca-file/--tls-cert/--tls-key secure the connection to a --scheduler; "
-                      "allowed: only with --scheduler tls://HOST:PORT")
-    elif given and not scheduler.startswith("tls://"):
-        errors.append(f"--scheduler {scheduler}: TLS files given for a plain address; allowed: "
-                      "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key")
-    for field, flag in _TLS:
-        if field in given and not given[field].is_file():
-            errors.append(f"{flag} {given[field]}: no such file; allowed: an existing PEM file")
-        elif given and field not in given:
-            errors.append(f"{flag} missing; allowed: all three of --tls-ca-file, --tls-cert and "
-                          "--tls-key together")
-    if dashboard and scheduler is None and workers == 0:
-        errors.append("--dashboard with --workers 0: no dask cluster runs; allowed: with "
-                      "--workers ≥ 1 (the default: every core) or --scheduler")
-    tls = {field: str(path) for field, path in given.items()} or None
-    return errors, {"dashboard": bool(dashboard), "tls": tls}
+def _check_run_options(errors: list[str], workers: int | None, scheduler: str | None,
+                       dashboard: bool, tls_files: tuple[Path | None, Path | None, Path | None]
+                       ) -> dict:
+    """The engine's keywords ``dashboard`` and ``tls``; with ``errors`` and every error of the
+    cluster options, one line each, exit 2."""
+    from .engine import cluster_option_errors
+    tls = {field: str(path) for field, path in zip(("ca_file", "cert", "key"), tls_files)
+           if path is not None} or None
+    errors = errors + cluster_option_errors(workers, scheduler, dashboard, tls)
+    if errors:
+        _fail_all(errors)
+    return {"dashboard": bool(dashboard), "tls": tls}
 
 
 @app.command()
@@ -246,10 +234,8 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     interrupted resumes from the result store when started again with the same options."""
     from .runner import run as run_claims
     errors = _check_common(seed=seed, workers=workers, baseline=baseline)
-    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
-                                             (tls_ca_file, tls_cert, tls_key))
-    if errors + cluster_errors:
-        _fail_all(errors + cluster_errors)
+    cluster = _check_run_options(errors, workers, scheduler, dashboard,
+                                 (tls_ca_file, tls_cert, tls_key))
     note = (f"the report in {out} is marked incomplete (report.json: \"complete\": false); the "
             "same command resumes from the result store")
     try:
@@ -413,10 +399,8 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     errors = _check_common(workers=workers)
     if merge and (paper or claim or claims_file):
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
-    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
-                                             (tls_ca_file, tls_cert, tls_key))
-    if errors + cluster_errors:
-        _fail_all(errors + cluster_errors)
+    cluster = _check_run_options(errors, workers, scheduler, dashboard,
+                                 (tls_ca_file, tls_cert, tls_key))
     if merge:
         _merge_calibrations(merge, out)
         return
@@ -472,10 +456,8 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     from .sweep import table_rows
     errors = _check_common(workers=workers)
     seed_list = _seed_list(seeds, errors)
-    cluster_errors, cluster = _check_cluster(workers, scheduler, dashboard,
-                                             (tls_ca_file, tls_cert, tls_key))
-    if errors + cluster_errors:
-        _fail_all(errors + cluster_errors)
+    cluster = _check_run_options(errors, workers, scheduler, dashboard,
+                                 (tls_ca_file, tls_cert, tls_key))
     note = (f"{out / 'sweep.json'} holds the runs finished so far (\"complete\": false); the "
             "same command resumes from the result store")
     try:

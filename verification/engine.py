@@ -36,7 +36,8 @@ import time
 from typing import Any
 
 __all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker", "run_subtasks",
-           "run_claim_tasks", "tls_security", "interrupt_guard", "user_interrupted", "LOOPBACK"]
+           "run_claim_tasks", "tls_security", "cluster_option_errors", "interrupt_guard",
+           "user_interrupted", "LOOPBACK"]
 
 LOOPBACK = "127.0.0.1"
 """Where a local cluster's scheduler, workers, nannies and (when asked for) dashboard listen."""
@@ -118,27 +119,46 @@ def environ_restored():
                 os.environ[name] = value
 
 
+_TLS_OPTIONS = (("ca_file", "--tls-ca-file"), ("cert", "--tls-cert"), ("key", "--tls-key"))
+
+
+def cluster_option_errors(workers: int | None, scheduler: str | None, dashboard: bool,
+                          tls: Mapping[str, str] | None) -> list[str]:
+    """Every error in the cluster options (one line each, naming the option): TLS files only
+    with a ``tls://`` scheduler, all three of them, each an existing file; a dashboard only
+    where a dask cluster runs."""
+    errors = []
+    given = {field: Path(path) for field, path in (tls or {}).items() if path is not None}
+    unknown = set(given) - {field for field, _ in _TLS_OPTIONS}
+    if unknown:
+        errors.append(f"tls={sorted(unknown)}; allowed keys: ca_file, cert, key")
+    if given and scheduler is None:
+        errors.append("--tls-ca-file/--tls-cert/--tls-key secure the connection to a --scheduler; "
+                      "allowed: only with --scheduler tls://HOST:PORT")
+    elif given and not scheduler.startswith("tls://"):
+        errors.append(f"--scheduler {scheduler}: TLS files given for a plain address; allowed: "
+                      "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key")
+    for field, flag in _TLS_OPTIONS:
+        if field in given and not given[field].is_file():
+            errors.append(f"{flag} {given[field]}: no such file; allowed: an existing PEM file")
+        elif given and field not in given:
+            errors.append(f"{flag} missing; allowed: all three of --tls-ca-file, --tls-cert and "
+                          "--tls-key together")
+    if dashboard and scheduler is None and workers == 0:
+        errors.append("--dashboard with --workers 0: no dask cluster runs; allowed: with "
+                      "--workers ≥ 1 (the default: every core) or --scheduler")
+    return errors
+
+
 def tls_security(tls: Mapping[str, str] | None, scheduler: str | None):
     """dask's ``Security`` for a ``tls://`` scheduler from ``{"ca_file", "cert", "key"}`` (None:
     dask's configuration decides, ``distributed.comm.tls.*``). Files are checked here, before
-    any work starts (ValueError naming the option)."""
+    any work starts (ValueError naming the option: ``cluster_option_errors``)."""
     if not tls:
         return None
-    if scheduler is None:
-        raise ValueError("--tls-ca-file/--tls-cert/--tls-key secure the connection to a "
-                         "--scheduler; allowed: only with --scheduler tls://HOST:PORT")
-    if not scheduler.startswith("tls://"):
-        raise ValueError(f"--scheduler {scheduler}: TLS files given for a plain address; allowed: "
-                         "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key")
-    names = {"ca_file": "--tls-ca-file", "cert": "--tls-cert", "key": "--tls-key"}
-    unknown = set(tls) - set(names)
-    if unknown:
-        raise ValueError(f"tls={sorted(unknown)}; allowed keys: {sorted(names)}")
-    for field, option in names.items():
-        path = tls.get(field)
-        if path is None or not Path(path).is_file():
-            raise ValueError(f"{option} {path}: no such file; allowed: a PEM file (all three "
-                             "of --tls-ca-file, --tls-cert and --tls-key)")
+    errors = cluster_option_errors(None, scheduler, False, tls)
+    if errors:
+        raise ValueError(errors[0])
     from distributed.security import Security
     return Security(tls_ca_file=str(tls["ca_file"]), tls_client_cert=str(tls["cert"]),
                     tls_client_key=str(tls["key"]), require_encryption=True)
