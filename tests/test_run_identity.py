@@ -236,3 +236,18 @@ def test_sweep_and_calibrate_refuse_an_out_another_run_holds(tmp_path):
                                                  rf"{os.getpid()}\)"):
                 start()
     assert sweep([PLAIN], [0], out=out, workers=0)["complete"]
+
+
+def test_the_cli_names_only_the_report_files_the_run_wrote(tmp_path):
+    from typer.testing import CliRunner
+    from verification.cli import app
+    claims = tmp_path / "claims.py"
+    claims.write_text("from verification import Outcome, claim\n"
+                      "@claim('mine:plain', 'Mine', 'Nothing.', statistical=False)\n"
+                      "def plain(ctx):\n    return Outcome('confirmed', 'ok', {})\n")
+    res = CliRunner().invoke(app, ["run", "--claims", str(claims), "--workers", "0",
+                                   "--no-figures", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("report: "))
+    assert "report.md, report.html" in line and "report.npz" not in line
+    assert not (tmp_path / "out" / "report.npz").exists()

@@ -246,7 +246,8 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
                                 store=store, force=force, **cluster)
     except ValueError as exc:
         _fail(str(exc))
-    typer.echo(f"report: {out / 'report.json'} (also report.md, report.html, report.npz)"
+    others = [f for f in report.get("files", []) if f.startswith("report.") and f != "report.json"]
+    typer.echo(f"report: {out / 'report.json'}" + (f" (also {', '.join(others)})" if others else "")
                + (f"; {report['reused']} of {len(claims)} claims reused from the store"
                   if report.get("reused") else ""))
     for path in report.get("store_damaged", []):
