@@ -4,6 +4,7 @@
 import os
 
 from hypothesis import HealthCheck, settings
+import pytest
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=8,
                           suppress_health_check=[HealthCheck.too_slow], print_blob=True)
@@ -12,3 +13,15 @@ settings.register_profile("dev", deadline=None, max_examples=15,
 settings.register_profile("thorough", deadline=None, max_examples=200,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(autouse=True)
+def forget_claims():
+    """Claims a test registers (a user's claims file, a plugin) are unregistered after it, so
+    that no later test sees them; the built-in ones are registered first, so that they stay."""
+    from verification.registry import REGISTRY, load_all
+    load_all()
+    before = dict(REGISTRY)
+    yield
+    REGISTRY.clear()
+    REGISTRY.update(before)

@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from verification.cli import app
-from verification.registry import REGISTRY
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,16 +45,6 @@ def _one_line(args, code=2, *fragments, prefix="error: "):
         assert f in res.output, (f, res.output)
     return lines[0]
 
-
-@pytest.fixture
-def forget_claims():
-    """Claims registered during a test are unregistered after it."""
-    from verification.registry import load_all
-    load_all()
-    before = set(REGISTRY)
-    yield
-    for key in set(REGISTRY) - before:
-        del REGISTRY[key]
 
 
 # --- 1. non-finite and overflowing numbers ------------------------------------------------------
@@ -206,8 +195,7 @@ def _tiny(tmp_path, paper="tinycli"):
     return str(path)
 
 
-def test_an_oserror_writing_results_names_the_path_and_the_reason(tmp_path, monkeypatch,
-                                                                   forget_claims):
+def test_an_oserror_writing_results_names_the_path_and_the_reason(tmp_path, monkeypatch):
     import errno
 
     from verification import runner as run_module
@@ -238,7 +226,7 @@ def test_usage_errors_are_one_line_naming_the_option():
     ("sweep", "verification.sweep", "sweep", "{out}/sweep.json holds the runs finished so far"),
     ("calibrate", "verification.calibrate", "calibrate",
      "{out}/calibration.json holds the runs finished so far")])
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, forget_claims, command, module,
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, command, module,
                                          name, what):
     import importlib
     monkeypatch.setattr(importlib.import_module(module), name, _raise(KeyboardInterrupt()))
@@ -247,7 +235,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, forget_claims, c
               "interrupted: " + what.format(out=out), prefix="interrupted: ")
 
 
-def test_ctrl_c_during_a_real_run_marks_the_report_incomplete(tmp_path, forget_claims):
+def test_ctrl_c_during_a_real_run_marks_the_report_incomplete(tmp_path):
     path = tmp_path / "sigint_claims.py"
     path.write_text(textwrap.dedent('''
         import os
@@ -313,7 +301,7 @@ def test_tls_files_must_exist_and_come_with_a_scheduler(tmp_path):
 @pytest.mark.parametrize("command, module, name", [
     ("run", "verification.runner", "run"), ("sweep", "verification.sweep", "sweep"),
     ("calibrate", "verification.calibrate", "calibrate")])
-def test_dashboard_and_tls_reach_the_engine(tmp_path, monkeypatch, forget_claims, command, module,
+def test_dashboard_and_tls_reach_the_engine(tmp_path, monkeypatch, command, module,
                                             name):
     import importlib
     seen = {}

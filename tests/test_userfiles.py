@@ -75,17 +75,6 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.fixture
-def forget_claims():
-    """Claims registered during a test are unregistered after it (the built-in ones are
-    registered first, so that they stay)."""
-    from verification.registry import load_all
-    load_all()
-    before = set(REGISTRY)
-    yield
-    for key in set(REGISTRY) - before:
-        del REGISTRY[key]
-
 
 def test_parse_spec_is_pytest_like(tmp_path):
     assert userfiles.parse_spec("marion2025") == (None, "marion2025")
@@ -150,7 +139,7 @@ def test_cli_heads_with_an_activation_file(files):
     _errors(["heads", "--activation", f"{files}/tempered.py:NOPE", "--H", "0"], count=2)
 
 
-def test_a_claims_file_registers_its_claims(files, forget_claims):
+def test_a_claims_file_registers_its_claims(files):
     path = files / "my_claims.py"
     path.write_text(CLAIMS.format(paper="myvariant"))
     assert userfiles.load_claims_file(path) == ["myvariant:always"]
@@ -198,7 +187,7 @@ def test_an_entry_point_plugin_registers_models_activations_and_claims(tmp_path,
     assert "exp(2*" in out
 
 
-def test_a_later_process_imports_a_user_file_by_its_module_name(files, forget_claims):
+def test_a_later_process_imports_a_user_file_by_its_module_name(files):
     """What a user's file defines travels to the engine's worker processes by reference: a
     process started afterwards (it inherits ATTNV_USER_FILES) unpickles it, and imports a
     claims file by the module name its claims record."""
@@ -234,7 +223,7 @@ def test_cli_evaluates_a_multi_head_model_file_with_its_prior(files):
     assert "exp(2*s_0_0)" in out and "saddle Hessian at the prior's moments" in out
 
 
-def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(files, forget_claims):
+def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(files):
     (files / "my_claims.py").write_text(CLAIMS.format(paper="mine"))
     out = _ok(["list", "--claims", str(files / "my_claims.py")])
     assert out.startswith("mine:always") and str((files / "my_claims.py").resolve()) in out
@@ -248,7 +237,7 @@ def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(fil
     assert res.exit_code == 2 and "nowhere.py" in res.output
 
 
-def test_run_paper_finds_and_runs_a_plugins_claims(tmp_path, monkeypatch, forget_claims):
+def test_run_paper_finds_and_runs_a_plugins_claims(tmp_path, monkeypatch):
     from verification import registry
     _plugin(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
