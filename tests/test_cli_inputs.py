@@ -46,7 +46,6 @@ def _one_line(args, code=2, *fragments, prefix="error: "):
     return lines[0]
 
 
-
 # --- 1. non-finite and overflowing numbers ------------------------------------------------------
 @pytest.mark.parametrize("value", ["inf", "nan", "1e400", "-inf"])
 def test_a_non_finite_integer_parameter_is_out_of_range(value):
@@ -340,3 +339,12 @@ def test_guard_names_what_is_not_a_report(tmp_path):
     report = {"complete": True, "claims": [{"id": "a:b", "verdict": "confirmed", "summary": ""}]}
     (tmp_path / "report.json").write_text(json.dumps(report))
     _one_line(["guard", "save", str(tmp_path), str(tmp_path)], 2, "is a folder")
+
+
+@pytest.mark.parametrize("argv", [["derive", "marion2025"], ["heads", "--H", "1", "--L", "2"],
+                                  ["evaluate", "marion2025", "--param", "d=20"]])
+def test_every_command_that_generates_code_checks_the_cache_first(tmp_path, monkeypatch, argv):
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("a file")
+    monkeypatch.setenv("ATTNV_CACHE_DIR", str(not_a_folder))
+    _one_line(argv, 2, f"$ATTNV_CACHE_DIR {not_a_folder} is not a writable folder")

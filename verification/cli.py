@@ -274,6 +274,16 @@ def _check_common(seed: int | None = None, workers: int | None = None,
     return errors
 
 
+def _cache_errors() -> list[str]:
+    """The code cache and the user's key checked before any work, as ``run`` does."""
+    from numerics.codegen.cache import check_cache
+    try:
+        check_cache()
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
 def _fail_all(errors: list[str]):
     for e in errors:
         typer.secho(f"error: {e}", fg="red", err=True)
@@ -561,7 +571,7 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
     (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
     weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
     (sagitova2026, or a MultiHeadModel of your own)."""
-    errors: list[str] = []
+    errors: list[str] = _cache_errors()
     fixed = _manifold(on, errors)
     rm, errs = _load(model, None)
     errors += errs
@@ -622,7 +632,7 @@ def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
     from theory.multihead import MultiHeadModel
 
     from .userfiles import load_activation
-    errors = _size_errors(H, L, F)
+    errors = _size_errors(H, L, F) + _cache_errors()
     if output not in ("mean", "sum"):
         errors.append(f"--output {output!r}; allowed: 'mean' or 'sum'")
     act = None
@@ -726,7 +736,7 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
     at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
     evaluate dohmatob2025 --param link=quadratic; evaluate sagitova2026 --state "m[0,0]=0.3".
     Every error is reported, one line each."""
-    errors: list[str] = []
+    errors: list[str] = _cache_errors()
     params, values = _pairs(param, "param", errors), _pairs(state, "state", errors)
     size_errors = _draw_errors(model, params)      # before any draw: the others still checked
     rm, errs = _load(model, {k: v for k, v in params.items()
