@@ -348,3 +348,43 @@ def test_every_command_that_generates_code_checks_the_cache_first(tmp_path, monk
     not_a_folder.write_text("a file")
     monkeypatch.setenv("ATTNV_CACHE_DIR", str(not_a_folder))
     _one_line(argv, 2, f"$ATTNV_CACHE_DIR {not_a_folder} is not a writable folder")
+
+
+def test_ctrl_c_on_a_tls_cluster_run_is_one_line_exit_130(tmp_path):
+    """As at a terminal: SIGINT to the whole process group (the run and its dask workers)
+    while a claim runs on a --workers 2 cluster; no heartbeat or worker tracebacks follow."""
+    import signal
+    import time
+    (tmp_path / "claims.py").write_text(textwrap.dedent('''
+        import pathlib
+        import time
+
+        from verification import Outcome, claim
+
+
+        @claim("ctrlc:waits", "Thm. 0", "Waits until interrupted.", statistical=False)
+        def waits(ctx):
+            pathlib.Path(__file__).with_name("started").write_text("yes")
+            time.sleep(120)
+            return Outcome("confirmed", "not reached")
+        '''))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "verification", "run", "--claims",
+                             str(tmp_path / "claims.py"), "--workers", "2", "--out", str(out),
+                             "--no-figures"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "started").exists() and proc.poll() is None:
+            assert time.monotonic() < deadline, "the claim never started"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output and len(lines) == 1, output
+    assert lines[0].startswith(f"interrupted: the report in {out} is marked incomplete"), output
+    assert json.loads((out / "report.json").read_text())["complete"] is False
