@@ -8,7 +8,6 @@ from numerics import compiled
 from theory import GaussianToken, SingleLocation, derive, projection
 from theory.models import marion2025 as m
 from verification import Context, get_claim, run_claim
-from verification.mutations import flip_term_sign, mutants
 
 CTX = Context(profile="quick", seed=0, device="cpu")
 
@@ -21,9 +20,9 @@ def verdict(claim_id, **overrides):
 def test_thm1_refutes_a_mutated_risk_formula():
     risk = derive(m.MODEL).risk
     # the cross term between noise tokens, its sign flipped (a typical algebra slip)
-    idx = next(i for i, t in enumerate(sp.Add.make_args(sp.expand(risk, deep=False)))
-               if t.has(m.L) and t.has(m.rho) and not t.has(m.d))
-    wrong = flip_term_sign(risk, idx)
+    terms = list(sp.Add.make_args(sp.expand(risk, deep=False)))
+    idx = next(i for i, t in enumerate(terms) if t.has(m.L) and t.has(m.rho) and not t.has(m.d))
+    wrong = sp.Add(*terms[:idx], -terms[idx], *terms[idx + 1:])
     from numerics import generate
     f = generate(derive(m.MODEL).args, [wrong])
     cm = compiled(m.MODEL)
@@ -106,13 +105,6 @@ def test_risk_terms_named_for_mutations_are_unique():
     from verification.claims.marion2025._common import TERMS, risk_term
     terms = [risk_term(name) for name in TERMS]
     assert len(set(terms)) == len(TERMS)
-
-
-def test_mutants_cover_every_term():
-    expr = m.eps**2 + m.gamma**2 - m.gamma**4 / (m.gamma**2 + m.L - 1)
-    ms = mutants(expr)
-    assert len(ms) == 2 * len(sp.Add.make_args(expr))
-    assert all(sp.simplify(mut - expr) != 0 for _, mut in ms)
 
 
 @pytest.mark.slow

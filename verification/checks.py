@@ -67,7 +67,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import chi2 as _chi2, norm, t as _student_t
 
-from .stats import finite
+from .stats import finite, z_compare
 
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
@@ -298,10 +298,7 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
                                  np.broadcast_to(np.asarray(dof, float), theory.shape),
                                  what=f"{name}: dof")
     ctx.ledger.spend(name, theory.size, ctx.alpha)
-    diff = np.abs(estimate - theory)
-    ok = diff <= crit * se + bias
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(se > 0, (diff - bias) / se, np.where(diff > bias, np.inf, 0.0))
+    ok, score = z_compare(theory, estimate, se, crit, bias)
     ref = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
     res = _resolution(se, bias, ref, crit, power)
     ctx.ledger.set_resolution(res)

@@ -24,9 +24,10 @@ def finite(*arrays: ArrayLike, what: str = "value") -> None:
             raise NaNInEvidence(f"non-finite {what} in the evidence; no verdict computed")
 
 
-def z_compare(theory: ArrayLike, estimate: ArrayLike, stderr: ArrayLike, z: float,
+def z_compare(theory: ArrayLike, estimate: ArrayLike, stderr: ArrayLike, z: ArrayLike,
               bias: ArrayLike = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Per-point pass flags and the normalised excess (|Δ| − bias)/stderr."""
+    """Per-point pass flags, |Δ| ≤ z·stderr + bias (z one value or one per point), and the
+    normalised excess (|Δ| − bias)/stderr."""
     theory, estimate, stderr = (np.asarray(x, float) for x in (theory, estimate, stderr))
     bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
     finite(theory, estimate, stderr, bias)
