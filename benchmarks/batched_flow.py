@@ -8,9 +8,9 @@ intervals). Writes benchmarks/batched_flow.json.
 * ``rhs``: seconds per right-hand side per state, ``ReducedFlow.rhs_batch`` on K states against
   K calls of ``ReducedFlow.rhs`` (H = 2 and H = 4 heads);
 * ``conj_block``: the 8 fresh initial draws at one D (D = 10⁶) of a Conj. III.1 subtask,
-  integrated to escape (‖m‖_F ≥ 0.3) one by one (``integrate_until``, scipy's RK45 alone, as
-  the claim did before batching) and as one batch (``numerics.multihead.batched.integrate_batch``,
-  as the claim does now);
+  integrated to escape (‖m‖_F ≥ 0.3) one by one (``numerics.ode.integrate`` with RK45 on each
+  state alone, as the claim did before batching) and as one batch (the same front door on the
+  2-D batch, ``ReducedFlow.rhs_batch``, as the claim does now);
 * ``result_draws``: Result III.1's flow (H = 4, θ ~ N(0, diag(6, 3))) from 3 initial draws at
   D = 10², 10³, 10⁴ until both features are specialized (max_h |m_hf| ≥ 0.5), 9 trajectories.
 
@@ -38,15 +38,15 @@ def _setups():
     from numerics.reduced import HeadReduced
     from theory.models.sagitova2026 import GaussianPrior
     from theory.multihead import MultiHeadModel
-    from verification.claims.sagitova2026._common import _small_init
+    from verification.claims.sagitova2026._common import small_init
     escape = HeadReduced(MultiHeadModel(2, 4, 2, "softmax"), GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5])),
                          n=2**11, seed=11, backend="torch")
     special = HeadReduced(MultiHeadModel(4, 4, 2, "softmax"), GaussianPrior([0.0, 0.0], np.diag([6.0, 3.0])),
                           n=2**11, seed=12, backend="torch")
     rng = np.random.default_rng(0)
-    conj = np.array([escape.pack(_small_init(rng.standard_normal((2, 2)), 1e6)) for _ in range(8)])
+    conj = np.array([escape.pack(small_init(rng.standard_normal((2, 2)), 1e6)) for _ in range(8)])
     draws = [rng.standard_normal((4, 2)) for _ in range(3)]
-    result = np.array([special.pack(_small_init(g, D)) for g in draws for D in (1e2, 1e3, 1e4)])
+    result = np.array([special.pack(small_init(g, D)) for g in draws for D in (1e2, 1e3, 1e4)])
     return escape, special, conj, result
 
 
@@ -63,12 +63,13 @@ def _rhs_case(rm, Y, repeats):
 
 
 def _integration_case(rm, Y0, t_eval, value, threshold, reached, repeats):
-    from numerics.multihead.batched import integrate_batch
-    from verification.claims.sagitova2026._common import integrate_until
+    from numerics.ode import integrate
     res = {}
-    one = lambda: res.__setitem__("one", [integrate_until(rm, y, t_eval, reached, chunk=100, rtol=1e-4)
-                                          for y in Y0])
-    bat = lambda: res.__setitem__("bat", integrate_batch(rm.flow, Y0, t_eval, reached, chunk=100, rtol=1e-4))
+    event = lambda t, y: reached(y)
+    opts = dict(method="RK45", rtol=1e-4, atol=1e-12, reached=event, chunk=100)
+    pairs = lambda runs: [(tr.t, tr.y) for tr in runs]
+    one = lambda: res.__setitem__("one", pairs([integrate(rm.flow.rhs, y, t_eval, **opts) for y in Y0]))
+    bat = lambda: res.__setitem__("bat", pairs(integrate(rm.flow.rhs_batch, np.asarray(Y0), t_eval, **opts)))
     start = time.perf_counter()
     t = interleaved({"one_by_one": one, "batched": bat}, n=1, repeats=repeats)
     tau_one, tau_bat = (_first_passages(res[k], value, threshold) for k in ("one", "bat"))

@@ -76,7 +76,7 @@ def main() -> None:
     import torch
     torch.set_num_threads(1)
     from numerics.codegen.cache import atomic_write_text
-    from verification.registry import claims_for
+    from verification.catalogue import claims_for
     claims = claims_for(ids=args.claim) if args.claim else claims_for()
     out = {"profile": "quick", "seed": 0, "torch_threads": 1, "claims": {}}
     for c in claims:

@@ -26,7 +26,8 @@ def _claim_in_worker(claim_id: str) -> dict:
     import time
     from verification.context import Context
     from verification.engine import single_thread
-    from verification.registry import REGISTRY, claims_for
+    from verification.catalogue import claims_for
+    from verification.declare import REGISTRY
     from verification.tasks import run_claim
     claims_for()                                 # registers every paper's claims
     before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()

@@ -28,15 +28,15 @@ class CompiledDerivation:
     risk gradient and Hessian, flow and flow Jacobian; every function takes the parameters (a
     mapping by name) and q (..., n_state)."""
 
-    def __init__(self, derived: OverlapDerivation, backend: str = "numpy", engine=None,
+    def __init__(self, derived: OverlapDerivation, backend: str = "numpy", rule=None,
                  name: str = ""):
         self.derived = derived
         self.backend = backend
-        self.engine = engine
+        self.rule = rule
         self.name = name
 
     def _gen(self, outputs):
-        return generate(self.derived.args, outputs, backend=self.backend, engine=self.engine)
+        return generate(self.derived.args, outputs, backend=self.backend, rule=self.rule)
 
     @cached_property
     def _risk(self):
@@ -105,8 +105,8 @@ class CompiledDerivation:
 class CompiledModel(CompiledDerivation):
     """The compiled derivations of a :class:`theory.Model` (``derive(model)``)."""
 
-    def __init__(self, model: Model, backend: str = "numpy", engine=None):
-        super().__init__(derive(model), backend, engine, name=model.name)
+    def __init__(self, model: Model, backend: str = "numpy", rule=None):
+        super().__init__(derive(model), backend, rule, name=model.name)
         self.model = model
 
     def check_params(self, params: Mapping[str, float]) -> dict[str, float]:
@@ -121,6 +121,6 @@ class CompiledModel(CompiledDerivation):
 _compiled = memo_by_model(CompiledModel)
 
 
-def compiled(model: Model, backend: str = "numpy", engine=None) -> CompiledModel:
+def compiled(model: Model, backend: str = "numpy", rule=None) -> CompiledModel:
     """The (cached) compiled functions of ``model`` for ``backend``."""
-    return _compiled(model, backend, engine)
+    return _compiled(model, backend, rule)

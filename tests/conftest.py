@@ -19,7 +19,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def forget_claims():
     """Claims a test registers (a user's claims file, a plugin) are unregistered after it, so
     that no later test sees them; the built-in ones are registered first, so that they stay."""
-    from verification.registry import REGISTRY, load_all
+    from verification.catalogue import load_all
+    from verification.declare import REGISTRY
     load_all()
     before = dict(REGISTRY)
     yield

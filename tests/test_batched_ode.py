@@ -1,6 +1,7 @@
-"""Batched trajectories (numerics.ode.batched, numerics.multihead.batched): each row is scipy's
-RK45 on that row alone (to the last bit when the right-hand side is row-wise), and the batched
-multi-head right-hand side is ReducedFlow.rhs row by row."""
+"""Batched trajectories (``numerics.ode.integrate`` on a batch: the lockstep RK45 of
+numerics.ode.batched): each row is scipy's RK45 on that row alone (to the last bit when the
+right-hand side is row-wise), each row ends with its own status, and the batched multi-head
+right-hand side is ReducedFlow.rhs row by row."""
 
 import numpy as np
 import pytest
@@ -9,17 +10,15 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
 from numerics.multihead import HeadState, first_passage
-from numerics.multihead.batched import integrate_batch
-from numerics.ode.batched import rk45_until_batch
+from numerics.ode import integrate
 from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import GaussianPrior
 from theory.multihead import MultiHeadModel
-from verification.claims.sagitova2026._common import integrate_until
+from verification.claims.sagitova2026._common import integrate_until_batch
 
 
 class _Toy:
-    """A nonlinear test system in the interface ``integrate_until`` reads."""
-    name = "toy"
+    """A nonlinear test system: ``rhs`` at one state, ``rows`` at a batch."""
 
     def __init__(self, A):
         self.A = A
@@ -27,13 +26,7 @@ class _Toy:
     def rhs(self, y):
         return self.A @ y + 0.3 * np.sin(y)
 
-    def check_state(self, y):
-        return y
-
-    def pack(self, y):
-        return y
-
-    def rows(self, t, Y):
+    def rows(self, Y):
         return np.array([self.rhs(y) for y in Y])
 
 
@@ -42,43 +35,59 @@ def _toy(seed, P=4):
     return _Toy(0.5 * rng.standard_normal((P, P))), rng.standard_normal((5, P))
 
 
+def _event(reached):
+    return None if reached is None else (lambda t, y: reached(y))
+
+
+def _batch(rows, Y0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12, **kw):
+    """(t, y) pairs of the batch, every row checked to end ok."""
+    runs = integrate(rows, Y0, t_eval, method="RK45", rtol=rtol, atol=atol, reached=_event(reached),
+                     chunk=chunk, **kw)
+    assert all(tr.ok for tr in runs)
+    return [(tr.t, tr.y) for tr in runs]
+
+
+def _alone(rhs, y0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12):
+    """scipy's RK45 (``solve_ivp``, one call per chunk) from one state: the reference."""
+    tr = integrate(rhs, y0, t_eval, method="RK45", rtol=rtol, atol=atol, reached=_event(reached),
+                   chunk=chunk)
+    assert tr.ok
+    return tr.t, tr.y
+
+
 @given(seed=st.integers(0, 10_000), chunk=st.sampled_from([None, 1, 7, 40, 1000]),
        rtol=st.sampled_from([1e-3, 1e-6, 1e-9]))
 def test_each_row_is_scipys_rk45_alone_to_the_last_bit(seed, chunk, rtol):
     toy, Y0 = _toy(seed)
     t_eval = np.linspace(0.0, 8.0, 81)
     reached = lambda y: np.linalg.norm(y) > 6.0
-    batch = rk45_until_batch(toy.rows, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol)
+    batch = _batch(toy.rows, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol)
     for y0, (t, y) in zip(Y0, batch, strict=True):
-        t_ref, y_ref = integrate_until(toy, y0, t_eval, reached, chunk=chunk, rtol=rtol)
+        t_ref, y_ref = _alone(toy.rhs, y0, t_eval, reached, chunk=chunk, rtol=rtol)
         assert np.array_equal(t, t_ref) and np.array_equal(y, y_ref)
 
 
 @pytest.mark.filterwarnings("ignore:At least one element of `rtol` is too small")
 @pytest.mark.parametrize("case", ["reached at t0", "rtol below the floor", "zero derivative",
-                                  "span shorter than the first step", "one output time",
-                                  "stop at a chunk boundary"])
+                                  "span shorter than the first step", "stop at a chunk boundary"])
 def test_edge_cases_are_scipys_too(case):
     toy, Y0 = _toy(5)
     t_eval, reached, rtol, rows, chunk = np.linspace(0.0, 4.0, 41), None, 1e-6, toy.rows, 10
+    rhs = toy.rhs
     if case == "reached at t0":
         reached = lambda y: y[0] > Y0[2, 0] - 1e-12          # rows ≥ y0[2] in coordinate 0 stop at once
     elif case == "rtol below the floor":
         rtol = 1e-17
     elif case == "zero derivative":
-        rows = lambda t, Y: np.zeros_like(Y)
+        rows, rhs = (lambda Y: np.zeros_like(Y)), (lambda y: np.zeros_like(y))
     elif case == "span shorter than the first step":
         t_eval = np.linspace(5.0, 5.0 + 1e-9, 4)
-    elif case == "one output time":
-        t_eval = t_eval[:1]
     else:
-        first = rk45_until_batch(rows, Y0, t_eval, chunk=chunk)[0][1]
+        first = _batch(rows, Y0, t_eval, chunk=chunk)[0][1]
         reached = lambda y: np.array_equal(y, first[chunk])  # row 0 stops exactly at t_eval[chunk]
-    batch = rk45_until_batch(rows, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol)
-    alone = _Toy(toy.A)
-    alone.rhs = (lambda y: np.zeros_like(y)) if case == "zero derivative" else toy.rhs
+    batch = _batch(rows, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol)
     for y0, (t, y) in zip(Y0, batch, strict=True):
-        t_ref, y_ref = integrate_until(alone, y0, t_eval, reached, chunk=chunk, rtol=rtol)
+        t_ref, y_ref = _alone(rhs, y0, t_eval, reached, chunk=chunk, rtol=rtol)
         assert np.array_equal(t, t_ref) and np.array_equal(y, y_ref)
     if case == "reached at t0":
         assert sum(len(t) == 1 for t, _ in batch) == int(np.sum(Y0[:, 0] > Y0[2, 0] - 1e-12)) >= 1
@@ -89,7 +98,7 @@ def test_edge_cases_are_scipys_too(case):
 def test_without_stop_or_chunk_the_rows_are_solve_ivps_output():
     toy, Y0 = _toy(1)
     t_eval = np.linspace(0.0, 3.0, 31)
-    batch = rk45_until_batch(toy.rows, Y0, t_eval, rtol=1e-7, atol=1e-10)
+    batch = _batch(toy.rows, Y0, t_eval, rtol=1e-7, atol=1e-10)
     for y0, (t, y) in zip(Y0, batch, strict=True):
         ref = solve_ivp(lambda t, y: toy.rhs(y), (0.0, 3.0), y0, t_eval=t_eval, rtol=1e-7, atol=1e-10)
         assert np.array_equal(t, ref.t) and np.array_equal(y, ref.y.T)
@@ -99,59 +108,67 @@ def test_a_row_does_not_depend_on_the_others_in_its_batch():
     toy, Y0 = _toy(2)
     t_eval = np.linspace(0.0, 5.0, 51)
     reached = lambda y: y[0] > 1.0
-    together = rk45_until_batch(toy.rows, Y0, t_eval, reached=reached, chunk=9)
+    together = _batch(toy.rows, Y0, t_eval, reached=reached, chunk=9)
     for k in range(len(Y0)):
-        t, y = rk45_until_batch(toy.rows, Y0[k:k + 1], t_eval, reached=reached, chunk=9)[0]
+        t, y = _batch(toy.rows, Y0[k:k + 1], t_eval, reached=reached, chunk=9)[0]
         assert np.array_equal(t, together[k][0]) and np.array_equal(y, together[k][1])
     assert len({len(t) for t, _ in together}) > 1          # rows stopped at different times
 
 
-def test_failures_and_bad_options_are_named():
+def test_numerical_endings_are_statuses_per_row_and_bad_options_are_named():
     toy, Y0 = _toy(4)
     t_eval = np.linspace(0.0, 1.0, 11)
-    with pytest.raises(RuntimeError, match="toy-nan: the flow's integration failed"):
-        rk45_until_batch(lambda t, Y: np.where(t[:, None] > 0.3, np.nan, 1.0) * np.ones_like(Y),
-                         Y0, t_eval, name="toy-nan")
-    with pytest.raises(FloatingPointError, match="toy-overflow: the state became non-finite"):
-        rk45_until_batch(lambda t, Y: np.full_like(Y, 1e306), Y0, np.linspace(0.0, 1e3, 11),
-                         name="toy-overflow")
+    rk45 = lambda rows, Y, t=t_eval, **kw: integrate(rows, Y, t, method="RK45", **kw)
+    runs = rk45(lambda Y: np.full_like(Y, np.nan), Y0)
+    assert all(tr.status == "nonfinite" and not tr.ok and len(tr.t) == 1 for tr in runs)
+    runs = rk45(lambda Y: np.full_like(Y, 1e306), Y0, np.linspace(0.0, 1e3, 11))
+    assert all(tr.status == "nonfinite" and np.all(np.isfinite(tr.y)) for tr in runs)
+    # one row blows up (the right-hand side refuses it and raises), the others run on
+    def growth(Y):
+        if np.any(Y > 5.0):
+            raise FloatingPointError("too large")
+        return Y.copy()
+    runs = rk45(growth, np.array([[0.1], [2.0], [0.2]]))
+    assert runs[1].status == "nonfinite" and "too large" in runs[1].message
+    assert runs[1].t[-1] < 1.0 and runs[0].ok and runs[2].ok
+    assert np.array_equal(runs[2].y, integrate(growth, [0.2], t_eval, method="RK45").y)
+    runs = rk45(toy.rows, Y0, max_nfev=20)
+    assert all(tr.status == "max_steps" and tr.nfev == 20 for tr in runs)
     with pytest.raises(ValueError, match="returned shape"):
-        rk45_until_batch(lambda t, Y: Y[:, :2], Y0, t_eval)
+        rk45(lambda Y: Y[:, :2], Y0)
     for kwargs, word in (({"rtol": -1.0}, "rtol"), ({"atol": np.nan}, "atol"), ({"chunk": 0}, "chunk")):
         with pytest.raises(ValueError, match=word):
-            rk45_until_batch(toy.rows, Y0, t_eval, **kwargs)
+            rk45(toy.rows, Y0, **kwargs)
     with pytest.raises(ValueError, match="t_eval"):
-        rk45_until_batch(toy.rows, Y0, t_eval[::-1])
-    with pytest.raises(ValueError, match="Y0"):
-        rk45_until_batch(toy.rows, Y0[0], t_eval)
+        rk45(toy.rows, Y0, t_eval[::-1])
+    with pytest.raises(ValueError, match="t_eval"):
+        rk45(toy.rows, Y0, t_eval[:1])
+    with pytest.raises(ValueError, match="y0"):
+        rk45(toy.rows, Y0[None], t_eval)
     with pytest.raises(ValueError, match="finite"):
-        rk45_until_batch(toy.rows, np.full_like(Y0, np.nan), t_eval)
+        rk45(toy.rows, np.full_like(Y0, np.nan), t_eval)
     for bad in ([0.0, np.nan, 1.0], [0.0, 1.0, np.inf]):
         with pytest.raises(ValueError, match="t_eval"):
-            rk45_until_batch(toy.rows, Y0, bad)
+            rk45(toy.rows, Y0, bad)
     for kwargs, word in (({"rtol": None}, "rtol"), ({"atol": [1e-9] * 4}, "atol"), ({"chunk": 2.5}, "chunk")):
         with pytest.raises(ValueError, match=word):
-            rk45_until_batch(toy.rows, Y0, t_eval, **kwargs)
+            rk45(toy.rows, Y0, **kwargs)
     with pytest.raises(ValueError, match="real"):
-        rk45_until_batch(toy.rows, Y0 + 0j, t_eval)
+        rk45(toy.rows, Y0 + 0j, t_eval)
     with pytest.raises(ValueError, match="P ≥ 1"):
-        rk45_until_batch(toy.rows, np.zeros((3, 0)), t_eval)
-    with pytest.raises(RuntimeError, match="row 0 of Y0: toy: the flow's integration failed"):
-        rk45_until_batch(lambda t, Y: np.full_like(Y, np.nan), Y0, t_eval, name="toy")
+        rk45(toy.rows, np.zeros((3, 0)), t_eval)
 
 
 def test_a_failing_row_fails_where_scipy_alone_fails():
     toy, Y0 = _toy(6)
     t_eval = np.linspace(0.0, 2.0, 21)
     nan_late = lambda y: np.full_like(y, np.nan) if np.linalg.norm(y) > 1.5 else toy.rhs(y)
-    alone = _Toy(toy.A)
-    alone.rhs = nan_late
     row = next(k for k in range(len(Y0)) if np.linalg.norm(Y0[k]) <= 1.5)
-    with pytest.raises(RuntimeError) as ref:
-        integrate_until(alone, Y0[row], t_eval)
-    with pytest.raises(RuntimeError, match=f"row 0 of Y0: {ref.value}"):
-        rk45_until_batch(lambda t, Y: np.array([nan_late(y) for y in Y]), Y0[row:row + 1], t_eval,
-                         name="toy")
+    alone = integrate(nan_late, Y0[row], t_eval, method="RK45", rtol=1e-6, atol=1e-12)
+    batch = integrate(lambda Y: np.array([nan_late(y) for y in Y]), Y0[row:row + 1], t_eval,
+                      method="RK45", rtol=1e-6, atol=1e-12)[0]
+    assert not alone.ok and not batch.ok
+    assert batch.t[-1] <= alone.t[-1] and np.array_equal(batch.y, alone.y[:len(batch.t)])
 
 
 def _states(rng, H, F, k=4):
@@ -219,30 +236,33 @@ def test_rhs_does_not_depend_on_the_eigenbasis_of_r():
         assert np.allclose(turned, Q @ R @ Q.T, atol=1e-12)
 
 
-def test_integrate_batch_checks_the_initial_states():
+def test_integrate_until_batch_checks_the_initial_states():
     model = MultiHeadModel(2, 3, 2, "softmax")
     rm = HeadReduced(model, GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0])), n=128, seed=1)
     good = HeadState.make(np.full((2, 2), 0.1), 0.01 * np.eye(2)).pack()
     bad = good.copy()
     bad[4] = -0.5                                             # r[0,0] < 0: not a Gram matrix
-    with pytest.raises(ValueError, match="Y0 row 1: .*positive semi-definite"):
-        integrate_batch(rm.flow, np.array([good, bad]), [0.0, 1.0])
-    with pytest.raises(ValueError, match="Y0 row 0: .*coordinates"):
-        integrate_batch(rm.flow, good[None, :-1], [0.0, 1.0])
+    with pytest.raises(ValueError, match="r"):
+        integrate_until_batch(rm, [good, bad], [0.0, 1.0])
+    with pytest.raises(ValueError, match="coordinates"):
+        integrate_until_batch(rm, [good[:-1]], [0.0, 1.0])
 
 
-def test_integrate_batch_gives_the_escape_times_of_one_by_one_integration():
+def test_the_batch_gives_the_escape_times_of_one_by_one_integration():
     model = MultiHeadModel(2, 4, 2, "softmax")
     rm = HeadReduced(model, GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5])), n=512, seed=7)
-    from verification.claims.sagitova2026._common import _small_init
+    from verification.claims.sagitova2026._common import small_init
     rng = np.random.default_rng(0)
-    Y0 = np.array([rm.pack(_small_init(rng.standard_normal((2, 2)), D)) for D in (1e2, 1e4, 1e6)])
+    Y0 = np.array([rm.pack(small_init(rng.standard_normal((2, 2)), D)) for D in (1e2, 1e4, 1e6)])
     t_eval = np.linspace(0.0, 60.0, 601)
     norm = lambda y: float(np.linalg.norm(y[:4]))
     escaped = lambda y: norm(y) >= 0.3
-    batch = integrate_batch(rm.flow, Y0, t_eval, escaped, chunk=100, rtol=1e-4)
+    batch = integrate_until_batch(rm, Y0, t_eval, escaped, chunk=100, rtol=1e-4)
     for y0, (t, y) in zip(Y0, batch, strict=True):
-        t_ref, y_ref = integrate_until(rm, y0, t_eval, escaped, chunk=100, rtol=1e-4)
+        ref = rm.integrate(y0, t_eval, method="RK45", rtol=1e-4, atol=1e-12, chunk=100,
+                           reached=lambda t, y: escaped(y))
+        t_ref, y_ref = ref.t, ref.y
+        assert ref.status == "event"
         assert len(t) == len(t_ref) and np.allclose(y, y_ref, rtol=1e-8, atol=1e-12)
         tau, tau_ref = (first_passage(s, [norm(v) for v in z], 0.3) for s, z in ((t, y), (t_ref, y_ref)))
         assert np.isfinite(tau) and abs(tau - tau_ref) < 1e-8

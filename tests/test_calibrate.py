@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from verification.calibrate import calibrate
 from verification.checks import estimate_vs_theory
-from verification.registry import Claim, Outcome
+from verification.declare import Claim, Outcome
 
 
 def _mean_claim(ctx, mean=1.0):
@@ -106,8 +106,8 @@ def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_fi
 
 
 def test_a_record_names_its_code_and_is_marked_once_the_code_changes(tmp_path, monkeypatch):
-    from verification.calibrate import claim_code, load_calibration, summary_rows
-    from verification.registry import REGISTRY
+    from verification.declare import REGISTRY
+    from verification.records import claim_code, load_calibration, summary_rows
     monkeypatch.setitem(REGISTRY, TOY.id, TOY)
     calibrate([TOY], seeds=1, out=tmp_path)
     path = tmp_path / "calibration.json"
@@ -179,7 +179,7 @@ def test_perturbations_of_a_claimed_zero_move_it_by_the_resolution_or_are_not_ap
 
 
 def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
-    from verification.calibrate import summary_rows
+    from verification.records import summary_rows
     res = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
                            mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)
     rec = res["claims"][0]
@@ -191,7 +191,7 @@ def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
 
 
 def test_the_table_marks_mutations_of_a_claim_refuted_at_every_seed_as_showing_no_power():
-    from verification.calibrate import summary_rows
+    from verification.records import summary_rows
     rec = {"alpha": 1e-4, "resolution": 0.05, "runs": 10,
            "mutations": [{"name": n, "runs": 10, "refuted": 10} for n in ("a", "b", "c")]}
     holds = {**rec, "id": "p:holds", "false_refutations": 0, "verdicts": {"confirmed": 10}}

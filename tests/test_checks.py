@@ -12,7 +12,7 @@ from verification import checks
 from verification.checks import (Ledger, OutsideRealisableSet, confidence_sequence_radius,
                                  estimate_vs_theory, limit, realisable, sequential, trend)
 from verification.context import Context
-from verification.registry import Claim, Outcome
+from verification.declare import Claim, Outcome
 from verification.runner import run_claim
 
 

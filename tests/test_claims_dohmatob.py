@@ -87,8 +87,9 @@ def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
     from verification.claims.dohmatob2025._common import (
         STATIONARY_SETTINGS, _engine_stationary_uncached, _flow_on_M, paper_stationary)
     from verification.store import ResultStore
+    from verification.tasks import map_subtasks
     store = ResultStore(tmp_path)
-    ctx = Context(profile="quick", seed=0, device="cpu", store=store)
+    ctx = Context(profile="quick", seed=0, device="cpu", store=store, mapper=map_subtasks)
     first = paper_stationary(ctx, "linear", [50])
     assert len(list(tmp_path.rglob("*"))) > 0                    # stored
     again = paper_stationary(ctx, "linear", [50])

@@ -80,20 +80,22 @@ def test_sequential_claim_refutes_the_wrong_order():
                    seeds=2, sgd_dims=[100]) == "refuted"
 
 
-def test_integrate_until_gives_the_numbers_of_the_full_integration():
-    """The escape time without integrating past the hit equals the one from the full (or the
-    chunked, stopped) integration bit for bit: the speed-up changes no number."""
+def test_integrate_until_batch_gives_the_numbers_of_the_full_integration():
+    """The escape time without integrating past the hit (the batch's lockstep RK45, one row)
+    equals the one from the full (or the chunked, stopped) scipy integration bit for bit: the
+    speed-up changes no number."""
     from numerics.multihead import first_passage
     from theory.multihead import MultiHeadModel
     from verification.claims.sagitova2026 import _common as cm
     rm = cm._flow(MultiHeadModel(2, 4, 2, "softmax"), cm._escape_prior(), 2**10, 3)
     t_eval = np.linspace(0, 60, 601)
-    y0 = cm._small_init(np.random.default_rng(1).standard_normal((2, 2)), 1e3)
+    y0 = cm.small_init(np.random.default_rng(1).standard_normal((2, 2)), 1e3)
     for chunk in (None, 100):
         stop = None if chunk is None else (lambda t, y: bool(np.linalg.norm(rm.unpack(y).m) >= 0.3))
-        tr, states = cm._trajectory(rm, y0, t_eval, chunk=chunk, stop=stop)
+        tr, states = cm._trajectory(rm, y0, t_eval, method="RK45", chunk=chunk, reached=stop)
         old = first_passage(tr.t, [np.linalg.norm(s.m) for s in states], 0.3)
-        t, y = cm.integrate_until(rm, y0, t_eval, lambda y: np.linalg.norm(y[:4]) >= 0.3, chunk=chunk)
+        [(t, y)] = cm.integrate_until_batch(rm, [y0], t_eval, lambda y: np.linalg.norm(y[:4]) >= 0.3,
+                                            chunk=chunk)
         assert np.array_equal(y, tr.y[:len(t)]) and np.array_equal(t, tr.t[:len(t)])
         assert cm.escape_time(rm, y0, t_eval, 0.3, chunk=chunk) == old
         assert np.isfinite(old) and t[-1] < 60

@@ -19,7 +19,7 @@ runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
 
 TINY_CLAIMS = '''
-from verification.registry import Outcome, claim
+from verification.declare import Outcome, claim
 
 
 @claim("{paper}:instant", "Thm. 0", "Returns at once.", statistical=False)

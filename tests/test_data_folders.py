@@ -22,7 +22,7 @@ import pytest
 from numerics.codegen import signing
 from numerics.codegen.cache import CacheDamaged, cached_text, check_cache
 from verification import Outcome
-from verification.registry import REGISTRY, claim
+from verification.declare import REGISTRY, claim
 from verification.runner import run
 from verification.store import (MISSING, STORE_ENV, ResultStore, StoreNotStored, Unstorable, decode,
                                 encode, task_key)

@@ -20,8 +20,8 @@ from verification import Outcome, claims_for
 from verification.cli import app
 from verification.codehash import import_closure
 from verification.guard import compare
-from verification.registry import REGISTRY, claim
-from verification.report import to_jsonable
+from verification.declare import REGISTRY, claim
+from verification.records import to_jsonable
 from verification.runner import run
 from verification.store import MISSING, ResultStore, task_key
 
@@ -92,15 +92,30 @@ def test_code_hash_covers_the_claims_imports_and_not_the_other_papers():
     assert {"verification/checks.py", "theory/models/marion2025.py",
             "numerics/sgd/direct.py"} <= files
     assert not any("sagitova2026" in f and f.startswith("verification/claims") for f in files)
-    # what runs the claim and renders its figures counts; scheduling, storage and the writing
-    # of reports do not
-    assert {"verification/tasks.py", "verification/context.py"} <= files
-    assert not {f"verification/{m}.py" for m in ("engine", "store", "guard", "calibrate",
-                                                 "sweep", "cli", "runner", "report")} & files
+    # what the claim computes with counts (the claim API: verification.layers); what finds,
+    # schedules, runs and stores it and what writes the reports does not
+    assert {"verification/declare.py", "verification/context.py"} <= files
+    assert not {f"verification/{m}.py" for m in ("tasks", "engine", "store", "records", "guard",
+                                                 "calibrate", "sweep", "cli", "runner", "report",
+                                                 "catalogue", "userfiles", "__init__")} & files
     here = import_closure(__name__)          # a module outside the suite: its file + its imports
     assert Path(__file__) in here and ROOT / "verification" / "store.py" in here
     with pytest.raises(ValueError, match="no Python source"):
         import_closure("sys")
+
+
+def test_a_claim_runs_key_counts_the_module_that_builds_its_entry(monkeypatch):
+    """``verification.tasks`` turns an outcome into the stored entry (verdict, contract): an edit
+    there keys every claim run anew, although the scheduling layer is not hashed."""
+    import verification.codehash as codehash
+    from verification.tasks import claim_key
+    args = ("marion2025:thm1-risk", "verification.claims.marion2025.sec3_risk", "quick", 0,
+            "cpu", None)
+    before = claim_key(*args)
+    real = codehash.code_hash
+    monkeypatch.setattr(codehash, "code_hash",
+                        lambda m: "edited" if m == "verification.tasks" else real(m))
+    assert claim_key(*args) != before
 
 
 # -- runs -----------------------------------------------------------------------------------------
@@ -182,9 +197,17 @@ def test_subtasks_are_stored_one_by_one_and_an_interrupted_claim_resumes(tmp_pat
     assert second["claims"][0]["verdict"] == "confirmed" and CALLS == [0, 1, 2, 3, 4]
     fresh = run([toy_claim], show=False, out=tmp_path / "fresh", figures=False)
     assert to_jsonable(fresh["claims"][0]["evidence"]) == to_jsonable(second["claims"][0]["evidence"])
+    from verification.context import Context
+    from verification.tasks import map_subtasks
     with pytest.raises(TypeError, match="cannot key"):
-        from verification.context import Context
-        Context(store=ResultStore(tmp_path), task_key="0" * 64).map(_square, [object()])
+        Context(store=ResultStore(tmp_path), task_key="0" * 64, mapper=map_subtasks).map(
+            _square, [object()])
+    # the context is plain data: without the tasks' mapper it cannot key calls for a store
+    with pytest.raises(ValueError, match="needs the mapper"):
+        Context(store=ResultStore(tmp_path), task_key="0" * 64).map(_square, [1])
+    CALLS.clear()                   # without a store: one after the other, nothing stored
+    assert Context(seed=3).map(_square, [0, 1]) == Context(seed=3, mapper=map_subtasks).map(
+        _square, [0, 1]) and CALLS == [0, 1, 0, 1]
 
 
 # -- processes ------------------------------------------------------------------------------------

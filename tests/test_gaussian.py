@@ -63,18 +63,18 @@ def test_erf_square_is_owens_t_and_zero_mean_reduces_to_arcsin():
         assert float(e.subs(b, bv).evalf(30)) == pytest.approx(float(target.subs(b, bv)), rel=1e-20)
 
 
-def test_no_closed_form_gives_a_node_evaluated_by_every_engine():
+def test_no_closed_form_gives_a_node_evaluated_by_every_rule():
     law = _law([0.2, 0, 0], sp.Matrix([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1]]))
     e = expect(sp.tanh(g1) * g2, law)
     assert e.has(GaussianExpectation)
     ref = _mc(lambda x, y, z: np.tanh(x) * y, np.array([0.2, 0, 0]),
               np.array([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1]]), n=2_000_000)
-    for engine in (GaussHermite(40), QuasiMonteCarlo(12, 8), MonteCarlo(400_000, 1)):
-        value = float(generate([], [e], engine=engine)()[0])
-        assert abs(value - ref[0]) <= 5 * ref[1] + 2e-3, engine
+    for rule in (GaussHermite(40), QuasiMonteCarlo(12, 8), MonteCarlo(400_000, 1)):
+        value = float(generate([], [e], rule=rule)()[0])
+        assert abs(value - ref[0]) <= 5 * ref[1] + 2e-3, rule
 
 
-def test_closed_form_engine_rejects_what_has_no_closed_form():
+def test_closed_form_rule_rejects_what_has_no_closed_form():
     z = sp.Symbol("z")
     with pytest.raises(ValueError, match="no closed form"):
         ClosedForm().expectation(sp.tanh(z), [z])

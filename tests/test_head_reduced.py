@@ -60,10 +60,11 @@ def test_integrate_and_states_follow_the_flows_integrate():
 
     def escaped(state):
         return bool(np.linalg.norm(state.m) >= 0.3)
-    tr = rm.integrate(s0, t, rtol=1e-6, atol=1e-12, chunk=10, stop=lambda t, y: escaped(rm.unpack(y)))
+    tr = rm.integrate(s0, t, rtol=1e-6, atol=1e-12, chunk=10,
+                      reached=lambda t, y: escaped(rm.unpack(y)))
     old = ReducedFlow(model, prior, n=256, seed=1).integrate(s0, t, rtol=1e-6, atol=1e-12, chunk=10,
-                                                            stop=lambda t, s: escaped(s))
-    assert tr.status == "stopped" and np.array_equal(tr.t, old.t) and np.array_equal(tr.y, old.y)
+                                                            reached=lambda t, s: escaped(s))
+    assert tr.status == "event" and np.array_equal(tr.t, old.t) and np.array_equal(tr.y, old.y)
     assert tr.names == rm.state_names
     states = rm.states(tr)
     assert len(states) == len(tr.t) and escaped(states[-1]) and not escaped(states[-2])

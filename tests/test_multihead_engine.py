@@ -170,8 +170,8 @@ def test_integrate_with_stop_and_chunk_restarts_like_the_chunked_loop():
         return bool(np.linalg.norm(state.m) >= 0.3)
     t_old, st_old = _oracle_trajectory_until(fl, s0, 60.0, lambda states: escaped(states[-1]))
     tr = fl.integrate(s0, np.linspace(0, 60.0, 121), rtol=1e-6, atol=1e-12, chunk=10,
-                      stop=lambda t, s: escaped(s))
-    assert tr.status == "stopped" and escaped(HeadState.unpack(tr.y[-1], 2, 2))
+                      reached=lambda t, s: escaped(s))
+    assert tr.status == "event" and escaped(HeadState.unpack(tr.y[-1], 2, 2))
     assert not escaped(HeadState.unpack(tr.y[-2], 2, 2))
     k = len(tr.t)
     assert len(t_old) >= k and np.array_equal(tr.t, t_old[:k])

@@ -7,7 +7,7 @@ Monte Carlo, root-finding and integration claims are marked slow."""
 import pytest
 
 from verification import Context, run_claim
-from verification.registry import claims_for
+from verification.catalogue import claims_for
 
 CTX = Context(profile="quick", seed=0, device="cpu")
 CLAIMS = claims_for("dohmatob2025")

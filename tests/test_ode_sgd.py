@@ -6,19 +6,29 @@ import numpy as np
 import pytest
 import torch
 
-from numerics import SGDConfig, compiled, integrate_flow, simulate_direct, simulate_gram
-from numerics.ode import integrate_adaptive, integrate_euler_maruyama, integrate_rk4
+from numerics import SGDConfig, compiled, simulate_direct, simulate_gram
+from numerics.ode import integrate
 from theory.models.marion2025 import MODEL
 
 P = dict(d=64, L=3, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 
 
+def _flow(cm, params, q0, t_eval):
+    """A compiled model's overlap flow by Radau with its symbolic Jacobian (the front door)."""
+    p = cm.model.check_params(params)
+    tr = integrate(lambda q: cm.rhs(p, q, check=False), np.asarray(q0, float), t_eval,
+                   jac=lambda q: cm.jacobian(p, q, check=False), method="Radau")
+    assert tr.ok, tr.message
+    return tr
+
+
 def test_adaptive_and_fixed_step_agree_on_linear_ode():
     A = np.array([[-1.0, 2.0], [-2.0, -1.0]])
     t = np.linspace(0, 3, 7)
-    a = integrate_adaptive(lambda y: A @ y, [1.0, 0.0], t, jac=lambda y: A)
-    b = integrate_rk4(lambda y: A @ y, [1.0, 0.0], t, dt=1e-3)
+    a = integrate(lambda y: A @ y, [1.0, 0.0], t, jac=lambda y: A)
+    b = integrate(lambda y: A @ y, [1.0, 0.0], t, method="rk4", dt=1e-3)
+    assert a.ok and b.ok and a.method == "Radau"
     from scipy.linalg import expm
     exact = np.array([expm(A * s) @ [1.0, 0.0] for s in t])
     np.testing.assert_allclose(a.y, exact, atol=1e-8)
@@ -27,15 +37,16 @@ def test_adaptive_and_fixed_step_agree_on_linear_ode():
 
 def test_euler_maruyama_ornstein_uhlenbeck_variance():
     t = np.linspace(0, 5, 6)
-    ys = np.array([integrate_euler_maruyama(lambda y: -y, lambda y: np.eye(1) * math.sqrt(2),
-                                            [0.0], t, 1e-2, seed=s).final[0] for s in range(400)])
+    ys = np.array([integrate(lambda y: -y, [0.0], t, method="euler_maruyama", dt=1e-2,
+                             diffusion=lambda y: np.eye(1) * math.sqrt(2), seed=s).final[0]
+                   for s in range(400)])
     # stationary variance 1 (up to O(dt)); 400 samples: se of the variance ≈ 0.07
     assert abs(ys.var() - 1.0) < 0.3
 
 
 def test_flow_keeps_overlaps_inside_the_sphere():
     cm = compiled(MODEL)
-    tr = integrate_flow(cm, P, cm.q_vector(INIT), np.linspace(0, 20, 11))
+    tr = _flow(cm, P, cm.q_vector(INIT), np.linspace(0, 20, 11))
     assert np.all(np.abs(tr.y) <= 1 + 1e-9)
 
 
@@ -67,7 +78,7 @@ def test_ode_tracks_batched_sgd():
                     init=INIT, device="cpu", seed=2)
     res = simulate_direct(MODEL, cfg)
     cm = compiled(MODEL)
-    ode = integrate_flow(cm, p, cm.q_vector(INIT), res.t).y
+    ode = _flow(cm, p, cm.q_vector(INIT), res.t).y
     # finite-d noise drift ∝ lr·d/batch ≈ 0.03 per unit time plus fluctuations
     assert np.max(np.abs(res.mean() - ode)) < 0.06
 

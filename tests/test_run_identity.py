@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from verification.registry import Claim, Outcome
+from verification.declare import Claim, Outcome
 from verification.runner import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ def test_report_json_is_written_before_the_first_claim_with_the_run_and_its_opti
     assert _report(out) == json.loads(json.dumps(report))
 
 
-def _sigterm(specs, *args, **kwargs):
+def _sigterm(*args, **kwargs):
     raise SystemExit(143)         # as a SIGTERM handler that exits does, before any claim ran
 
 
@@ -111,7 +111,7 @@ def test_a_run_interrupted_before_its_first_claim_says_which_run_it_was(tmp_path
     out = tmp_path / "out"
     assert _run([PLAIN], out, seed=0)["complete"]
     if how == "exit":
-        monkeypatch.setattr("verification.engine.run_claim_tasks", _sigterm)
+        monkeypatch.setattr("verification.campaign.Campaign.run", _sigterm)
     with pytest.raises(KeyboardInterrupt if how == "ctrl-c" else SystemExit):
         _run([CTRL_C], out, seed=1)
     monkeypatch.undo()
@@ -251,3 +251,19 @@ def test_the_cli_names_only_the_report_files_the_run_wrote(tmp_path):
     line = next(x for x in res.output.splitlines() if x.startswith("report: "))
     assert "report.md, report.html" in line and "report.npz" not in line
     assert not (tmp_path / "out" / "report.npz").exists()
+
+
+@pytest.mark.parametrize("start", ["run", "sweep", "calibrate"])
+def test_run_sweep_and_calibrate_check_their_options_alike_before_any_work(tmp_path, start):
+    """One campaign (``verification.campaign``) checks the options all three share."""
+    from verification.calibrate import calibrate
+    from verification.sweep import sweep
+    begin = {"run": lambda **kw: run([PLAIN], show=False, **kw),
+             "sweep": lambda **kw: sweep([PLAIN], [0], **kw),
+             "calibrate": lambda **kw: calibrate([PLAIN], seeds=1, **kw)}[start]
+    with pytest.raises(ValueError, match="--profile 'fast'; allowed"):
+        begin(profile="fast", out=tmp_path / "a")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="--out"):
+        begin(out=tmp_path / "file")
+    assert not (tmp_path / "a").exists()

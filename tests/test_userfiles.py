@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from verification import userfiles
 from verification.cli import app
-from verification.registry import REGISTRY
+from verification.declare import REGISTRY
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ SOFTMAX_T2 = Activation("softmax-T2", tempered, shift_invariance="head")
 '''
 
 CLAIMS = '''
-from verification.registry import Outcome, claim
+from verification import Outcome, claim
 
 
 @claim("{paper}:always", "Thm. 0", "The variant's risk is $R \\\\ge 0$.", statistical=False)
@@ -238,10 +238,10 @@ def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(fil
 
 
 def test_run_paper_finds_and_runs_a_plugins_claims(tmp_path, monkeypatch):
-    from verification import registry
+    from verification import catalogue
     _plugin(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry._PLUGINS, "loaded", False)      # a fresh process's first look
+    monkeypatch.setitem(catalogue._PLUGINS, "loaded", False)      # a fresh process's first look
     for name in [m for m in sys.modules if m.split(".")[0] == "myplugin"]:
         monkeypatch.delitem(sys.modules, name)                    # as another test left it
     res = runner.invoke(app, ["run", "--paper", "myplugin", "--workers", "0", "--out",

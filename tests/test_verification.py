@@ -13,7 +13,8 @@ from theory import classify, find_stationary_points
 from verification import Context, Outcome, run_claim
 from verification.cli import app
 from verification.guard import compare
-from verification.registry import Claim, claims_for, source_of
+from verification.catalogue import claims_for, source_of
+from verification.declare import Claim
 from verification.stats import z_compare
 
 runner = CliRunner()

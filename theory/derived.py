@@ -1,4 +1,4 @@
-"""Everything the engine derives from a model, computed once per model and kept."""
+"""Everything SymPy derives from a model, computed once per model and kept."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ The rules, applied until no polynomial is left:
 
 Whatever has no closed form is kept as an explicit :class:`GaussianExpectation` node over
 K i.i.d. standard normals (K = number of distinct linear forms), evaluated numerically later
-(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, see ``numerics.expectation``).
+(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations).
 """
 
 from __future__ import annotations

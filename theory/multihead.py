@@ -1,9 +1,9 @@
 """Multi-head attention in the single-location model: the model kind of Sagitova et al. (2026).
 
-The engine's :class:`theory.Model` covers students that are a sum over tokens of one function
+The :class:`theory.Model` kind covers students that are a sum over tokens of one function
 of the token's projections. H attention heads couple the tokens through the normalisation, so
 they get their own description here, with the same division of labour: the user states the
-activation as SymPy expressions, SymPy derives everything the numerics evaluate.
+activation as SymPy expressions, SymPy derives everything the numerical layer evaluates.
 
 Setting (signal token at ℓ = 0 by exchangeability of the tokens): logits s_hℓ (H × L), sink
 logits v_h, head weights A_h = activation(s_h, v), token weights w_ℓ = (1/H)Σ_h A_hℓ, prediction
@@ -14,7 +14,7 @@ Derived here:
 * the conditional loss φ(s, v) = E_{z,ξ}(y − ŷ)² − Δ² = Σ_ℓ([ℓ = 0] − w_ℓ)² (spec
   "Attention model");
 * its gradient ∂φ/∂s_hℓ, its same-token Hessian blocks ∂²φ/∂s_hℓ∂s_kℓ (the Stein/Price
-  identities turn them into the r-equation of the flow, see ``numerics.multihead``), ∂φ/∂v_h;
+  identities turn them into the r-equation of the flow, see the multi-head flow), ∂φ/∂v_h;
 * the SGD-noise integrand: for one sample the key gradient is g_h = 2(ŷ − y)Σ_ℓ (∂ŷ/∂s_hℓ)x_ℓ,
   and as D → ∞, g_hᵀg_k/D → 4Σ_ℓ E_{z,ξ}[(ŷ − y)²(∂ŷ/∂s_hℓ)(∂ŷ/∂s_kℓ)]
   = 4Σ_ℓ[(φ + Δ²)·(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½·(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)]
@@ -47,12 +47,12 @@ class Activation:
     (H symbols) and returns H lists of L expressions A_hℓ. ``sinks`` says whether v_h are
     trained parameters (softmax-v); otherwise they are ignored.
 
-    ``shift_invariance`` declares a symmetry the generated numerics use to avoid overflow
-    (``numerics.multihead.weights_function`` subtracts the largest logit before evaluating):
+    ``shift_invariance`` declares a symmetry the generated code uses to avoid overflow
+    (the multi-head weights function subtracts the largest logit before evaluating):
     'head' when A_h is unchanged by adding one constant to head h's logits s_h (and to its
     sink v_h when ``sinks``), 'all' when A is unchanged by adding one constant to every logit
     (and sink), None when no such symmetry holds (softmax-1: its sink logit is fixed at 0).
-    The declaration is checked when the numerics are generated."""
+    The declaration is checked when the code is generated."""
 
     name: str
     weights: Callable

@@ -1,4 +1,4 @@
-"""Claim registry, runner, reports and regression guard (see ``python -m verification --help``).
+"""Claim API, catalogue, runner, reports and regression guard (see ``python -m verification --help``).
 
 The public names are imported on first use (PEP 562), so that ``python -m verification --help``
 and the light commands do not pay for SymPy, SciPy and torch; the import statements stay
@@ -16,8 +16,10 @@ def __getattr__(name: str):
         from . import compare as module
     elif name == "Context":
         from . import context as module
-    elif name in ("REGISTRY", "Claim", "Outcome", "claim", "claims_for", "get_claim"):
-        from . import registry as module
+    elif name in ("REGISTRY", "Claim", "Outcome", "claim"):
+        from . import declare as module
+    elif name in ("claims_for", "get_claim"):
+        from . import catalogue as module
     elif name in ("run", "run_claim"):
         from . import runner as module
     else:

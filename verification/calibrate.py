@@ -36,31 +36,14 @@ from pathlib import Path
 import time
 from typing import Any
 
-from .registry import Claim
+from .declare import Claim
+from .records import (DEFAULT_CALIBRATION, MIN_MUTATIONS, claim_code, expected_seconds,
+                      load_calibration, summary_rows, to_jsonable, whole_records)
 from .tasks import SUITE_VERSION
 
-__all__ = ["calibrate", "calibrate_claim", "summary_rows", "write_calibration", "load_calibration",
-           "merge_calibrations", "claim_code", "DEFAULT_CALIBRATION"]
-
-MIN_MUTATIONS = 3
-"""Mutations each claim should be calibrated against (those that apply to it); fewer is flagged."""
-
-DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
-"""Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
-
-
-def claim_code(claim: Claim) -> str | None:
-    """Content hash of the code a claim's runs execute (its module and extra modules with
-    their import closures, ``verification.codehash``); None for code without a source file."""
-    import hashlib
-
-    from .codehash import code_hash
-    try:
-        hashes = [code_hash(m) for m in [claim.module or claim.check.__module__,
-                                         *claim.extra_modules]]
-    except ValueError:
-        return None
-    return hashlib.sha256("\0".join(hashes).encode()).hexdigest()
+__all__ = ["calibrate", "calibrate_claim", "write_calibration", "merge_calibrations",
+           # the calibration record's format and reading are ``verification.records``'s:
+           "summary_rows", "load_calibration", "claim_code", "DEFAULT_CALIBRATION", "MIN_MUTATIONS"]
 
 
 def _resolution_of(entry: dict) -> float | None:
@@ -138,18 +121,13 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     calibration resumes and a perturbed run reuses its unperturbed run's simulations; write
     calibration.json and calibration.md to ``out`` after every finished run (atomically).
     dashboard, tls: as for ``verification.engine.Engine``."""
-    from numerics.codegen.cache import check_cache
-
-    from .engine import Engine
-    from .store import check_folder, lock_folder, open_store
-    from .tasks import ClaimTask, claim_task
+    from .campaign import Campaign
+    from .tasks import claim_task
 
     if not (isinstance(seeds, int) and seeds >= 1):
         raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
-    out = check_folder(out, "--out") if out is not None else None
-    store = open_store(store, out, force)
-    check_cache()             # the code cache and the user's key, before any work
-    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    out, engine = campaign.out, campaign.engine
     start = time.perf_counter()
     records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],
@@ -157,8 +135,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     meta: dict[int, tuple[int, str | None, int]] = {}
 
     def submit(i: int, seed: int, mutation=None, perturbation=None, name=None, priority=0.0):
-        spec = ClaimTask.make(claims[i], profile, seed, device, perturbation, mutation,
-                              figures=False, store=store)
+        spec = campaign.task(claims[i], seed, mutation=mutation, perturbation=perturbation)
         meta[engine.submit(claim_task, spec, priority=priority).index] = (i, name, seed)
 
     # The cheapest claims run first, and a perturbed run (cheap: it reuses its unperturbed
@@ -166,7 +143,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     # an interrupted calibration leaves whole records behind.
     rank = {i: r for r, i in enumerate(sorted(range(len(claims)),
                                               key=lambda i: _expected_cost(claims[i], profile)))}
-    with lock_folder(out, "--out"), engine:
+    with campaign.locked(), engine:
         for i, c in enumerate(claims):
             for s in range(1, seeds + 1):
                 submit(i, s, priority=-rank[i])
@@ -192,8 +169,7 @@ def _expected_cost(claim: Claim, profile: str) -> float:
 
 @functools.cache
 def _baseline_seconds(profile: str) -> dict[str, float]:
-    from .runner import _expected_seconds
-    return _expected_seconds(None, profile)
+    return expected_seconds(None, profile)
 
 
 def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path | None) -> dict:
@@ -204,75 +180,16 @@ def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path |
     return result
 
 
-def summary_rows(result: dict) -> list[str]:
-    """The calibration table: per claim α, resolution, the true model's refutations over the K
-    seeds with its verdicts (false refutations only where the claim holds: for a claim refuted
-    at every seed they are the finding reproduced) and each mutation's refutations, which show
-    no power for such a claim and are marked so."""
-    rows = ["| claim | α | resolution | refuted under the true model | mutations refuted |",
-            "|---|---|---|---|---|"]
-    for c in result["claims"]:
-        muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
-        if c.get("not_applicable"):
-            muts += f" (not applicable: {', '.join(c['not_applicable'])})"
-        always_refuted = c["runs"] > 0 and c["false_refutations"] == c["runs"]
-        if always_refuted and c["mutations"]:
-            muts += " (the claim is refuted at every seed: no power shown)"
-        mix = ", ".join(f"{v} {n}" for v, n in sorted((c.get("verdicts") or {}).items()))
-        true_model = f"{c['false_refutations']}/{c['runs']}" + (f" ({mix})" if mix else "")
-        alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
-        res = c["resolution"]
-        res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
-        stale = " (measured on other code)" if c.get("current") is False else ""
-        if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) < MIN_MUTATIONS:
-            muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
-        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {true_model} | {muts} |")
-    return rows
-
-
 def write_calibration(out: str | Path, result: dict) -> None:
     """calibration.json and calibration.md in the folder ``out``."""
     from numerics.codegen.cache import atomic_write_text
 
-    from .report import to_jsonable
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "calibration.json", json.dumps(to_jsonable(result), indent=2) + "\n")
     head = [f"# Calibration ({result['profile']} profile, {result['seeds']} seeds per claim"
             f"{'' if result.get('complete') else ', incomplete'})", ""]
     atomic_write_text(out / "calibration.md", "\n".join(head + summary_rows(result)) + "\n")
-
-
-def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict | None:
-    """The calibration in ``path`` restricted to the claims ``ids`` (all when None), for a
-    report's calibration section; None when the file is absent or damaged (never trusted
-    half-read: every record must have the fields calibrate writes)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-        records = data["claims"]
-        if not _whole_records(records):
-            return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    keep = [{**r, "current": _is_current(r)} for r in records if ids is None or r["id"] in set(ids)]
-    return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
-            "complete": data.get("complete", False), "claims": keep}
-
-
-def _whole_records(records) -> bool:
-    """Every record has the fields calibrate writes (a half-written file is never trusted)."""
-    needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
-    return all(isinstance(r, dict) and needed <= set(r) for r in records)
-
-
-def _is_current(record: dict) -> bool | None:
-    """Whether the record was measured on the claim's present code (None: cannot tell, the
-    record has no code hash or the claim is not registered here)."""
-    from .registry import REGISTRY
-    if not record.get("code") or record["id"] not in REGISTRY:
-        return None
-    return record["code"] == claim_code(REGISTRY[record["id"]])
 
 
 def merge_calibrations(paths: Sequence[str | Path]) -> dict:
@@ -289,7 +206,7 @@ def merge_calibrations(paths: Sequence[str | Path]) -> dict:
             records = data["claims"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"--merge {path}: not a calibration.json ({exc})") from None
-        if not _whole_records(records):
+        if not whole_records(records):
             raise ValueError(f"--merge {path}: a record lacks the fields calibrate writes")
         head = {k: data.get(k) for k in ("suite_version", "profile", "seeds")}
         if parts and head != parts[0]["head"]:

@@ -68,8 +68,13 @@ def _exit_code(exc: BaseException) -> int | None:
     return 1 if isinstance(exc, Exception) else None
 
 
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+"""What would break an error's one line (a path or value the user gave that holds a line
+break, e.g. $'a\\nb'): written escaped, as Python writes it (\\n)."""
+
+
 def _say(line: str) -> None:
-    typer.secho(line, fg="red", err=True)
+    typer.secho(line.translate(_LINE_BREAKS), fg="red", err=True)
 
 
 def _usage_line(exc) -> str:
@@ -140,7 +145,7 @@ _CLAIMS_HELP = ("a Python file of your own claims (@claim checks), repeatable; a
 
 
 def _fail(msg: str):
-    typer.secho(f"error: {msg}", fg="red", err=True)
+    _say(f"error: {msg}")
     raise typer.Exit(2)
 
 
@@ -149,7 +154,7 @@ def list_claims(paper: str | None = typer.Option(None, help="only this paper's c
                 claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP)):
     """List claim ids, the paper's labels, where each claim comes from (built-in, a plugin, a
     file) and the statements."""
-    from .registry import source_of
+    from .catalogue import source_of
     try:
         claims = _select(paper, None, claims_file)
     except ValueError as exc:
@@ -161,7 +166,7 @@ def list_claims(paper: str | None = typer.Option(None, help="only this paper's c
 def _select(paper: str | None, ids: list[str] | None, files: list[Path] | None):
     """The claims a command runs: those of ``--claims`` files (only them, unless --paper or
     --claim widen the choice), else all, restricted by --paper and --claim."""
-    from .registry import claims_for
+    from .catalogue import claims_for
     from .userfiles import load_claims_file
     from_files: list[str] = []
     for f in files or []:
@@ -286,7 +291,7 @@ def _cache_errors() -> list[str]:
 
 def _fail_all(errors: list[str]):
     for e in errors:
-        typer.secho(f"error: {e}", fg="red", err=True)
+        _say(f"error: {e}")
     raise typer.Exit(2)
 
 
@@ -406,7 +411,7 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     from numerics.sgd.base import resolve_device
 
     from .calibrate import calibrate as run_calibration
-    from .calibrate import summary_rows
+    from .records import summary_rows
     errors = _check_common(workers=workers)
     if merge and (paper or claim or claims_file):
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
@@ -497,8 +502,9 @@ def _seed_list(seeds: str, errors: list[str]) -> list[int]:
 
 
 _MODEL_HELP = ("marion2025 | dohmatob2025 | sagitova2026, a module in theory.models with a MODEL, "
-               "PATH.py[:NAME] (a Model, MultiHeadModel or reduced model in your own file; NAME "
-               "defaults to MODEL) or an installed entry point (attention_verification.models)")
+               "PATH.py[:NAME] (a Model, DohmatobModel, MultiHeadModel or reduced model in your "
+               "own file; NAME defaults to MODEL) or an installed entry point "
+               "(attention_verification.models)")
 
 
 def _load(model: str, params: dict | None):
@@ -520,17 +526,36 @@ def _load(model: str, params: dict | None):
     return None, errors or [first]
 
 
-def _equation_rows(rm, latex: bool, simplify: bool) -> list[str]:
+_MAX_SIMPLIFY_OPS = 400
+"""The largest expression (SymPy's count_ops) that ``derive`` simplifies (--simplify, --on):
+sp.simplify's time grows fast and erratically with the size (the measurements:
+benchmarks/cli_limits.md)."""
+
+
+def _equation_rows(rm, latex: bool, simplify: str | None) -> list[str]:
     """The model's equations; for the multi-head kind also the saddle Hessian (any activation,
-    either output convention)."""
+    either output convention). ``simplify``: the option that asks to simplify them (None: as
+    derived); a ValueError naming it when one is too large to simplify in reasonable time."""
     saddle = hasattr(rm, "saddle_equations")
     eqs = rm.equations(saddle=False) if saddle else rm.equations()
     if simplify:
+        _check_simplifiable(eqs, simplify)
         eqs = [_simplified(eq) for eq in eqs]
     rows = [eq.text(latex) for eq in eqs]
     if saddle:
         rows += [eq.text(latex) for eq in rm.saddle_equations()]
     return rows
+
+
+def _check_simplifiable(eqs, option: str) -> None:
+    import sympy as sp
+    sizes = {eq.lhs: sp.count_ops(eq.rhs) for eq in eqs if isinstance(eq.rhs, sp.Basic)}
+    big = max(sizes, key=sizes.get, default=None)
+    if big is not None and sizes[big] > _MAX_SIMPLIFY_OPS:
+        how = ("fix more order parameters" if option.startswith("--on") else
+               "restrict with --on first, or drop --simplify")
+        raise ValueError(f"{option}: {big} has {sizes[big]} operations to simplify; allowed: "
+                         f"≤ {_MAX_SIMPLIFY_OPS} per equation ({how}; larger ones take minutes)")
 
 
 def _simplified(eq):
@@ -552,10 +577,16 @@ def _manifold(on: str | None, errors: list[str]) -> dict:
         try:
             if not sep:
                 raise ValueError
-            fixed[key.strip()] = float(value)
+            number = float(value)
         except ValueError:
             errors.append(f"--on {item.strip()!r}; allowed: name=number, comma-separated "
                           "(e.g. --on theta=0,eta=0,rho=0)")
+            continue
+        if key.strip() in fixed:
+            errors.append(f"--on {key.strip()} given twice ({key.strip()}={fixed[key.strip()]:g}, "
+                          f"{key.strip()}={number:g}); allowed: once")
+            continue
+        fixed[key.strip()] = number
     return fixed
 
 
@@ -565,8 +596,9 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
            on: str | None = typer.Option(None, help="restrict to a manifold, e.g. "
                                          "theta=0,eta=0,rho=0 (order parameters fixed); the "
                                          "output is simplified"),
-           simplify: bool = typer.Option(False, help="simplify every expression (slow for the "
-                                         "full flows; implied by --on)")):
+           simplify: bool = typer.Option(False, help="simplify every expression (each of ≤ "
+                                         f"{_MAX_SIMPLIFY_OPS} operations, so not the full "
+                                         "flows; implied by --on)")):
     """Print what the engine derives for a model: the reduced risk and its overlap flow
     (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
     weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
@@ -584,10 +616,11 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
                 rm = rm.restrict(fixed)
             except ValueError as exc:
                 errors.append(f"--on: {exc}")
+    errors += _derive_size_errors(model, rm)
     if errors:
         _fail_all(errors)
     try:
-        rows = _equation_rows(rm, latex, simplify or bool(fixed))
+        rows = _equation_rows(rm, latex, f"--on {on}" if fixed else "--simplify" if simplify else None)
     except ValueError as exc:
         _fail(str(exc))
     for row in rows:
@@ -595,12 +628,9 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
 
 
 _MAX_HF, _MAX_HLF = 6, 18
-"""The sizes ``heads`` derives for: H·F ≤ 6 and H·L·F ≤ 18. The saddle Hessian's SymPy
-derivatives grow with (H·F)² and faster than L. Measured (derivation only; the command adds
-~4 s of imports) on 2 cores shared with other jobs, with b-softmax, the slowest built-in
-activation: at the limits (3, 3, 2) 13 s, (6, 3, 1) 12 s, (2, 3, 3) 9 s, (1, 18, 1) < 2 s,
-the default (2, 4, 2) 5 s; beyond them (3, 4, 2) 30 s, (6, 4, 1) 31 s, (4, 3, 2) 33 s,
-(3, 2, 4) 35 s, (6, 2, 2) 62 s, (12, 2, 1) 72 s (softmax: (4, 4, 4) 65 s, (3, 8, 3) 52 s)."""
+"""The sizes ``heads`` derives for: the saddle Hessian's SymPy derivatives grow with (H·F)² and
+faster than L; within these limits a derivation takes seconds, beyond them minutes (the
+measurements: benchmarks/cli_limits.md)."""
 _SIZES = f"H·F ≤ {_MAX_HF} and H·L·F ≤ {_MAX_HLF}"
 
 
@@ -612,6 +642,19 @@ def _size_errors(H: int, L: int, F: int) -> list[str]:
         errors.append(f"--H {H} --L {L} --F {F}: H·F = {H * F}, H·L·F = {H * L * F}; allowed: "
                       f"{_SIZES} (larger sizes take minutes)")
     return errors
+
+
+def _derive_size_errors(model: str, rm) -> list[str]:
+    """A multi-head model (a MultiHeadModel of the user's) beyond the sizes ``heads`` derives
+    for: its saddle Hessian would take minutes (H = 4, L = 8, F = 3: over 90 s)."""
+    md = getattr(rm, "model", None)
+    if not hasattr(rm, "saddle_equations") or not all(hasattr(md, k) for k in "HLF"):
+        return []
+    H, L, F = md.H, md.L, md.F
+    if H * F <= _MAX_HF and H * L * F <= _MAX_HLF:
+        return []
+    return [f"model {model}: H = {H}, L = {L}, F = {F}: H·F = {H * F}, H·L·F = {H * L * F}; "
+            f"allowed: {_SIZES} (larger sizes take minutes)"]
 
 
 @app.command()
@@ -644,7 +687,7 @@ def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
         _fail_all(errors)
     try:
         rm = HeadReduced(MultiHeadModel(H, L, F, act, output=output))
-        rows = _equation_rows(rm, latex, False)
+        rows = _equation_rows(rm, latex, None)
     except ValueError as exc:
         _fail(str(exc))
     for row in rows:
@@ -668,11 +711,9 @@ def _pairs(items, what, errors: list[str]) -> dict:
 
 
 _MAX_HEADS_TOKENS, _MAX_DRAWS = 24, 2**18
-"""What ``evaluate`` computes for a multi-head model: H·L ≤ 24 (sagitova2026, F = 2) and
-n ≤ 2**18 quasi-Monte Carlo draws. Measured with an empty code cache on 2 shared cores: H·L = 24
-takes 8-12 s ((6, 4) 8 s, (12, 2) 8 s, (2, 12) 12 s), (3, 8) with n = 2**18 12 s and 1.3 GB;
-beyond: (2, 16) 28 s, (3, 12) 25 s, (8, 16) and (2, 32) over 2 minutes, n = 2**20 at H·L = 24
-20-30 s and 4-5 GB, n = 2**24 (default H·L) 72 s and 22 GB."""
+"""What ``evaluate`` computes for a multi-head model (heads × tokens, quasi-Monte Carlo draws):
+within these limits seconds and about a gigabyte, beyond them minutes or tens of gigabytes (the
+measurements: benchmarks/cli_limits.md)."""
 
 
 def _number(value) -> float | None:
@@ -734,7 +775,9 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
                                                     help="name=value (repeatable; defaults for the rest)")):
     """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
     at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
-    evaluate dohmatob2025 --param link=quadratic; evaluate sagitova2026 --state "m[0,0]=0.3".
+    evaluate dohmatob2025 --param link=quadratic (or link=PATH.py:NAME, a link of your own: a
+    SymPy Lambda of one variable or a function of one SymPy symbol, e.g. CUBE = lambda t: t**3);
+    evaluate sagitova2026 --state "m[0,0]=0.3".
     Every error is reported, one line each."""
     errors: list[str] = _cache_errors()
     params, values = _pairs(param, "param", errors), _pairs(state, "state", errors)
@@ -754,21 +797,26 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
 
 
 def _evaluated(rm, params: dict, values: dict) -> list[str]:
-    """The loss and the flow's right-hand side at ``values``, as lines; one error line when
-    either is not finite (parameters in range whose formulas overflow, e.g. --param L=1e308)."""
+    """The loss and the flow's right-hand side at ``values``, as lines; one error line naming
+    the values when either is not finite (parameters in range whose formulas overflow, e.g.
+    --param L=1e308; no numpy overflow warning besides it)."""
+    import numpy as np
+    given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
+                      *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
+    allowed = "allowed: values at which the model's formulas stay finite (less extreme ones)"
     try:
-        y = rm.check_state(rm.pack(values, base=rm.default_state()))
-        loss, se = rm.loss(y)
-        rhs = [float(r) for r in rm.rhs(y)]
-    except (ValueError, FloatingPointError, OverflowError, ZeroDivisionError) as exc:
-        _fail(str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
+        with np.errstate(all="ignore"):      # what is not finite is reported below, one line
+            y = rm.check_state(rm.pack(values, base=rm.default_state()))
+            loss, se = rm.loss(y)
+            rhs = [float(r) for r in rm.rhs(y)]
+    except ValueError as exc:
+        _fail(str(exc))
+    except (FloatingPointError, OverflowError, ZeroDivisionError) as exc:
+        _fail(f"{type(exc).__name__}: {exc} at {given}; {allowed}")
     bad = [f"d{n}/d{rm.time}" for n, r in zip(rm.state_names, rhs) if not math.isfinite(r)]
     bad = ([rm.loss_name] if not math.isfinite(loss) else []) + bad
     if bad:
-        given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
-                          *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
-        _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; "
-              "allowed: values at which the model's formulas stay finite (less extreme ones)")
+        _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; {allowed}")
     return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
             + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
                for name, r in zip(rm.state_names, rhs)])

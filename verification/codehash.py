@@ -2,13 +2,15 @@
 imports, directly or not (found by reading the import statements, lazy ones included).
 
 A result computed by a claim is reused only while this hash is unchanged, so an edit anywhere
-in the claim's import closure (the claim, the check library, the runner, a model) recomputes it,
-and an edit elsewhere (another paper's claims) does not. The orchestration modules
-(``ORCHESTRATION``: where and when tasks run, where results are kept, what is done with them
-afterwards) are left out: they do not change what a task computes (the tests check that the
-numbers are the same whatever the engine), and counting them would throw away every stored
-result at each edit of the scheduler. A change of the store's own format is keyed by
-``verification.store.STORE_FORMAT``."""
+in the claim's import closure (the claim, the claim API and check library, a model, the
+numerics) recomputes it, and an edit elsewhere (another paper's claims) does not. What is
+followed is said by the suite's layering (``verification.layers``): the modules of the hashed
+layers, at or below the claims', are what a claim computes with; the others (orchestration:
+which claims there are, where and when tasks run, where results are kept, what is done with them
+afterwards; and the code cache's storage) are neither counted nor followed. They do not change
+what a task computes (the tests check that the numbers are the same whatever the engine), and
+counting them would throw away every stored result at each edit of the scheduler. A change of
+the store's own format is keyed by ``verification.store.STORE_FORMAT``."""
 
 from __future__ import annotations
 
@@ -17,20 +19,23 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["code_hash", "import_closure", "SUITE_PACKAGES", "ORCHESTRATION"]
+from .layers import hashed
+
+__all__ = ["code_hash", "import_closure", "import_statements", "orchestration", "SUITE_PACKAGES"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_PACKAGES = ("theory", "numerics", "verification")
 COLLECTING_PACKAGES = ("verification.claims",)
 """Packages whose ``__init__`` only imports modules to register them: its file counts, the
 modules it collects do not (a claim does not use the other papers' claims)."""
-ORCHESTRATION = frozenset({"verification.engine", "verification.store", "verification.codehash",
-                           "verification.guard", "verification.calibrate", "verification.sweep",
-                           "verification.userfiles", "verification.cli", "verification.__main__",
-                           "numerics.codegen.cache", "numerics.codegen.signing"})
-"""Modules that schedule, store or post-process results without computing them: neither
-counted nor followed (unless hashed themselves). The code cache and its signing keep the text
-that ``numerics.codegen``'s generators (which are counted) produce; they do not make it."""
+
+
+def orchestration(module: str) -> bool:
+    """Whether the suite module ``module`` is left out of the hash: one of a layer above the
+    claims' or not hashed (``verification.layers``), which schedules, stores, finds or
+    post-processes results without computing them. Neither counted nor followed, unless hashed
+    itself (the module whose closure is asked for)."""
+    return not hashed(module)
 
 
 def _module_file(name: str) -> Path | None:
@@ -68,6 +73,26 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def import_statements(path: Path, name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Every import statement of ``path`` (the module ``name``), at any depth, lazy ones
+    included: (the module imported or imported from, relative imports resolved; the names a
+    ``from`` statement takes, () for ``import``)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append((mod, tuple(a.name for a in node.names)))
+    return out
+
+
 @functools.cache
 def _imports(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     """(suite modules named by the import statements of ``path``, their parent packages).
@@ -76,33 +101,27 @@ def _imports(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     ``__init__`` imports (say, the other papers' claims) is not code the importer uses. Cached
     per process like ``code_hash`` (parsing is most of a run's start-up otherwise: the claims'
     closures share most of their files)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            subs = {f"{mod}.{a.name}" for a in node.names} if mod else set()
-            subs = {m for m in subs if _module_file(m) is not None}
-            found |= subs                        # `from pkg import submodule`
-            if len(subs) < len(node.names):      # `from pkg import name`: pkg's __init__ is used
-                found.add(mod)
+    for mod, names in import_statements(path, _module_name(path)):
+        if not names:
+            found.add(mod)
+            continue
+        subs = {f"{mod}.{n}" for n in names} if mod else set()
+        subs = {m for m in subs if _module_file(m) is not None}
+        found |= subs                        # `from pkg import submodule`
+        if len(subs) < len(names):           # `from pkg import name`: pkg's __init__ is used
+            found.add(mod)
     parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
     suite = frozenset(m for m in found if _module_file(m) is not None)
     return suite, frozenset(m for m in parents - suite if _module_file(m) is not None)
 
 
 def import_closure(module: str) -> list[Path]:
-    """The source files of ``module`` and of every suite module it imports, transitively. A
-    module outside the suite (a user's claims file) counts with its own file and the suite
-    modules it imports (its imports of other files of the user's are not followed)."""
+    """The source files of ``module`` and of every suite module it imports, transitively, with
+    the ``__init__`` of each package they are in (it runs on import), orchestration left out
+    (``orchestration``: ``verification``'s own ``__init__``, its public names, is one). A module
+    outside the suite (a user's claims file) counts with its own file and the suite modules it
+    imports (its imports of other files of the user's are not followed)."""
     start = _module_file(module)
     if start is None:
         outside = _outside_file(module)
@@ -112,14 +131,14 @@ def import_closure(module: str) -> list[Path]:
         files = {outside}
         for m in explicit:
             files.update(import_closure(m))
-        files.update(_module_file(p) for p in implicit)
+        files.update(_module_file(p) for p in implicit if not orchestration(p))
         return sorted(files)
     seen: dict[str, Path] = {}
     parents: set[str] = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
     todo = [module]
     while todo:
         m = todo.pop()
-        if m in seen or (m in ORCHESTRATION and m != module):
+        if m in seen or (m != module and orchestration(m)):
             continue
         seen[m] = _module_file(m)
         if m in COLLECTING_PACKAGES and m != module:
@@ -127,7 +146,8 @@ def import_closure(module: str) -> list[Path]:
         explicit, implicit = _imports(seen[m])
         todo.extend(explicit - seen.keys())
         parents |= implicit
-    files = set(seen.values()) | {_module_file(p) for p in parents if _module_file(p)}
+    files = set(seen.values()) | {_module_file(p) for p in parents
+                                  if _module_file(p) and not orchestration(p)}
     return sorted(files)
 
 

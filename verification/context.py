@@ -1,5 +1,10 @@
-"""What a claim check gets from the runner: profile, seed, device, the claim's own α and the
-ledger in which its checks record what they spend (``verification.checks``)."""
+"""What a claim check gets from the runner: profile, seed, device, the claim's own α, the
+ledger in which its checks record what they spend (``verification.checks``) and the mapper that
+runs its ``map`` calls.
+
+Plain data: nothing here knows where or how tasks run. The run's tasks (``verification.tasks``)
+inject a mapper that makes each call a stored, reusable task of the run's engine; without one,
+the calls run one after the other in this process (``in_order``)."""
 
 from __future__ import annotations
 
@@ -13,13 +18,30 @@ import numpy as np
 
 from .checks import Ledger
 
-__all__ = ["Context", "PROFILES", "DEFAULT_ALPHA"]
+__all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA"]
 
 PROFILES = ("quick", "full")
 DEFAULT_ALPHA = 1e-4
 """A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
 
 _T = TypeVar("_T")
+
+Mapper = Callable[["Context", Callable[["Context", Any], Any], Sequence[Any], bool,
+                   Callable[[float], None]], list]
+"""``mapper(ctx, fn, items, shared, progress) -> [fn(ctx, item) for item in items]``: how
+``Context.map`` runs its calls (``ctx`` is the caller's, stripped of progress bar, ledger and
+perturbation; ``progress(fraction)`` as the calls finish; ``shared`` as for ``map``)."""
+
+
+def in_order(ctx: Context, fn: Callable[[Context, Any], _T], items: Sequence[Any], shared: bool,
+             progress: Callable[[float], None]) -> list[_T]:
+    """The calls one after the other in this process, nothing stored (a context without a
+    result store: a notebook's, a test's)."""
+    out = []
+    for i, item in enumerate(items):
+        out.append(fn(ctx, item))
+        progress((i + 1) / len(items))
+    return out
 
 
 @dataclass(frozen=True)
@@ -45,6 +67,9 @@ class Context:
     """The content hash of the claim's simulations (code, parameters, seed, profile, device,
     versions, mutation; not the perturbation, which only changes the judging): the prefix of
     every subtask key of ``map``."""
+    mapper: Mapper | None = field(default=None, compare=False, repr=False)
+    """How ``map`` runs its calls, set by the run's tasks (``verification.tasks.map_subtasks``:
+    each call a task of the run's engine, stored under ``task_key``); None: ``in_order``."""
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -74,11 +99,12 @@ class Context:
 
     def map(self, fn: Callable[[Context, Any], _T], items: Sequence[Any],
             shared: bool = False) -> list[_T]:
-        """``[fn(ctx, item) for item in items]``, each call a task of the run's engine.
+        """``[fn(ctx, item) for item in items]``, each call a task of the run's engine (run by
+        the injected ``mapper``; without one, one after the other here, nothing stored).
 
-        On a dask.distributed worker the calls run as subtasks on the same cluster; elsewhere
-        one after the other. Each result is stored under (``task_key``, fn, item) and reused by
-        later runs, so an interrupted claim resumes from its finished items. ``fn`` is a
+        In a run, on a dask.distributed worker the calls run as subtasks on the same cluster;
+        elsewhere one after the other. Each result is stored under (``task_key``, fn, item)
+        and reused by later runs, so an interrupted claim resumes from its finished items. ``fn`` is a
         module-level function that draws every random number from seeds derived from
         ``item`` and the run seed (never from a shared stream), so the results do not depend
         on the order or place the items run in; ``item`` is JSON-able (numbers, strings,
@@ -88,11 +114,11 @@ class Context:
         shared: the results do not depend on the calling claim (simulations two claims share):
         keyed by ``fn``'s code, the item and the run's seed, profile and device only, so the
         second claim reuses the first's, and on a cluster the two ask for one computation."""
-        from .engine import run_subtasks
-        from .tasks import SubTask
+        if self.mapper is None and self.store is not None:
+            raise ValueError("Context.map: a context with a result store needs the mapper that "
+                             "keys and stores its calls (mapper=verification.tasks.map_subtasks)")
         plain = dataclasses.replace(self, progress=None, ledger=Ledger(), perturbation=None)
-        specs = [SubTask(fn, plain, item, shared) for item in items]
-        return run_subtasks(specs, progress=self.tick)
+        return (self.mapper or in_order)(plain, fn, items, shared, self.tick)
 
     def tick(self, fraction: float) -> None:
         """Report progress (clipped to [0, 1]) to the runner's progress bar, if any."""

@@ -12,7 +12,9 @@ One small interface serves the runner, ``calibrate`` and sweeps::
 Tasks are plain module-level functions of one picklable argument. Each worker runs one task at
 a time with one torch/BLAS thread (``single_thread``), so N workers use N cores and the same
 seed gives the same numbers whatever N is. A task may split its own work further through
-``Context.map`` (subtasks on the same cluster, each stored on its own).
+``Context.map`` (subtasks on the same cluster, each stored on its own). What the tasks are, and
+how a batch of them is run on an engine, is ``verification.tasks``: this module knows nothing of
+claims.
 
 Diagnostics: with ``ATTNV_TASK_STREAM=FILE`` set, a cluster run writes its task stream (each
 task's worker and compute start/stop, seconds since the cluster started) to FILE as JSON, for
@@ -20,7 +22,7 @@ finding idle workers (``benchmarks/engine.py --timeline``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 import contextlib
 import dataclasses
 import heapq
@@ -35,15 +37,15 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker", "run_subtasks",
-           "run_claim_tasks", "tls_security", "cluster_option_errors", "interrupt_guard",
-           "user_interrupted", "LOOPBACK"]
+__all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker",
+           "tls_security", "cluster_option_errors", "interrupt_guard", "user_interrupted",
+           "LOOPBACK", "SUBTASK_PRIORITY"]
 
 LOOPBACK = "127.0.0.1"
 """Where a local cluster's scheduler, workers, nannies and (when asked for) dashboard listen."""
 
 SUBTASK_PRIORITY = 10**9
-"""Above any claim's priority (its expected seconds)."""
+"""Above any claim's priority (its expected seconds): a subtask's (``verification.tasks``)."""
 
 
 class TaskFailed(RuntimeError):
@@ -361,52 +363,3 @@ def _write_task_stream(path: str, records: list[dict], t0: float) -> None:
             if ss.get("action") == "compute"]
     from numerics.codegen.cache import atomic_write_text
     atomic_write_text(Path(path), json.dumps(sorted(rows, key=lambda r: r["start"]), indent=1))
-
-
-# -------------------------------------------------------------------------------------------
-def run_subtasks(specs: Sequence[Any], progress: Callable[[float], Any] | None = None) -> list:
-    """Results of ``specs`` in order: on the cluster when called from a worker (the calling
-    task secedes while it waits, so its slot runs subtasks), else one after the other."""
-    if not specs:
-        return []
-    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
-    from .tasks import subtask
-    if on_worker() and len(specs) > 1:
-        from distributed import worker_client
-        with worker_client() as client:
-            # a stored subtask's future is named by its key, so two claims asking for the same
-            # shared simulation at once get one computation; subtasks go before every queued
-            # claim, so a claim that has split finishes early instead of at the end of the run
-            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False,
-                                     priority=SUBTASK_PRIORITY) for s, k in zip(specs, keys)]
-            return client.gather(futures)
-    out = []
-    for i, s in enumerate(specs):
-        out.append(subtask(s))
-        if progress is not None:
-            progress((i + 1) / len(specs))
-    return out
-
-
-def run_claim_tasks(specs: Sequence[Any], engine: Engine, on_result: Callable[[int, dict], Any],
-                    priorities: Sequence[float] | None = None) -> None:
-    """Run ``specs`` on ``engine`` (an ``Engine``, entered here only when something is left to
-    compute), calling ``on_result(i, result)`` as each finishes: stored results first, without
-    starting any worker. A task whose worker died gets an ``error`` entry."""
-    from .tasks import claim_task, failed_result
-    todo = []
-    for i, spec in enumerate(specs):
-        hit = spec.lookup()
-        if hit is not None:
-            on_result(i, hit)
-        else:
-            todo.append(i)
-    if not todo:
-        return
-    priorities = priorities or [0.0] * len(specs)
-    engine.cap(len(todo))
-    with engine:
-        index = {engine.submit(claim_task, specs[i], priority=priorities[i]).index: i for i in todo}
-        for handle, result in engine.completed():
-            i = index[handle.index]
-            on_result(i, failed_result(specs[i], result) if isinstance(result, Exception) else result)

@@ -8,14 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .records import DEFAULT_BASELINE
+
 __all__ = ["compare", "save_baseline", "load_report", "slim", "DEFAULT_BASELINE"]
-
-_BASELINES = Path(__file__).resolve().parents[1] / "baselines"
-
-
-def DEFAULT_BASELINE(profile: str) -> Path:  # noqa: N802 - reads as the constant it stands for
-    """The committed baseline of a profile: ``baselines/<profile>.json``."""
-    return _BASELINES / f"{profile}.json"
 
 
 def load_report(path: str | Path) -> dict:

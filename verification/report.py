@@ -1,22 +1,19 @@
 """Reports: report.json (the spec's schema), report.npz, Markdown and HTML with figures,
-and the terminal verdict table. Files are written atomically: a write that fails (a full disk)
-leaves the earlier file as it was and raises an OSError naming the file."""
+and the terminal verdict table. Files are written atomically (``verification.records``): a
+write that fails (a full disk) leaves the earlier file as it was and raises an OSError naming
+the file."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 import html
-import io
 import json
-import math
 from pathlib import Path
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from numerics.codegen.cache import atomic_write_bytes
-
+from .records import (cannot_write, summary_rows, to_jsonable, write_bytes as _write_bytes,
+                      write_json, write_npz)
 from .tasks import render_png
 
 if TYPE_CHECKING:
@@ -39,58 +36,6 @@ _KATEX_HEAD = (
     "{left: '\\\\(', right: '\\\\)', display: false}], throwOnError: false})\"></script>")
 
 COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
-
-
-def to_jsonable(x: Any) -> Any:
-    """``x`` with numpy scalars and arrays as Python numbers and lists, tuples as lists,
-    non-finite floats as None, complex as {re, im}, anything else unknown as its str()."""
-    if isinstance(x, dict):
-        return {str(k): to_jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [to_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return to_jsonable(x.tolist())
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    if isinstance(x, complex):
-        return {"re": to_jsonable(x.real), "im": to_jsonable(x.imag)}
-    if x is None or isinstance(x, (str, int)):
-        return x
-    return str(x)
-
-
-def cannot_write(path: str | Path, exc: OSError, verb: str = "write") -> OSError:
-    """``exc`` (same errno, so the same OSError subclass) as "cannot write PATH: reason"."""
-    reason = exc.strerror or str(exc)
-    if exc.errno is None:
-        return OSError(f"cannot {verb} {path}: {reason}")
-    return OSError(exc.errno, f"cannot {verb} {path}: {reason}")
-
-
-def _write_bytes(path: str | Path, data: bytes) -> None:
-    """``data`` to ``path`` atomically (a reader sees the old file or the new one, never half of
-    one); a failure (ENOSPC, EACCES, ...) raises an OSError naming ``path``."""
-    try:
-        atomic_write_bytes(Path(path), data)
-    except OSError as exc:
-        raise cannot_write(path, exc) from exc
-
-
-def write_json(path: str | Path, obj: Any) -> None:
-    """``obj`` as indented strict JSON (``to_jsonable`` first), written atomically."""
-    _write_bytes(path, (json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n").encode())
-
-
-def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
-    """The arrays, compressed, in one NPZ file written atomically."""
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-    _write_bytes(path, buf.getvalue())
 
 
 def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:
@@ -131,7 +76,6 @@ def _calibration_lines(report: dict) -> list[str]:
     cal = report.get("calibration")
     if not cal:
         return []
-    from .calibrate import summary_rows
     return ["", f"## Calibration ({cal['seeds']} seeds per claim, from `{cal['source']}`"
             f"{'' if cal.get('complete') else ', incomplete'})", "", *summary_rows(cal)]
 

@@ -7,22 +7,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 import contextlib
 import datetime as _dt
-import json
 from pathlib import Path
 import shutil
 from typing import TYPE_CHECKING
 
-from .context import PROFILES
-from .report import (cannot_write, verdict_table, write_figures, write_html, write_json,
-                     write_markdown, write_npz)
-from .store import ResultStore, check_folder, lock_folder, open_store
+from .records import (DEFAULT_CALIBRATION, cannot_write, expected_seconds, load_calibration,
+                      write_json, write_npz)
+from .report import verdict_table, write_figures, write_html, write_markdown
+from .store import ResultStore
 from .tasks import SUITE_VERSION, contract_of, environment, run_claim  # noqa: F401 (public here too)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from .campaign import Campaign
+    from .declare import Claim
     from .engine import Engine
-    from .registry import Claim
 
 __all__ = ["run_claim", "run", "environment", "contract_of", "SUITE_VERSION", "REPORT_FILES"]
 
@@ -59,20 +59,11 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     No global state is touched (no pyplot backend, no global seeds), so a notebook can call
     it: ``run(claims_for("marion2025"), show=False)``. Options and folders are validated
     before any claim runs (ValueError naming the option)."""
-    from numerics.codegen.cache import check_cache
-    from numerics.sgd.base import resolve_device
+    from .campaign import Campaign
 
-    from .engine import Engine
-    from .tasks import ClaimTask
-
-    device = resolve_device(device)
-    if profile not in PROFILES:
-        raise ValueError(f"--profile {profile!r}; allowed: {PROFILES}")
-    out = check_folder(out, "--out") if out is not None else None
-    store = open_store(store, out, force)
-    check_cache()             # the code cache and the user's key, before any work
-    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
-    specs = [ClaimTask.make(c, profile, seed, device, figures=figures, store=store) for c in claims]
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    device, out, store, engine = campaign.device, campaign.out, campaign.store, campaign.engine
+    specs = [campaign.task(c, seed, figures=figures) for c in claims]
     report = _header(profile, seed, device, engine, store)
     report["options"] = {"claims": [c.id for c in claims], "workers": engine.workers,
                          "scheduler": scheduler, "store": report.get("store"),
@@ -80,10 +71,10 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
                          "dashboard": bool(dashboard),
                          "tls": {k: str(v) for k, v in tls.items()} if tls else None,
                          "calibration": None if calibration is None else str(calibration)}
-    with lock_folder(out, "--out"):
-        hints = _expected_seconds(out, profile)     # the previous report's, before it is replaced
+    with campaign.locked():
+        hints = expected_seconds(out, profile)      # the previous report's, before it is replaced
         try:
-            results = _run_all(claims, specs, engine, hints, report, out, show, console)
+            results = _run_all(claims, specs, campaign, hints, report, out, show, console)
             report["complete"] = True
             if store is not None:
                 report["store_damaged"] = list(store.damaged)
@@ -111,12 +102,12 @@ def _header(profile: str, seed: int, device: str, engine: Engine, store: ResultS
     return report
 
 
-def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[str, float],
+def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: dict[str, float],
              report: dict, out: Path | None, show: bool, console: Console | None) -> dict[int, dict]:
     """Clear ``out`` of an earlier run's files, write the report header, run the claims
     (report.json rewritten after each); their results by index. Ctrl-C stops the run (a
     KeyboardInterrupt that a claim raises itself is that claim's error: ``interrupt_guard``)."""
-    from .engine import interrupt_guard, run_claim_tasks, user_interrupted
+    from .engine import interrupt_guard, user_interrupted
     results: dict[int, dict] = {}
     if out is not None:
         _clear_previous(out)
@@ -134,7 +125,7 @@ def _run_all(claims: Sequence[Claim], specs: list, engine: Engine, hints: dict[s
             if progress:
                 progress.update(overall, advance=1, description=f"claims (last: {claims[i].id})")
 
-        run_claim_tasks(specs, engine, finished, [hints.get(c.id, 0.0) for c in claims])
+        campaign.run(specs, finished, [hints.get(c.id, 0.0) for c in claims])
     return results
 
 
@@ -161,19 +152,6 @@ def _interrupted(out: Path | None, report: dict, exc: BaseException) -> None:
     if out is not None:
         with contextlib.suppress(OSError):
             write_json(out / "report.json", report)
-
-
-def _expected_seconds(out: Path | None, profile: str) -> dict[str, float]:
-    """Seconds each claim took last time (the previous report in ``out``, else the committed
-    baseline): the longest claims are started first."""
-    from .guard import DEFAULT_BASELINE
-    for path in ([out / "report.json"] if out is not None else []) + [DEFAULT_BASELINE(profile)]:
-        try:
-            rep = json.loads(Path(path).read_text())
-            return {c["id"]: float(c.get("seconds") or 0) for c in rep["claims"]}
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return {}
 
 
 def _arrays(results: dict[int, dict]) -> dict:
@@ -218,7 +196,6 @@ def _write_final(out: Path, report: dict, results: dict[int, dict], figures: boo
 def _attach_calibration(report: dict, calibration, profile: str, claims: Sequence[Claim]) -> None:
     if calibration is None:
         return
-    from .calibrate import DEFAULT_CALIBRATION, load_calibration
     path = DEFAULT_CALIBRATION / f"{profile}.json" if calibration == "default" else calibration
     cal = load_calibration(path, [c.id for c in claims])
     if cal is not None and cal["claims"]:

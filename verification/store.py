@@ -54,7 +54,8 @@ MISSING = object()
 
 STORE_FORMAT = 2
 """Version of the entries' layout: bump it when what is stored for a task changes shape (the
-store's module is not part of the code hash, ``verification.codehash.ORCHESTRATION``)."""
+store's module is not part of the code hash, ``verification.layers``; a claim run's key counts
+``verification.tasks``, which builds the entry)."""
 
 
 def task_key(**parts: Any) -> str:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .registry import Claim
+from .declare import Claim
 
 __all__ = ["sweep", "table_rows"]
 
@@ -23,24 +23,16 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
     "summaries": {seed: summary}, "contract", "agree"}]}; sweep.json and sweep.md are
     rewritten in ``out`` after every finished run. dashboard, tls: as for
     ``verification.engine.Engine``."""
-    from numerics.codegen.cache import check_cache
-    from numerics.sgd.base import resolve_device
-
-    from .calibrate import DEFAULT_CALIBRATION, load_calibration
-    from .engine import Engine, run_claim_tasks
-    from .store import check_folder, lock_folder, open_store
-    from .tasks import ClaimTask
+    from .campaign import Campaign
+    from .records import DEFAULT_CALIBRATION, load_calibration
 
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0:
         raise ValueError(f"--seeds {seeds!r}; allowed: one or more integers ≥ 0")
-    device = resolve_device(device)
-    out = check_folder(out, "--out") if out is not None else None
-    store = open_store(store, out, force)
-    check_cache()             # the code cache and the user's key, before any work
-    engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    out = campaign.out
     pairs = [(c, s) for s in seeds for c in claims]
-    specs = [ClaimTask.make(c, profile, s, device, figures=False, store=store) for c, s in pairs]
+    specs = [campaign.task(c, s) for c, s in pairs]
     rows = {c.id: {"id": c.id, "verdicts": {}, "summaries": {}, "contract": None} for c in claims}
     cal = load_calibration(DEFAULT_CALIBRATION / f"{profile}.json", [c.id for c in claims])
     records = {r["id"]: r for r in (cal or {}).get("claims", [])}
@@ -54,8 +46,8 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
         rows[c.id]["contract"] = rows[c.id]["contract"] or e.get("contract")
         _refresh(result, rows, records, out)
 
-    with lock_folder(out, "--out"):
-        run_claim_tasks(specs, engine, finished)
+    with campaign.locked():
+        campaign.run(specs, finished)
         result["complete"] = True
         _refresh(result, rows, records, out)
     return result
@@ -73,7 +65,7 @@ def _refresh(result: dict, rows: dict, records: dict, out: Path | None) -> None:
         return
     from numerics.codegen.cache import atomic_write_text
 
-    from .report import to_jsonable
+    from .records import to_jsonable
     atomic_write_text(out / "sweep.json", json.dumps(to_jsonable(result), indent=2) + "\n")
     head = [f"# Seed sweep ({result['profile']} profile, seeds {result['seeds']}"
             f"{'' if result['complete'] else ', incomplete'})", ""]

@@ -1,9 +1,15 @@
 """The tasks of a run: one per (claim, seed, mutation), and the subtasks a claim spawns through
-``Context.map``. Both look their result up in the store first and store it when computed.
+``Context.map`` (``map_subtasks``, the mapper injected into each claim's context). Both look their
+result up in the store first and store it when computed; ``run_claim_tasks`` and
+``run_subtasks`` run a batch of them on an engine (``verification.engine``: where and when tasks
+run, which knows nothing of claims).
 
-This module is what a task computes (one claim's run, its entry and figures); where and when
-tasks run is ``verification.engine``, and what is written afterwards ``runner`` and ``report``:
-only this side is in the code hash that keys stored results (``verification.codehash``)."""
+This module is what a task does with a claim (its run, its entry and figures); what is written
+afterwards is ``runner`` and ``report``. A claim run's key counts the claim's own code and this
+module's (``run_claim`` turns an outcome into the verdict entry, its contract and figures: an
+edit here must not reuse entries built the old way), not the scheduling above it
+(``verification.layers``); a change of the store's format is keyed by
+``verification.store.STORE_FORMAT``."""
 
 from __future__ import annotations
 
@@ -21,16 +27,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .checks import Ledger, OutsideRealisableSet
-from .registry import Outcome
+from .declare import VERDICTS, Outcome
+from .engine import SUBTASK_PRIORITY, on_worker, single_thread, user_interrupted
 from .stats import NaNInEvidence
 from .store import MISSING, ResultStore, describe, task_key
 
 if TYPE_CHECKING:
     from .context import Context
-    from .registry import Claim
+    from .declare import Claim
+    from .engine import Engine
 
 __all__ = ["ClaimTask", "SubTask", "claim_task", "subtask", "failed_result", "claim_key", "run_claim",
-           "contract_of", "environment", "render_png", "SUITE_VERSION"]
+           "contract_of", "environment", "render_png", "map_subtasks", "run_subtasks",
+           "run_claim_tasks", "SUITE_VERSION"]
 
 SUITE_VERSION = "0.1.0"
 
@@ -68,7 +77,6 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
     except (KeyboardInterrupt, SystemExit) as exc:
         # raised by the claim's own code (a stray sys.exit, a library's KeyboardInterrupt):
         # that claim's error, the run goes on; Ctrl-C at the terminal stops the run
-        from .engine import user_interrupted
         if isinstance(exc, KeyboardInterrupt) and user_interrupted():
             raise
         outcome = Outcome("error", f"the check raised {type(exc).__name__}({exc}); a claim "
@@ -131,11 +139,12 @@ def _versions() -> dict:
 def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: int, device: str,
               mutation: str | None, perturbation: tuple | None = None) -> str:
     """The content hash of one claim run (see ``verification.store``); ``module``: the modules
-    whose code it runs; ``perturbation=None`` gives the key its simulations share with the
-    perturbed runs of calibration."""
+    whose code it runs (this module's, which builds the entry, is added); ``perturbation=None``
+    gives the key its simulations share with the perturbed runs of calibration."""
     from .codehash import code_hash
     modules = [module] if isinstance(module, str) else list(module)
-    return task_key(kind="claim", claim=claim_id, code=[code_hash(m) for m in modules],
+    return task_key(kind="claim", claim=claim_id,
+                    code=[code_hash(m) for m in modules] + [code_hash(__name__)],
                     profile=profile,
                     seed=int(seed), device=device, mutation=mutation,
                     perturbation=list(perturbation) if perturbation else None,
@@ -196,9 +205,6 @@ class ClaimTask:
         return {**hit, "reused": True}
 
 
-VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
-
-
 def _result_problem(hit: Any, claim_id: str) -> str | None:
     """What is wrong with a stored claim result (None: it has the shape ``claim_task`` writes)."""
     if not isinstance(hit, dict) or not {"entry", "arrays", "figures", "has_figures"} <= set(hit):
@@ -225,7 +231,7 @@ def _result_problem(hit: Any, claim_id: str) -> str | None:
 def _claim(task: ClaimTask):
     if task.claim is not None:
         return task.claim
-    from .registry import REGISTRY
+    from .declare import REGISTRY
     if task.claim_id not in REGISTRY:
         importlib.import_module(task.module)      # registers the claims of that module
     if task.claim_id not in REGISTRY:
@@ -237,7 +243,6 @@ def claim_task(task: ClaimTask) -> dict:
     """Run one claim (or reuse its stored result): {"entry", "arrays", "figures" (PNG bytes),
     "has_figures", "reused"}."""
     from .context import Context
-    from .engine import single_thread
     hit = task.lookup()
     if hit is not None:
         return hit
@@ -248,7 +253,8 @@ def claim_task(task: ClaimTask) -> dict:
     except Exception as exc:  # noqa: BLE001 - its module or its mutation failed: its error
         return failed_result(task, exc)
     ctx = Context(profile=task.profile, seed=task.seed, device=task.device,
-                  perturbation=task.perturbation, store=task.store, task_key=task.sim_key)
+                  perturbation=task.perturbation, store=task.store, task_key=task.sim_key,
+                  mapper=map_subtasks)
     with single_thread():
         entry, outcome = run_claim(claim, ctx, **overrides)
     figures, figure_error = {}, None
@@ -293,7 +299,6 @@ class SubTask:
 
 def subtask(spec: SubTask) -> Any:
     """Run one subtask (or reuse its stored result)."""
-    from .engine import single_thread
     store, key = spec.ctx.store, spec.key
     if store is not None and key is not None:
         hit = store.get(key)
@@ -311,7 +316,6 @@ def _contained(what: str):
     """SystemExit, or a KeyboardInterrupt that is not the person at the terminal's Ctrl-C,
     raised by the claim's own code as a RuntimeError: it fails that claim, not the process
     (on a dask worker, SystemExit would kill the worker)."""
-    from .engine import user_interrupted
     try:
         yield
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -334,3 +338,58 @@ def failed_result(spec: ClaimTask, exc: Exception) -> dict:
     entry = {**about, "verdict": "error", "summary": f"the task did not finish: {exc}",
              "contract": None, "evidence": {"error": str(exc)}, "seconds": 0.0}
     return {"entry": entry, "arrays": {}, "figures": {}, "reused": False}
+
+
+def map_subtasks(ctx: Context, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: bool,
+                 progress: Callable[[float], Any]) -> list:
+    """``Context.map`` in a run (the context's ``mapper``): each call a ``SubTask`` keyed under
+    the claim's ``task_key`` (or, ``shared``, by ``fn``'s code and the run's settings), looked
+    up in and stored to ``ctx.store``, run by ``run_subtasks``."""
+    return run_subtasks([SubTask(fn, ctx, item, shared) for item in items], progress=progress)
+
+
+# -------------------------------------------------------------------------------------------
+def run_subtasks(specs: Sequence[Any], progress: Callable[[float], Any] | None = None) -> list:
+    """Results of ``specs`` in order: on the cluster when called from a worker (the calling
+    task secedes while it waits, so its slot runs subtasks), else one after the other."""
+    if not specs:
+        return []
+    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
+    if on_worker() and len(specs) > 1:
+        from distributed import worker_client
+        with worker_client() as client:
+            # a stored subtask's future is named by its key, so two claims asking for the same
+            # shared simulation at once get one computation; subtasks go before every queued
+            # claim, so a claim that has split finishes early instead of at the end of the run
+            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False,
+                                     priority=SUBTASK_PRIORITY) for s, k in zip(specs, keys)]
+            return client.gather(futures)
+    out = []
+    for i, s in enumerate(specs):
+        out.append(subtask(s))
+        if progress is not None:
+            progress((i + 1) / len(specs))
+    return out
+
+
+def run_claim_tasks(specs: Sequence[Any], engine: Engine, on_result: Callable[[int, dict], Any],
+                    priorities: Sequence[float] | None = None) -> None:
+    """Run ``specs`` on ``engine`` (an ``Engine``, entered here only when something is left to
+    compute), calling ``on_result(i, result)`` as each finishes: stored results first, without
+    starting any worker. A task whose worker died gets an ``error`` entry."""
+    todo = []
+    for i, spec in enumerate(specs):
+        hit = spec.lookup()
+        if hit is not None:
+            on_result(i, hit)
+        else:
+            todo.append(i)
+    if not todo:
+        return
+    priorities = priorities or [0.0] * len(specs)
+    engine.cap(len(todo))
+    with engine:
+        index = {engine.submit(claim_task, specs[i], priority=priorities[i]).index: i for i in todo}
+        for handle, result in engine.completed():
+            i = index[handle.index]
+            on_result(i, failed_result(specs[i], result) if isinstance(result, Exception) else result)

@@ -33,16 +33,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
+from .catalogue import CLAIM_GROUP, claims_of, load_all, plugin_claim_modules
+
 __all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "UserFileError", "parse_spec",
-           "import_file", "user_frame", "load_model", "load_model_object", "load_activation",
+           "import_file", "user_frame", "load_model", "load_model_object", "load_link", "load_activation",
            "load_claims_file", "plugin_claim_modules", "known_models", "known_activations"]
 
 MODEL_GROUP = "attention_verification.models"
 ACTIVATION_GROUP = "attention_verification.activations"
-CLAIM_GROUP = "attention_verification.claims"
 _PREFIX = "attnv_user_"
 ENV = "ATTNV_USER_FILES"
-_CALLED: set[str] = set()
 
 
 # --- file specs ----------------------------------------------------------------------------
@@ -215,10 +215,9 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint):
 
 # --- models --------------------------------------------------------------------------------
 def _model_kinds() -> tuple[type, ...]:
-    from numerics.reduced import ReducedModel
-    from theory.model import Model
-    from theory.multihead import MultiHeadModel
-    return (Model, MultiHeadModel, ReducedModel)
+    """The declarations of every kind (``numerics.reduced.KINDS``) and reduced models."""
+    from numerics.reduced import KINDS, ReducedModel
+    return (*(k.declaration for k in KINDS.values()), ReducedModel)
 
 
 def known_models() -> list[str]:
@@ -234,7 +233,7 @@ def known_models() -> list[str]:
 
 def load_model_object(spec: str) -> tuple[object, Mapping]:
     """``(obj, module_defaults)`` for a file spec or a model entry point: obj a Model,
-    MultiHeadModel or ReducedModel; the defaults the defining module gives (DEFAULT_PARAMS,
+    DohmatobModel, MultiHeadModel or ReducedModel; the defaults the defining module gives (DEFAULT_PARAMS,
     DEFAULT_STATE, PRIOR). ValueError for a built-in paper name (use :func:`load_model`) or an
     unknown name."""
     path, name = parse_spec(spec)
@@ -262,9 +261,13 @@ def load_model(spec: str, params: Mapping[str, object] | None = None):
     """The reduced model (``numerics.reduced.ReducedModel``) that ``spec`` names: a built-in
     paper or ``theory.models`` module (``numerics.reduced.paper_model``), ``PATH.py[:NAME]``,
     or a model entry point. ``params`` override the defining module's DEFAULT_PARAMS by name
-    (for a MultiHeadModel: HeadReduced's n, seed, sgd_noise; its prior is the module's PRIOR)."""
-    from numerics.reduced import HeadReduced, OverlapReduced, ReducedModel, paper_model
-    from theory.model import Model
+    (a Dohmatob model's defaults are ``dohmatob2025.DEFAULT_PARAMS``; for a MultiHeadModel:
+    HeadReduced's n, seed, sgd_noise; its prior is the module's PRIOR). A ``link`` parameter
+    (Dohmatob's student) may name a user's link, ``PATH.py[:NAME]`` (:func:`load_link`)."""
+    from numerics.reduced import HeadReduced, ReducedModel, paper_model, reduced
+    from theory.models import dohmatob2025 as dm
+    from theory.multihead import MultiHeadModel
+    params = _with_link(params)
     path, _ = parse_spec(spec)
     if path is None and spec not in _entry_points(MODEL_GROUP):
         if spec not in known_models():
@@ -276,11 +279,56 @@ def load_model(spec: str, params: Mapping[str, object] | None = None):
             raise ValueError(f"{spec} is a reduced model with its parameters bound; "
                              f"parameters {sorted(params)} cannot be changed")
         return obj
-    if isinstance(obj, Model):
-        base = defaults.get("DEFAULT_PARAMS")
-        bound = None if (params is None and base is None) else {**(base or {}), **dict(params or {})}
-        return OverlapReduced.from_model(obj, bound, default_state=defaults.get("DEFAULT_STATE"))
-    return HeadReduced(obj, defaults.get("PRIOR"), **_head_settings(spec, params))
+    if isinstance(obj, MultiHeadModel):
+        return HeadReduced(obj, defaults.get("PRIOR"), **_head_settings(spec, params))
+    base = defaults.get("DEFAULT_PARAMS")
+    if base is None and isinstance(obj, dm.DohmatobModel):
+        base = dm.DEFAULT_PARAMS            # the kind's defaults: evaluate works on any link
+    bound = None if (params is None and base is None) else {**(base or {}), **dict(params or {})}
+    state = defaults.get("DEFAULT_STATE")
+    return reduced(obj, bound, **({} if state is None else {"default_state": state}))
+
+
+def load_link(spec: str):
+    """The link σ of Dohmatob's student that ``PATH.py[:NAME]`` names (NAME defaults to
+    ``LINK``), as a ``theory.models.dohmatob2025.Link`` named NAME. The object is a SymPy
+    ``Lambda`` of one variable or a function of one SymPy symbol returning a SymPy expression in
+    it (``CUBE = lambda t: t**3``); a ValueError naming ``--param link`` and what is allowed
+    for anything else."""
+    from theory.models.dohmatob2025 import LINK_HELP, as_link
+    path, name = parse_spec(spec)
+    where = f"--param link={spec}"
+    if path is None:
+        raise ValueError(f"{where}: not a file spec; allowed: {LINK_HELP}")
+    try:
+        module = import_file(path)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    key = name or "LINK"
+    if key not in vars(module):
+        found = sorted(k for k, v in vars(module).items() if not k.startswith("_")
+                       and callable(v) and not isinstance(v, (type, ModuleType)))
+        raise ValueError(f"{where}: {path} defines no {key!r} (its functions: {found or 'none'}); "
+                         f"allowed: {LINK_HELP}")
+    obj = getattr(module, key)
+    if isinstance(obj, str):
+        raise ValueError(f"{where}: {key} is a str; allowed: {LINK_HELP}")
+    try:
+        return as_link(obj, key)
+    except ValueError as exc:
+        reason = str(exc).removeprefix(f"link {key}: ")
+        raise ValueError(f"{where}: {reason}") from None
+
+
+def _with_link(params: Mapping[str, object] | None):
+    """``params`` with a ``link=PATH.py[:NAME]`` replaced by the link it names."""
+    if not params or not isinstance(params.get("link"), str):
+        return params
+    try:
+        path, _ = parse_spec(params["link"])
+    except ValueError as exc:
+        raise ValueError(f"--param link={params['link']}: {exc}") from None
+    return params if path is None else {**params, "link": load_link(params["link"])}
 
 
 _HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}
@@ -334,40 +382,33 @@ def load_activation(spec: str):
     raise ValueError(f"activation={spec!r} not found; allowed: {known_activations()} or PATH.py:NAME")
 
 
-# --- claims --------------------------------------------------------------------------------
-def _claims_of(module_name: str) -> list[str]:
-    from .registry import REGISTRY
-    return [c.id for c in REGISTRY.values() if c.module == module_name
-            or c.module.startswith(module_name + ".")]
-
-
+# --- claims (plugins: ``verification.catalogue.plugin_claim_modules``) ----------------------
 def load_claims_file(path: str | Path) -> list[str]:
     """Import the Python file ``path`` (its ``@claim`` checks register themselves) and return
-    the ids of the claims it registered; ValueError when it registers none."""
-    from .registry import load_all
+    the ids of the claims it registered; ValueError when it registers none. Variants of
+    registered claims (``Claim.variant``, e.g. ``dohmatob2025.link_variants``) that the file
+    holds at module level, alone or in a list or tuple, are registered and run too."""
     load_all()                        # built-in claims first: a clash is then reported at once
     module = import_file(path)
-    ids = _claims_of(module.__name__)
+    ids = claims_of(module.__name__) + _register_variants(module)
     if not ids:
         raise ValueError(f"{path} registers no claim; allowed: a file whose checks are decorated "
-                         "with verification.registry.claim(...)")
+                         "with verification.claim(...)")
     return ids
 
 
-def plugin_claim_modules() -> dict[str, list[str]]:
-    """Load every ``attention_verification.claims`` entry point; {entry point name: ids of the
-    claims its module registered}. A ``module:attr`` entry point's attribute is called (without
-    arguments) when callable, after its module is imported."""
-    from .registry import load_all
-    load_all()
-    out = {}
-    for name, ep in sorted(_entry_points(CLAIM_GROUP).items()):
-        loaded = _load_entry_point(ep)
-        if not isinstance(loaded, ModuleType) and callable(loaded) and ep.value not in _CALLED:
-            _CALLED.add(ep.value)          # once: a second call would register the claims twice
-            loaded()
-        out[name] = _claims_of(ep.module)
-    return out
+def _register_variants(module: ModuleType) -> list[str]:
+    """Register the variants (claims with a ``provenance``) ``module`` holds at module level."""
+    from .declare import REGISTRY, Claim
+    found = []
+    for value in vars(module).values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, Claim) and item.provenance and item.id not in found:
+                if REGISTRY.get(item.id, item) is not item:
+                    raise ValueError(f"{module.__file__}: variant {item.id} is registered twice")
+                REGISTRY[item.id] = item
+                found.append(item.id)
+    return found
 
 
 _install_finder()

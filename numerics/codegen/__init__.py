@@ -12,7 +12,7 @@ from .numpy_backend import NumpyGenerator
 from .torch_backend import TorchGenerator
 
 if TYPE_CHECKING:
-    from numerics.expectation import ExpectationEngine
+    from numerics.expectation import ExpectationRule
 
 BACKENDS = {"numpy": NumpyGenerator, "torch": TorchGenerator}
 
@@ -21,16 +21,16 @@ __all__ = ["generate", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BAC
 
 
 def generate(args: Iterable[sp.Symbol], outputs: Iterable[sp.Expr | float], backend: str = "numpy",
-             engine: ExpectationEngine | None = None) -> Callable[..., tuple]:
+             rule: ExpectationRule | None = None) -> Callable[..., tuple]:
     """Compile ``outputs`` (expressions in ``args``) to a batched function of ``backend``.
 
-    ``engine`` evaluates any :class:`theory.gaussian.GaussianExpectation` node (default:
+    ``rule`` evaluates any :class:`theory.gaussian.GaussianExpectation` node (default:
     Gauss–Hermite with 40 points per dimension)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is unknown; allowed: {sorted(BACKENDS)}")
-    if engine is None:
+    if rule is None:
         from numerics.expectation import GaussHermite
-        engine = GaussHermite(40)
+        rule = GaussHermite(40)
     if backend == "torch":
-        engine = engine.for_torch() if hasattr(engine, "for_torch") else engine
-    return BACKENDS[backend]().compile(list(args), list(outputs), engine)
+        rule = rule.for_torch() if hasattr(rule, "for_torch") else rule
+    return BACKENDS[backend]().compile(list(args), list(outputs), rule)

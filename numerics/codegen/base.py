@@ -6,8 +6,8 @@ that evaluates all outputs together, batched over broadcast arrays:
 1. numeric sub-expressions (√2, atan(1/√5), …) become correctly rounded float literals;
 2. stable rewrites (log(1+x) → log1p(x), exp(x)−1 → expm1(x));
 3. every :class:`theory.gaussian.GaussianExpectation` node becomes a call of a generated
-   helper that evaluates its integrand on the nodes of an expectation engine and contracts
-   with its weights (the engine is chosen at load time, see ``numerics.expectation``);
+   helper that evaluates its integrand on the nodes of an expectation rule and contracts
+   with its weights (the rule is chosen at load time, see ``numerics.expectation``);
 4. common-subexpression elimination over all outputs at once.
 
 The source is cached on disk by a hash of the expressions, the backend and library versions.
@@ -31,7 +31,7 @@ from .cache import cached_text, content_hash
 __all__ = ["CodeGenerator", "GeneratedSource", "numbers_to_floats", "stable_rewrites",
            "expression_key", "GENERATOR_VERSION"]
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 
 def numbers_to_floats(expr: sp.Expr) -> sp.Expr:
@@ -135,7 +135,7 @@ class CodeGenerator(abc.ABC):
     def library_versions(self) -> str: ...
 
     @abc.abstractmethod
-    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]: ...
+    def wrap(self, namespace: dict, n_outputs: int, rule: Any) -> Callable[..., tuple]: ...
 
     def lift(self, arg: str) -> str:
         """Source that appends a trailing axis to an argument (for expectation nodes)."""
@@ -182,7 +182,7 @@ class CodeGenerator(abc.ABC):
         lines = [f"def _node{i}({', '.join(argnames)}):"]
         for name in argnames:
             lines.append(f"    {name} = {self.lift(name)}")
-        lines.append(f"    _Z, _W = _ENGINE.nodes({K})")
+        lines.append(f"    _Z, _W = _RULE.nodes({K})")
         for k, z in enumerate(node.variables):
             lines.append(f"    {printer.doprint(z)} = _Z[{k}]")
         replacements, (reduced,) = sp.cse([integrand], symbols=sp.numbered_symbols("_y"))
@@ -193,9 +193,9 @@ class CodeGenerator(abc.ABC):
 
     # ---------------------------------------------------------------------------------------
     def compile(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr],
-                engine: Any = None) -> Callable[..., tuple]:
+                rule: Any = None) -> Callable[..., tuple]:
         """A callable evaluating all ``outputs`` at broadcast array arguments; returns a tuple."""
         text = self.source(args, outputs)
-        namespace = {"_ENGINE": engine}
+        namespace = {"_RULE": rule}
         exec(compile(text, f"<generated {self.name}>", "exec"), namespace)
-        return self.wrap(namespace, len(outputs), engine)
+        return self.wrap(namespace, len(outputs), rule)

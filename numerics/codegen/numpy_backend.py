@@ -41,7 +41,7 @@ class NumpyGenerator(CodeGenerator):
     def lift(self, arg: str) -> str:
         return f"numpy.asarray({arg}, dtype=float)[..., None]"
 
-    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]:
+    def wrap(self, namespace: dict, n_outputs: int, rule: Any) -> Callable[..., tuple]:
         fn = namespace["generated"]
 
         def call(*args):

@@ -79,7 +79,7 @@ class TorchGenerator(CodeGenerator):
         import torch
         return f"torch={torch.__version__}"
 
-    def wrap(self, namespace: dict, n_outputs: int, engine: Any) -> Callable[..., tuple]:
+    def wrap(self, namespace: dict, n_outputs: int, rule: Any) -> Callable[..., tuple]:
         import torch
         fn = namespace["generated"]
 

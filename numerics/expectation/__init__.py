@@ -1,6 +1,6 @@
-"""Expectation engines behind one interface (see ``base``)."""
+"""Expectation rules behind one interface (see ``base``)."""
 
-from .base import Estimate, ExpectationEngine
+from .base import Estimate, ExpectationRule
 from .closed_form import ClosedForm
 from .gauss_hermite import GaussHermite
 from .monte_carlo import MonteCarlo
@@ -9,5 +9,5 @@ from .qmc import QuasiMonteCarlo
 ENGINES = {"closed_form": ClosedForm, "gauss_hermite": GaussHermite,
            "qmc": QuasiMonteCarlo, "monte_carlo": MonteCarlo}
 
-__all__ = ["Estimate", "ExpectationEngine", "ClosedForm", "GaussHermite", "QuasiMonteCarlo",
+__all__ = ["Estimate", "ExpectationRule", "ClosedForm", "GaussHermite", "QuasiMonteCarlo",
            "MonteCarlo", "ENGINES"]

@@ -1,6 +1,6 @@
-"""Expectation engines: E[f(z)] over K i.i.d. standard normals, behind one interface.
+"""Expectation rules: E[f(z)] over K i.i.d. standard normals, behind one interface.
 
-Every engine is a small immutable object with
+Every rule is a small immutable object with
   ``nodes(K) -> (Z, W)``: points Z (K × n) and weights W (n) used by generated code, and
   ``expect(f, K) -> Estimate``: value and standard error for a vectorised f(Z) -> (..., n);
   ``expectation(integrand, zs, values)``: the same for a SymPy integrand in symbols ``zs``.
@@ -25,7 +25,7 @@ Nodes = tuple[np.ndarray, np.ndarray]
 Integrand = Callable[[np.ndarray], np.ndarray]
 """A vectorised f(Z) -> (..., n) over the K × n points Z."""
 
-__all__ = ["Estimate", "ExpectationEngine"]
+__all__ = ["Estimate", "ExpectationRule"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Estimate:
         return iter((self.value, self.stderr))
 
 
-class ExpectationEngine(abc.ABC):
+class ExpectationRule(abc.ABC):
     """E[f(z)] over K i.i.d. standard normals; ``deterministic``: same answer on every call."""
 
     deterministic: bool = True
@@ -67,16 +67,16 @@ class ExpectationEngine(abc.ABC):
 
 
 class _TorchNodes:
-    """Adapter giving an engine's nodes as cached torch tensors to generated torch code."""
+    """Adapter giving a rule's nodes as cached torch tensors to generated torch code."""
 
-    def __init__(self, engine, dtype=None, device=None):
-        self.engine, self.dtype, self.device = engine, dtype, device
+    def __init__(self, rule, dtype=None, device=None):
+        self.rule, self.dtype, self.device = rule, dtype, device
         self._cache = {}
 
     def nodes(self, K):
         if K not in self._cache:
             import torch
-            Z, W = self.engine.nodes(K)
+            Z, W = self.rule.nodes(K)
             dt = self.dtype or torch.float64
             self._cache[K] = (torch.as_tensor(Z, dtype=dt, device=self.device),
                               torch.as_tensor(W, dtype=dt, device=self.device))

@@ -10,11 +10,11 @@ import sympy as sp
 from theory.gaussian import GaussianExpectation, GaussianLaw, expect
 from collections.abc import Mapping, Sequence
 
-from .base import Estimate, ExpectationEngine, Integrand, Nodes
+from .base import Estimate, ExpectationRule, Integrand, Nodes
 
 
 @dataclass(frozen=True)
-class ClosedForm(ExpectationEngine):
+class ClosedForm(ExpectationRule):
     """Exact symbolic integration (``theory.gaussian.expect``); no nodes, no error."""
 
     def nodes(self, K: int) -> Nodes:

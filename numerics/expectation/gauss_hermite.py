@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from .base import Estimate, ExpectationEngine, Integrand, Nodes
+from .base import Estimate, ExpectationRule, Integrand, Nodes
 
 
 @cache
@@ -22,7 +22,7 @@ def _rule(n: int, K: int):
 
 
 @dataclass(frozen=True)
-class GaussHermite(ExpectationEngine):
+class GaussHermite(ExpectationRule):
     """n-point rule per dimension (n^K points in all, at most ``max_points``)."""
 
     n: int = 40

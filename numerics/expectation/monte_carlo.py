@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Estimate, ExpectationEngine, Integrand, Nodes
+from .base import Estimate, ExpectationRule, Integrand, Nodes
 
 
 @dataclass(frozen=True)
-class MonteCarlo(ExpectationEngine):
+class MonteCarlo(ExpectationRule):
     """n i.i.d. draws from ``numpy.random.default_rng(seed)``."""
 
     n: int = 100_000

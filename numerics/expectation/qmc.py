@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
 
-from .base import Estimate, ExpectationEngine, Integrand, Nodes
+from .base import Estimate, ExpectationRule, Integrand, Nodes
 
 
 @lru_cache(maxsize=32)
@@ -23,7 +23,7 @@ def _replicates(K, m, R, seed):
 
 
 @dataclass(frozen=True)
-class QuasiMonteCarlo(ExpectationEngine):
+class QuasiMonteCarlo(ExpectationRule):
     """``replicates`` scrambled Sobol' sequences of 2^m points each."""
 
     m: int = 12

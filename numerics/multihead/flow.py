@@ -274,24 +274,19 @@ class ReducedFlow:
         return self.rhs_batch(np.asarray(y, float)[None, :])[0]
 
     def integrate(self, state0: HeadState, t_eval, method: str = "RK45", rtol: float = 1e-6,
-                  atol: float = 1e-9, stop: Callable[[float, HeadState], bool] | None = None,
+                  atol: float = 1e-9, reached: Callable[[float, HeadState], bool] | None = None,
                   chunk: int | None = None):
-        """Integrate the (deterministic, common-random-number) flow with ``numerics.ode.integrate``;
-        returns its Trajectory of packed states (``HeadState.unpack`` with H, F; coordinates
-        named by ``head_state_names``). ``stop(t, state)`` ends the integration at the first
-        output time where it holds (status 'stopped'); with ``chunk`` the solver restarts
-        every ``chunk`` output intervals from the state reached. Raises FloatingPointError for
-        a non-finite state and RuntimeError when the solver fails."""
+        """The (deterministic, common-random-number) flow from ``state0`` by
+        ``numerics.ode.integrate``: its Trajectory of packed states (``HeadState.unpack`` with
+        H, F; coordinates named by ``head_state_names``), ending with a status, never raising
+        for a numerical ending. ``reached(t, state)`` ends it at the first output time where it
+        holds (status 'event'); with ``chunk`` the solver restarts every ``chunk`` output
+        intervals from the state reached."""
         from numerics.ode import integrate
         H, F = self.model.H, self.model.F
-        halt = None if stop is None else (lambda t, y: bool(stop(t, HeadState.unpack(y, H, F))))
-        tr = integrate(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol,
-                       stop=halt, chunk=chunk, names=head_state_names(H, F))
-        if tr.status == "nonfinite":
-            raise FloatingPointError(f"ReducedFlow.integrate: {tr.message}")
-        if not tr.ok:
-            raise RuntimeError(f"ReducedFlow.integrate ({method}) failed: {tr.message}")
-        return tr
+        event = None if reached is None else (lambda t, y: bool(reached(t, HeadState.unpack(y, H, F))))
+        return integrate(self.rhs, state0.pack(), t_eval, method=method, rtol=rtol, atol=atol,
+                         reached=event, chunk=chunk, names=head_state_names(H, F))
 
     def with_noise(self, sgd_noise):
         """The same flow (same draws) with SGD-noise strength κ = ``sgd_noise`` (≥ 0)."""

@@ -1,26 +1,73 @@
-"""Common pieces of the ODE integrators."""
+"""Common pieces of the ODE integrators: the result (:class:`Trajectory`), how it ended
+(:class:`Status`) and the registry of schemes (:data:`SCHEMES`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
-__all__ = ["Trajectory", "check_finite", "STATUSES"]
+__all__ = ["Trajectory", "Status", "STATUSES", "Scheme", "SCHEMES", "ADAPTIVE", "STIFF"]
 
-STATUSES = ("completed", "stopped", "budget", "failed", "nonfinite")
+
+class Status(StrEnum):
+    """How an integration ended (a ``str``: compares equal to its value).
+
+    completed:      reached the last requested time;
+    event:          the ``reached`` predicate held at an output time (t ends there);
+    nonfinite:      the state (or the right-hand side) became NaN/inf, a blow-up;
+    max_steps:      the budget of right-hand-side evaluations (``max_nfev``) ran out;
+    solver_failure: the solver gave up (step size underflow, failed Newton iterations, ...).
+    """
+
+    COMPLETED = "completed"
+    EVENT = "event"
+    NONFINITE = "nonfinite"
+    MAX_STEPS = "max_steps"
+    SOLVER_FAILURE = "solver_failure"
+
+
+STATUSES = tuple(s.value for s in Status)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One integration scheme, as data: ``adaptive`` (step-size control, scipy's ``solve_ivp``;
+    deterministic right-hand sides only), ``stiff`` (uses the Jacobian), ``stochastic`` (needs
+    a diffusion: dy = f(y)dt + g(y)dW), ``needs_dt`` (a fixed step), ``lockstep`` (a batch is
+    integrated row by row with every pending stage in one vectorised right-hand-side call)."""
+
+    name: str
+    adaptive: bool
+    stiff: bool = False
+    stochastic: bool = False
+    needs_dt: bool = False
+    lockstep: bool = False
+
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (
+    Scheme("RK45", adaptive=True, lockstep=True),
+    Scheme("RK23", adaptive=True),
+    Scheme("DOP853", adaptive=True),
+    Scheme("Radau", adaptive=True, stiff=True),
+    Scheme("BDF", adaptive=True, stiff=True),
+    Scheme("LSODA", adaptive=True, stiff=True),
+    Scheme("rk4", adaptive=False, needs_dt=True),
+    Scheme("euler_maruyama", adaptive=False, stochastic=True, needs_dt=True),
+)}
+ADAPTIVE = tuple(n for n, s in SCHEMES.items() if s.adaptive)
+STIFF = tuple(n for n, s in SCHEMES.items() if s.stiff)
 
 
 @dataclass(frozen=True)
 class Trajectory:
     """y[i] is the state at t[i]; ``nfev`` counts right-hand-side evaluations.
 
-    ``status`` says how the integration ended: 'completed' (reached the last requested time),
-    'stopped' (the ``stop`` predicate fired; t ends at that output time), 'budget' (every
-    method ran out of right-hand-side evaluations), 'failed' (the solver gave up) or
-    'nonfinite' (the state became NaN/inf). Only 'completed' and 'stopped' are usable results;
-    in the other cases t and y hold what was computed before the end. ``names`` label the
-    state's coordinates; ``tried`` lists the methods attempted, the last one being ``method``.
+    ``status`` (a :class:`Status`) says how the integration ended and ``message`` why. Only
+    'completed' and 'event' are usable results (``ok``); in the other cases t and y hold the
+    finite states computed before the end. ``names`` label the state's coordinates; ``tried``
+    lists the methods attempted, the last one being ``method``.
     """
 
     t: np.ndarray
@@ -28,7 +75,7 @@ class Trajectory:
     nfev: int = 0
     njev: int = 0
     method: str = ""
-    status: str = "completed"
+    status: Status = Status.COMPLETED
     message: str = ""
     names: tuple = ()
     tried: tuple = ()
@@ -39,7 +86,7 @@ class Trajectory:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("completed", "stopped")
+        return self.status in (Status.COMPLETED, Status.EVENT)
 
     def column(self, name: str) -> np.ndarray:
         """The trajectory of the coordinate called ``name``."""
@@ -52,8 +99,3 @@ class Trajectory:
         out = {"t": self.t}
         out.update({n: self.y[:, i] for i, n in enumerate(self.names)})
         return out
-
-
-def check_finite(y, where: str):
-    if not np.all(np.isfinite(y)):
-        raise FloatingPointError(f"{where}: the state became non-finite (NaN or inf)")

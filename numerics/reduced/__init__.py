@@ -3,6 +3,10 @@
 >>> from numerics.reduced import reduced
 >>> rm = reduced("marion2025")                     # the paper's model with default parameters
 >>> y = rm.default_state(); rm.loss(y), rm.rhs(y)   # (value, standard error), dq/dt
+
+The kinds (``KINDS``, ``registry.Kind``): a token-sum ``theory.Model``, Dohmatob's student
+``theory.models.dohmatob2025.DohmatobModel`` (its link a field) and a multi-head
+``theory.multihead.MultiHeadModel``; each is reduced by ``reduced(declaration, params, **kw)``.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ from theory.model import Geometry, Model
 from .base import Equation, ReducedModel
 from .heads import HeadReduced
 from .overlap import OverlapReduced
-from .registry import PAPERS, paper_model
+from .registry import KINDS, PAPERS, Kind, kind_of, paper_model
 
 __all__ = ["ReducedModel", "Equation", "OverlapReduced", "HeadReduced", "reduced", "paper_model",
-           "PAPERS"]
+           "PAPERS", "KINDS", "Kind", "kind_of"]
 
 
 def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] | None = None,
@@ -26,14 +30,16 @@ def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] |
 
     * a paper's name ('marion2025', 'dohmatob2025', 'sagitova2026', or a module of
       ``theory.models`` with a MODEL): its default, ``params`` overriding by name;
-    * a :class:`theory.Model`: :class:`OverlapReduced` of its derived risk, ``params`` bound;
+    * a declaration of one of the ``KINDS``, through that kind's ``reduce``:
+      a :class:`theory.Model`: :class:`OverlapReduced` of its derived risk, ``params`` bound;
+      a :class:`theory.models.dohmatob2025.DohmatobModel`: :class:`OverlapReduced` of R̄ for
+      its link (``params``: d, alpha, beta, gamma, and ``link`` to replace the model's);
+      a :class:`theory.multihead.MultiHeadModel` with ``prior=``: :class:`HeadReduced`
+      (``params`` and keywords: n, seed, sgd_noise, backend);
     * a :class:`theory.Geometry` with ``risk=`` (and ``param_spec=``, a tuple of Param):
       :class:`OverlapReduced` of that risk;
-    * a :class:`theory.multihead.MultiHeadModel` with ``prior=``: :class:`HeadReduced`
-      (``params`` and keywords: n, seed, sgd_noise, backend);
     * a ReducedModel: itself.
     """
-    from theory.multihead import MultiHeadModel
     if isinstance(obj, ReducedModel):
         if params or kw:
             raise ValueError(f"reduced: {obj.name} is already a reduced model; build a new one to "
@@ -44,14 +50,13 @@ def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] |
             raise ValueError(f"reduced({obj!r}): keywords {sorted(kw)} are not allowed with a "
                              "paper's name; give params={...}")
         return paper_model(obj, params)
-    if isinstance(obj, Model):
-        return OverlapReduced.from_model(obj, params, **kw)
+    if any(isinstance(obj, k.declaration) for k in KINDS.values()):
+        return kind_of(obj).reduce(obj, params, **kw)
     if isinstance(obj, Geometry):
         if "risk" not in kw:
             raise ValueError("reduced(geometry): give risk= (a SymPy expression in its overlaps)")
         risk = kw.pop("risk")
         return OverlapReduced.from_risk(obj, risk, kw.pop("param_spec", ()), params, **kw)
-    if isinstance(obj, MultiHeadModel):
-        return HeadReduced(obj, kw.pop("prior", None), **{**dict(params or {}), **kw})
     raise TypeError(f"reduced: cannot reduce a {type(obj).__name__}; allowed: a paper's name, "
-                    "Model, Geometry (with risk=), MultiHeadModel (with prior=), ReducedModel")
+                    "Model, DohmatobModel, MultiHeadModel (with prior=), Geometry (with risk=), "
+                    "ReducedModel")

@@ -57,6 +57,9 @@ class ReducedModel(abc.ABC):
     """
 
     name: str = ""
+    declaration: object = None
+    """The declared model it reduces (a ``theory.Model``, ``DohmatobModel``,
+    ``MultiHeadModel``; None for a risk stated on a geometry)."""
     time: str = "t"
     """Name of the flow's time variable (t, or τ for the multi-head flow)."""
     loss_name: str = "loss"
@@ -142,6 +145,11 @@ class ReducedModel(abc.ABC):
     @abc.abstractmethod
     def hessian(self, y: np.ndarray) -> np.ndarray:
         """∂²L/∂y² at y (n × n)."""
+
+    def compile(self) -> object:
+        """Generate (or load from the code cache) the numerical functions behind ``loss``,
+        ``rhs``, ``jacobian`` and ``hessian`` now, and return them (the kind's own object)."""
+        return None
 
     # --- symbolic description ------------------------------------------------------------
     @abc.abstractmethod

@@ -68,6 +68,9 @@ class HeadReduced(ReducedModel):
                              "for numerical evaluation")
         return ReducedFlow(self.model, self.prior, **self._settings)
 
+    def compile(self) -> ReducedFlow:
+        return self.flow
+
     # --- state ---------------------------------------------------------------------------
     @cached_property
     def state_names(self) -> tuple[str, ...]:

@@ -2,9 +2,10 @@
 
 Anything with a geometry and a risk R(q; params) written in its order parameters q: the
 token-sum :class:`theory.Model` (R derived by ``theory.derive``) and risks stated in overlaps
-directly (Dohmatob's R̄, Prop. 1). The flow is the projected gradient flow of R closed on the
-overlaps (Gram-matrix chain rule, ``theory.dynamics``); loss, flow, Jacobian and Hessian are
-generated code (``numerics.compiled``; disk-cached), so the loss is exact (standard error 0).
+directly (Dohmatob's student, ``DohmatobModel``: R̄ of Prop. 1 for its link). The flow is the
+projected gradient flow of R closed on the overlaps (Gram-matrix chain rule,
+``theory.dynamics``); loss, flow, Jacobian and Hessian are generated code
+(``numerics.compiled``; disk-cached), so the loss is exact (standard error 0).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ class OverlapReduced(ReducedModel):
 
     def __init__(self, derivation: OverlapDerivation, params: Mapping[str, float] | None = None,
                  name: str = "", default_state: Mapping[str, float] | None = None,
-                 model: Model | None = None, backend: str = "numpy", engine=None,
+                 model: Model | None = None, backend: str = "numpy", rule=None,
                  risk_name: tuple[str, str] = ("R", "R")):
         self.derivation = derivation
         self.name = name or derivation.geometry.name or "overlap model"
         self.model = model
-        self.backend, self.engine = backend, engine
+        self.backend, self.rule = backend, rule
         if params is None and not derivation.params:
             params = {}                     # nothing to bind
         self._bound = None if params is None else check_params(derivation.params, params, self.name)
@@ -84,7 +85,7 @@ class OverlapReduced(ReducedModel):
             sym[by_name[name]] = sp.sympify(value)
         default = {k: v for k, v in self._default.items() if k not in {s.name for s in sym}}
         return OverlapReduced(self.derivation.restrict(sym), self._bound, name=self.name,
-                              default_state=default, backend=self.backend, engine=self.engine,
+                              default_state=default, backend=self.backend, rule=self.rule,
                               risk_name=self._risk_name)
 
     # --- state ---------------------------------------------------------------------------
@@ -131,8 +132,11 @@ class OverlapReduced(ReducedModel):
     def compiled(self) -> CompiledDerivation:
         """The generated functions (shared with ``numerics.compiled(model)`` for a Model)."""
         if self.model is not None and not self.derivation.fixed:
-            return compiled(self.model, self.backend, self.engine)
-        return CompiledDerivation(self.derivation, self.backend, self.engine, name=self.name)
+            return compiled(self.model, self.backend, self.rule)
+        return CompiledDerivation(self.derivation, self.backend, self.rule, name=self.name)
+
+    def compile(self) -> CompiledDerivation:
+        return self.compiled
 
     def _p(self) -> dict[str, float]:
         if self._bound is None:

@@ -11,19 +11,22 @@ any). Overrides are given by name; values may be strings (they come from the com
 from __future__ import annotations
 
 import importlib
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import sympy as sp
 
-from theory.model import Param, check_params
+from theory.model import Model, Param, check_params
+from theory.models import sagitova2026 as _sm
+from theory.models.dohmatob2025 import DohmatobModel
+from theory.multihead import MultiHeadModel
 
 from .base import ReducedModel
 from .heads import HeadReduced
 from .overlap import OverlapReduced
 
-__all__ = ["Choice", "PAPERS", "paper_model", "dohmatob_reduced", "SAGITOVA_PARAMS", "SAGITOVA_DEFAULTS"]
+__all__ = ["Choice", "PAPERS", "paper_model", "dohmatob_reduced", "SAGITOVA_PARAMS", "SAGITOVA_DEFAULTS",
+           "Kind", "KINDS", "kind_of"]
 
 
 @dataclass(frozen=True)
@@ -54,84 +57,105 @@ def _split(params: Mapping[str, object] | None, choices: tuple[Choice, ...],
 # --- Marion et al. 2025 ---------------------------------------------------------------------
 def _marion(params):
     from theory.models import marion2025 as mm
-    return OverlapReduced.from_model(mm.MODEL, {**mm.DEFAULT_PARAMS, **dict(params or {})},
-                                     default_state=mm.DEFAULT_STATE)
+    return _reduce_token_sum(mm.MODEL, {**mm.DEFAULT_PARAMS, **dict(params or {})},
+                             default_state=mm.DEFAULT_STATE)
 
 
 # --- Dohmatob 2025 --------------------------------------------------------------------------
-_DOHMATOB_STATE = {"mu": 0.5, "nu": 0.5, "zeta": 0.0, "eta": 0.0, "rho": 0.0}
-"""A realisable point off the oracle (u ⊥ v*, v ⊥ u*, u ⊥ v: on M)."""
+def _dm():
+    from theory.models import dohmatob2025 as dm
+    return dm
 
 
-def dohmatob_reduced(link: str | None = None, risk: sp.Expr | None = None,
+def _link_choice(link):
+    """``link`` as a :class:`theory.models.dohmatob2025.Link` (a built-in name, a Link, a SymPy
+    Lambda or a function of one SymPy symbol); a ValueError naming ``link`` and what is allowed."""
+    dm = _dm()
+    if isinstance(link, str):
+        if link not in dm.LINKS:
+            raise ValueError(f"parameter link={link!r} is not allowed; allowed: one of "
+                             f"{sorted(dm.LINKS)}, or --param link=PATH.py:NAME naming a SymPy "
+                             "Lambda of one variable or a function of one SymPy symbol returning "
+                             "a SymPy expression in it (e.g. CUBE = lambda t: t**3)")
+        return dm.as_link(link)
+    try:
+        return dm.as_link(link)
+    except ValueError as exc:
+        raise ValueError(f"parameter {exc}") from None
+
+
+def dohmatob_reduced(link=None, risk: sp.Expr | None = None,
                      params: Mapping[str, object] | None = None,
                      extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
     """Dohmatob's overlap flow: the projected gradient flow of R̄(µ, ν, ζ, η, ρ) (Prop. 1,
     ``theory.models.dohmatob2025.paper_risk(link)``) on the Gram structure of (u, v; u*, v*)
     (Sec. 4), as an :class:`OverlapReduced`.
 
-    link:   the link σ of R̄, one of ``dohmatob2025.LINKS`` (None: ``DEFAULT_LINK``, linear); it
-            names the model also when ``risk`` is given;
+    link:   the link σ of R̄: a name of ``dohmatob2025.LINKS`` (None: ``DEFAULT_LINK``,
+            linear), or a user's link (a ``Link``, a SymPy Lambda of one variable or a function
+            of one SymPy symbol; ``dohmatob2025.as_link``); it names the model also when
+            ``risk`` is given;
     risk:   a risk replacing R̄ (e.g. a deliberately wrong formula); an expression in the five
             order parameters and the parameters (d, α, β, γ) plus ``extra_params``;
     params: values of (d, α, β, γ) (and ``extra_params``) by name, checked against their
             ranges; None leaves them unbound (the symbolic derivations are available, numerical
             methods raise). ``paper_model("dohmatob2025")`` binds ``DEFAULT_PARAMS``.
 
-    A ValueError names a link outside ``LINKS``, a parameter out of range, or a symbol of
-    ``risk`` that is neither an order parameter nor a parameter.
+    A ValueError names a link that is neither a built-in name nor a link of one variable, a
+    parameter out of range, or a symbol of ``risk`` that is neither an order parameter nor a
+    parameter.
     """
-    from theory.models import dohmatob2025 as dm
-    link = Choice("link", tuple(sorted(dm.LINKS))).check(dm.DEFAULT_LINK if link is None else link)
-    return OverlapReduced.from_risk(
-        dm.OVERLAP_STRUCTURE, dm.paper_risk(link) if risk is None else risk,
-        dm.PARAMS + tuple(extra_params), params, name=f"dohmatob2025 ({link} link)",
-        risk_name=("Rbar", r"\bar{R}"), default_state=_DOHMATOB_STATE)
+    dm = _dm()
+    model = dm.DohmatobModel(_link_choice(dm.DEFAULT_LINK if link is None else link))
+    return _reduce_dohmatob(model, params, risk=risk, extra_params=extra_params)
+
+
+def _reduce_dohmatob(model, params: Mapping[str, object] | None = None, *,
+                     risk: sp.Expr | None = None, extra_params: tuple[Param, ...] = (),
+                     **kw) -> OverlapReduced:
+    """The Dohmatob kind's reduced model: the overlap flow of the model's R̄ (or ``risk``) on its
+    geometry. A ``link`` among ``params`` replaces the model's link."""
+    dm = _dm()
+    values = dict(params or {}) if params is not None else None
+    if values is not None and "link" in values:
+        model = dm.DohmatobModel(_link_choice(values.pop("link")))
+    kw.setdefault("name", model.name)
+    kw.setdefault("default_state", dm.DEFAULT_STATE)
+    kw.setdefault("risk_name", ("Rbar", r"\bar{R}"))
+    rm = OverlapReduced.from_risk(model.geometry, model.risk if risk is None else risk,
+                                  tuple(model.params) + tuple(extra_params), values, **kw)
+    rm.declaration = model
+    return rm
 
 
 def _dohmatob(params):
-    from theory.models import dohmatob2025 as dm
-    link_choice = Choice("link", tuple(sorted(dm.LINKS)))
-    picked, values = _split(params, (link_choice,), {"link": dm.DEFAULT_LINK, **dm.DEFAULT_PARAMS})
-    return dohmatob_reduced(picked["link"], params=values)
+    dm = _dm()
+    values = {"link": dm.DEFAULT_LINK, **dm.DEFAULT_PARAMS, **dict(params or {})}
+    return _reduce_dohmatob(dm.MODEL, values)
 
 
 # --- Sagitova et al. 2026 -------------------------------------------------------------------
-def _sym(name):
-    return sp.Symbol(name, real=True)
-
-
-SAGITOVA_PARAMS = (
-    Param(_sym("H"), 1, math.inf, integer=True, doc="number of heads"),
-    Param(_sym("L"), 2, math.inf, integer=True, doc="number of tokens"),
-    Param(_sym("delta"), 0, math.inf, open_high=True, doc="label-noise level Δ"),
-    Param(_sym("nu1"), 0, math.inf, open_high=True, doc="flipping spike: θ₁ = √ν₁"),
-    Param(_sym("nu2"), 0, math.inf, open_high=True, doc="flipping spike: θ₂ = ±√ν₂"),
-    Param(_sym("sgd_noise"), 0, math.inf, open_high=True, doc="κ = γD/N_b (0: gradient flow)"),
-    Param(_sym("n"), 8, math.inf, integer=True, open_high=True,
-          doc="quasi-Monte Carlo draws (a multiple of 4)"),
-    Param(_sym("seed"), 0, math.inf, integer=True, open_high=True, doc="seed of the draws"),
-)
-SAGITOVA_DEFAULTS = {"H": 2, "L": 4, "activation": "softmax", "output": "mean", "delta": 0.0,
-                     "nu1": 4.0, "nu2": 1.5, "sgd_noise": 0.0, "n": 2**14, "seed": 0}
-"""Two softmax heads, L = 4, F = 2 features, the flipping-spike prior ν = (4, 1.5)."""
-
+SAGITOVA_PARAMS = _sm.PARAMS
+SAGITOVA_DEFAULTS = _sm.DEFAULT_PARAMS
+"""Sagitova's parameter declarations, declared in ``theory.models.sagitova2026`` (``PARAMS``,
+``DEFAULT_PARAMS``) and kept here under their old names."""
 
 def _sagitova(params):
-    from theory.models.sagitova2026 import flipping_spike
+    from theory.models import sagitova2026 as sm
     from theory.multihead import MultiHeadModel
-    values = {**SAGITOVA_DEFAULTS, **dict(params or {})}
-    names = ("activation", "output")
-    words = {k: str(values.pop(k)) for k in names}
-    v = check_params(SAGITOVA_PARAMS, values, "sagitova2026")
+    values = {**sm.DEFAULT_PARAMS, **dict(params or {})}
+    words = {k: str(values.pop(k)) for k in sm.WORDS}
+    v = check_params(sm.PARAMS, values, "sagitova2026")
     H, F = int(v["H"]), 2
     if int(v["n"]) % 4:
         raise ValueError(f"parameter n={int(v['n'])} is out of range; allowed: a multiple of 4, ≥ 8")
     model = MultiHeadModel(H, int(v["L"]), F, words["activation"], delta=v["delta"],
                            output=words["output"])
     default = {f"m[{h},{h % F}]": 0.1 for h in range(H)}
-    return HeadReduced(model, flipping_spike(v["nu1"], v["nu2"]), n=int(v["n"]), seed=int(v["seed"]),
-                       sgd_noise=v["sgd_noise"], name="sagitova2026", default_state=default)
+    return _reduce_heads(model, {"n": int(v["n"]), "seed": int(v["seed"]),
+                                 "sgd_noise": v["sgd_noise"]},
+                         prior=sm.flipping_spike(v["nu1"], v["nu2"]), name="sagitova2026",
+                         default_state=default)
 
 
 PAPERS = {"marion2025": _marion, "dohmatob2025": _dohmatob, "sagitova2026": _sagitova}
@@ -153,5 +177,89 @@ def paper_model(paper: str, params: Mapping[str, object] | None = None) -> Reduc
                          "module theory.models.<name> with a MODEL")
     defaults = getattr(mod, "DEFAULT_PARAMS", None)
     bound = None if (params is None and defaults is None) else {**(defaults or {}), **(params or {})}
-    return OverlapReduced.from_model(mod.MODEL, bound,
-                                     default_state=getattr(mod, "DEFAULT_STATE", None))
+    kw = {} if getattr(mod, "DEFAULT_STATE", None) is None else {"default_state": mod.DEFAULT_STATE}
+    return kind_of(mod.MODEL).reduce(mod.MODEL, bound, **kw)
+
+
+# --- the kinds of model ----------------------------------------------------------------------
+def _reduce_token_sum(model, params: Mapping[str, object] | None = None, **kw) -> OverlapReduced:
+    """The token-sum kind: the risk derived from the model's token sum (``theory.derive``)."""
+    rm = OverlapReduced.from_model(model, params, **kw)
+    rm.declaration = model
+    return rm
+
+
+def _reduce_heads(model, params: Mapping[str, object] | None = None, *, prior=None,
+                  **kw) -> HeadReduced:
+    """The multi-head kind: ``params`` are HeadReduced's settings (n, seed, sgd_noise)."""
+    rm = HeadReduced(model, prior, **{**dict(params or {}), **kw})
+    rm.declaration = model
+    return rm
+
+
+def _token_sum_example():
+    from theory.models import marion2025 as mm
+    return mm.MODEL, dict(mm.DEFAULT_PARAMS), {"default_state": mm.DEFAULT_STATE}
+
+
+def _dohmatob_example():
+    dm = _dm()
+    return dm.build("quadratic"), dict(dm.DEFAULT_PARAMS), {}
+
+
+def _heads_example():
+    from theory.models.sagitova2026 import flipping_spike
+    from theory.multihead import MultiHeadModel
+    return (MultiHeadModel(2, 3, 2, "softmax"), {"n": 2**12, "seed": 0},
+            {"prior": flipping_spike(4.0, 1.5),
+             "default_state": {"m[0,0]": 0.3, "m[1,1]": 0.2, "r[0,0]": 0.1, "r[1,1]": 0.1}})
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of model: the type of its declaration (``theory``) and how it is reduced.
+
+    Every kind goes declare → derive → compile → ReducedModel → simulate through one calling
+    convention: ``kind.reduce(declaration, params, **kw)`` (= ``numerics.reduced.reduced``) is a
+    :class:`ReducedModel` whose ``equations()`` are what SymPy derives, ``compile()`` generates
+    (and caches) the numerical functions, ``loss``/``rhs``/``jacobian``/``hessian`` evaluate
+    them at a packed state and ``integrate`` simulates the flow; ``declaration`` is the
+    declared object. ``params`` are the declaration's parameters by name (the multi-head
+    kind's: n, seed, sgd_noise; its prior is the keyword ``prior``); None leaves an overlap
+    kind unbound (equations only). ``example()`` is (declaration, params, keywords) of a small
+    setting, for tests and notebooks."""
+
+    name: str
+    declaration: type
+    reduce: Callable[..., ReducedModel]
+    example: Callable[[], tuple[object, dict, dict]]
+    doc: str = ""
+
+
+def _kinds() -> dict[str, Kind]:
+    return {
+        "token-sum": Kind("token-sum", Model, _reduce_token_sum, _token_sum_example,
+                          "a theory.Model: ŷ = Σ_ℓ t(x_ℓ); the risk derived in its overlaps "
+                          "(Marion et al. 2025)"),
+        "dohmatob-student": Kind("dohmatob-student", DohmatobModel, _reduce_dohmatob,
+                                 _dohmatob_example,
+                                 "Dohmatob's student: R̄ of Prop. 1 for a link σ, stated in the "
+                                 "overlaps (Dohmatob 2025)"),
+        "multi-head": Kind("multi-head", MultiHeadModel, _reduce_heads, _heads_example,
+                           "H heads on (m, r, b, v), quasi-Monte Carlo loss and flow (Sagitova "
+                           "et al. 2026)"),
+    }
+
+
+KINDS: dict[str, Kind] = _kinds()
+"""The registry of model kinds, by name: token-sum, dohmatob-student, multi-head."""
+
+
+def kind_of(obj: object) -> Kind:
+    """The kind whose declaration ``obj`` is; TypeError naming the kinds for anything else."""
+    kinds = KINDS
+    for kind in kinds.values():
+        if isinstance(obj, kind.declaration):
+            return kind
+    raise TypeError(f"cannot reduce a {type(obj).__name__}; allowed: "
+                    + ", ".join(f"{k.declaration.__name__} ({k.name})" for k in kinds.values()))

@@ -11,18 +11,46 @@ Order parameters: m = (k_hᵀk*_f) (H×F), r = Q − mmᵀ (H×H), biases b, sin
 This file holds the priors (with the Bayes evidence E_θ exp(θᵀχ − ‖θ‖²/2) each needs, Prop.
 IV.1) and the B-softmax parameters of Prop. IV.2. The model itself (activations, the derived
 loss, the saddle Hessian of Lemma III.1) is the multi-head model kind of ``theory.multihead``;
-``numerics.multihead`` evaluates it."""
+the numerical layer evaluates it. ``PARAMS`` and ``DEFAULT_PARAMS`` declare the command line's
+parameters of the paper's model (the reduced-model registry builds it from them)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 from scipy.special import logsumexp
 
-from numerics.multihead.state import HeadState
+from ..headstate import HeadState
+from ..model import Param
 
-__all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters", "at_prior"]
+__all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters", "at_prior",
+           "PARAMS", "DEFAULT_PARAMS", "WORDS"]
+
+
+def _sym(name):
+    return sp.Symbol(name, real=True)
+
+
+PARAMS = (
+    Param(_sym("H"), 1, math.inf, integer=True, doc="number of heads"),
+    Param(_sym("L"), 2, math.inf, integer=True, doc="number of tokens"),
+    Param(_sym("delta"), 0, math.inf, open_high=True, doc="label-noise level Δ"),
+    Param(_sym("nu1"), 0, math.inf, open_high=True, doc="flipping spike: θ₁ = √ν₁"),
+    Param(_sym("nu2"), 0, math.inf, open_high=True, doc="flipping spike: θ₂ = ±√ν₂"),
+    Param(_sym("sgd_noise"), 0, math.inf, open_high=True, doc="κ = γD/N_b (0: gradient flow)"),
+    Param(_sym("n"), 8, math.inf, integer=True, open_high=True,
+          doc="quasi-Monte Carlo draws (a multiple of 4)"),
+    Param(_sym("seed"), 0, math.inf, integer=True, open_high=True, doc="seed of the draws"),
+)
+"""The numerical parameters of the paper's model on the command line, with their ranges (the
+words ``WORDS`` besides: the activation and the output convention)."""
+WORDS = ("activation", "output")
+DEFAULT_PARAMS = {"H": 2, "L": 4, "activation": "softmax", "output": "mean", "delta": 0.0,
+                  "nu1": 4.0, "nu2": 1.5, "sgd_noise": 0.0, "n": 2**14, "seed": 0}
+"""Two softmax heads, L = 4, F = 2 features, the flipping-spike prior ν = (4, 1.5)."""
 
 
 def _as_2d(x, name):

@@ -14,13 +14,17 @@ registers every claim, in the order of the spec's file:
   rebuttal's descent lemma (PGD in R^d).
 
 Shared helpers (the reduced model, the exact stationary-point machinery on M, the declared
-formula mutations) live in ``_common``. R̄ and its flow come from the reduced model the command
+formula mutations) live in ``_common``. ``link_variants(link, claims)`` re-runs the per-link
+claims with a link of the user's (a SymPy Lambda of one variable, or a function of one SymPy
+symbol) as variants of the paper's claims (``Claim.variant``: ids
+``dohmatob2025:<claim>@<link>``). R̄ and its flow come from the reduced model the command
 line shows (``numerics.reduced.registry.dohmatob_reduced``: the overlap flow on the Gram
 structure of (u, v; u*, v*)); the symbolic checks use its derivations, the numerical ones code
 generated from them at exact parameter values (in vector coordinates: the engine's frame flow
 of its geometry and risk)."""
 
 # registration order = the spec's order (isort would reorder it)
+from ._common import PER_LINK, link_variants  # noqa: F401, I001
 from . import rem_constants  # noqa: F401, I001
 from . import risk  # noqa: F401, I001
 from . import flow_on_M  # noqa: F401, I001

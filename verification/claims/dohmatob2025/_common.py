@@ -19,7 +19,7 @@ from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
 from theory.stationary import classify_exact, stationary_points_exact
 
 from ...checks import FINITE_SIZE_TERMS
-from ...registry import claim
+from ...declare import claim
 
 PAPER = "dohmatob2025"
 LINK_NAMES = ("linear", "quadratic", "relu")
@@ -51,14 +51,79 @@ def _self_comparison(phase):
     return phase == "high-temperature"
 
 
+PER_LINK: list[str] = []
+"""The names of the per-link claims, in registration order (``link_variants``)."""
+
+
 def _per_link(name, label, statement, check, statistical=True, reading="", mutations=None):
     """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **overrides)``;
     ``mutations(link)``: that link's declared formula mutations."""
+    PER_LINK.append(name)
     for link in LINK_NAMES:
         claim(f"{PAPER}:{name}[link={link}]", label, statement.format(link=link),
               statistical=statistical, reading=reading,
               mutations=None if mutations is None else mutations(link)
               )(functools.partial(check, link=link))
+
+
+def _named_links(check, ctx, **overrides):
+    """``check``'s outcome with every Link in its evidence replaced by the link's name (the
+    evidence is data: JSON in the report, plain values in the store)."""
+    out = check(ctx, **overrides)
+
+    def plain(x):
+        if isinstance(x, dm.Link):
+            return x.name
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        return type(x)(plain(v) for v in x) if isinstance(x, (list, tuple)) else x
+
+    out.evidence = plain(out.evidence)
+    return out
+
+
+def link_variants(link, claims=None, name=None) -> list:
+    """Dohmatob's per-link claims re-run with a link of the user's: for each claim ``<c>``
+    (default: every per-link claim, ``PER_LINK``) the variant (``Claim.variant``) of
+    ``<c>[link=linear]`` with ``link`` substituted, id ``dohmatob2025:<c>@<link name>``, its
+    statement's σ replaced, its provenance naming the paper's claim and the link's file.
+
+    link: anything ``theory.models.dohmatob2025.as_link`` accepts (a SymPy Lambda of one
+          variable, a function of one SymPy symbol returning an expression in it, a Link);
+    name: the link's name (default: the Link's, else the function's ``__name__``).
+
+    A claims file given to ``run --claims`` that holds the returned claims at module level
+    runs them (``verification.userfiles.load_claims_file``)::
+
+        CUBE = lambda t: t**3
+        VARIANTS = link_variants(CUBE, ["prop1-risk", "prop5-invariance"], name="cube")
+    """
+    import dataclasses
+    import sys
+
+    from ...declare import REGISTRY
+    sigma = dm.as_link(link, name)
+    unknown = sorted(set(claims or ()) - set(PER_LINK))
+    if unknown:
+        raise ValueError(f"link_variants: unknown claim(s) {unknown}; allowed: {PER_LINK}")
+    origin = getattr(link, "__module__", None)      # the user's file: the store keys on its code
+    if origin not in sys.modules or origin.split(".")[0] in ("theory", "numerics", "verification",
+                                                             "sympy", "builtins"):
+        origin = None
+    out = []
+    for stem in claims or PER_LINK:
+        base = REGISTRY[f"{PAPER}:{stem}[link={LINK_NAMES[0]}]"]
+        v = base.variant(sigma.name, link=sigma)
+        extra, prov = v.extra_modules, dict(v.provenance)
+        if origin and origin not in extra:
+            extra += (origin,)
+            prov["sources"] = [*prov["sources"],
+                               getattr(sys.modules[origin], "__file__", None) or origin]
+        out.append(dataclasses.replace(
+            v, id=f"{PAPER}:{stem}@{sigma.name}", extra_modules=extra, provenance=prov,
+            check=functools.partial(_named_links, v.check),
+            statement=base.statement.replace(f"σ = {LINK_NAMES[0]}", f"σ = {sigma.name}")))
+    return out
 
 
 def _limit_summary(check, labels, i=None):
@@ -205,7 +270,7 @@ R_SYM = sp.Symbol("r", nonnegative=True)
 def rbar_terms(link, p2=1, h2=1, h1=1, r=dm.PAPER_R):
     """R̄ = p2·p²H1(1, ζ, ρ) − h2·2p·H2(ν, ζ, ρ) + h1·H1(1, 0, ρ): the paper's Prop. 1 at
     p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise."""
-    sigma = dm.LINKS[link]
+    sigma = dm.link_function(link)
     c = sp.sqrt(1 - dm.gamma**2)
 
     def s(t, z):

@@ -8,7 +8,7 @@ import numpy as np
 import sympy as sp
 
 from ...checks import estimate_vs_theory
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import DROPPED_H2, PAPER, _numeric, _rbar, rbar_terms
 

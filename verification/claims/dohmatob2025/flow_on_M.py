@@ -9,7 +9,7 @@ import sympy as sp
 from theory.model import Param
 from theory.models import dohmatob2025 as dm
 
-from ...registry import Outcome
+from ...declare import Outcome
 from ._common import R_SYM, _per_link, _reduced, odd_term_mutations
 
 

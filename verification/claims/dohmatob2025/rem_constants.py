@@ -13,7 +13,7 @@ from theory.rem import rem_constants
 
 from ... import checks as _checks
 from ...checks import limit
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import NUMERICAL_FLOOR, PAPER, _limit_decision, _limit_summary, _self_comparison
 

@@ -11,7 +11,7 @@ from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
 
 from ...checks import limit
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import (
     DROPPED_H2,
@@ -37,8 +37,19 @@ def _risk_mc(ctx, link, *args, **kw):
     import torch
 
     from numerics.rem_torch import softmax_risk_mc_torch
-    tl = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
+    if isinstance(link, str):
+        tl = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
+    else:                              # a user's link (``link_variants``): σ as generated torch code
+        tl = _torch_link(link)
     return softmax_risk_mc_torch(tl, *args, device=ctx.device, **kw)
+
+
+@functools.cache
+def _torch_link(link):
+    from numerics.codegen import generate
+    t = sp.Symbol("t", real=True)
+    fn = generate([t], [dm.as_link(link)(t)], backend="torch")
+    return lambda x: fn(x)[0] + 0 * x        # + 0·x: a constant σ still broadcasts
 
 
 

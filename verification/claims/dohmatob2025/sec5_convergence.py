@@ -13,7 +13,7 @@ from theory.frame import frame_flow  # noqa: E402
 from theory.models import dohmatob2025 as dm
 
 from ...checks import realisable
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import (  # noqa: I001
     PAPER,

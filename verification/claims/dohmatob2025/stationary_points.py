@@ -18,7 +18,7 @@ from theory.stationary import (  # noqa: E402
     refine_root,
 )
 
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ._common import (  # noqa: I001
     BOX,
     PAPER,

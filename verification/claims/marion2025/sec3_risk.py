@@ -14,7 +14,7 @@ from theory import derive
 from theory.linear import best_linear_risk, trivial_risk
 from theory.models.marion2025 import MODEL, L, d, eps, eta, gamma, kappa, lam, nu, rho, theta
 from ...checks import estimate_vs_theory
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import PAPER, SETTINGS, _hp, _params, _random_overlaps, mutated_risk
 

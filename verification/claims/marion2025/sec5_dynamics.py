@@ -9,7 +9,7 @@ import sympy as sp
 from numerics import projected_gd, reduced
 from theory import GaussianToken, SingleLocation, classify, derive, projection
 from theory.models.marion2025 import MODEL, build, gamma, kappa, lam, nu
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import MANIFOLD, PAPER, SETTINGS, _hp, _params, mutated_derivation
 

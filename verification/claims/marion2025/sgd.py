@@ -13,7 +13,7 @@ from numerics import reduced
 from numerics.sgd import SGDConfig, simulate_direct
 from theory.models.marion2025 import MODEL
 from ...checks import limit
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import PAPER
 

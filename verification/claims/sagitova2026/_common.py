@@ -1,18 +1,18 @@
 """Helpers shared by the sections of Sagitova, Duranthon, Zdeborová (2026): the paper id, the
 model constants, the reduced flow and its integration (``integrate_until_batch``: many
-trajectories, each up to the first output time where a predicate holds, without integrating
-on), the small initialisation, the saddle rate of Lemma III.1, the escape runs shared by
-Prop. III.4 and Conj. III.1, and the best reduced risk of Sec. IV."""
+trajectories through ``numerics.ode.integrate``'s lockstep RK45, each up to the first output
+time where a predicate holds, without integrating on), the small initialisation, the saddle
+rate of Lemma III.1, the escape runs shared by Prop. III.4 and Conj. III.1, and the best
+reduced risk of Sec. IV."""
 
 from __future__ import annotations
 
 import functools
 
 import numpy as np
-from scipy.integrate import RK45
 
 from numerics.multihead import HeadState, first_passage, minimise
-from numerics.multihead.batched import integrate_batch
+from numerics.ode import integrate
 from numerics.reduced import HeadReduced
 from numerics.sgd.multihead import HeadSGDConfig
 from numerics.sgd.multihead_gram import simulate_heads_gram
@@ -60,7 +60,7 @@ def _flow(model, prior, n, seed, kappa=0.0) -> HeadReduced:
 
 def _trajectory(rm: HeadReduced, state0, t_eval, **options):
     """The reduced model's trajectory at ``t_eval`` (RK45, rtol 1e-6, atol 1e-12) and its
-    states; ``options`` (``stop(t, y)`` on packed states, ``chunk``) go to
+    states; ``options`` (``reached(t, y)`` on packed states, ``chunk``) go to
     ``HeadReduced.integrate``. A solver that fails or a state that turns non-finite is an error:
     no verdict from a partial trajectory."""
     tr = rm.integrate(state0, t_eval, rtol=1e-6, atol=1e-12, **options)
@@ -69,68 +69,28 @@ def _trajectory(rm: HeadReduced, state0, t_eval, **options):
     return tr, rm.states(tr)
 
 
-def integrate_until(rm: HeadReduced, state0, t_eval, reached=None, chunk=None, rtol=1e-6, atol=1e-12):
-    """The reduced flow from ``state0`` at the times ``t_eval``, ending at the first output time
-    where ``reached(y)`` holds (packed state y; None: never): returns (times, packed states).
-
-    The same numbers as ``rm.integrate(state0, t_eval, rtol=rtol, atol=atol, stop=..., chunk=chunk)``
-    (RK45, one solver per ``chunk`` output intervals, restarted from the state reached; every
-    output time from the same dense output, evaluated on the same slices as ``solve_ivp`` does),
-    and the same as integrating over all of ``t_eval`` without a stop for every output time up
-    to the first one where ``reached`` holds: an explicit Runge–Kutta step depends only on the
-    past, so what follows the hit cannot change it. It only stops stepping there, instead of
-    integrating to the end of ``t_eval`` (or of the chunk) and checking afterwards. A failed
-    solver or a non-finite state is an error: no verdict from a partial trajectory. The claims
-    integrate through ``integrate_until_batch``; this one-at-a-time scipy path is the reference
-    the batched one is tested against."""
-    t_eval = np.asarray(t_eval, float)
-    y = rm.check_state(rm.pack(state0))
-    ts, ys = [t_eval[:1]], [y[None, :]]
-    if reached is not None and reached(y):
-        return np.concatenate(ts), np.concatenate(ys)
-    n_int = len(t_eval) - 1
-    step = n_int if chunk is None else int(chunk)
-    start = 0
-    while start < n_int:
-        end = min(start + step, n_int)
-        seg = t_eval[start:end + 1]
-        with np.errstate(all="ignore"):
-            solver = RK45(lambda t, x: rm.rhs(x), float(seg[0]), y, float(seg[-1]), rtol=rtol, atol=atol)
-            i = 0
-            while True:
-                solver.step()
-                if solver.status == "failed":
-                    raise RuntimeError(f"{rm.name}: the flow's integration failed near t = "
-                                       f"{solver.t:.6g}")
-                i_new = int(np.searchsorted(seg, solver.t, side="right"))
-                if i_new > i:
-                    block = solver.dense_output()(seg[i:i_new]).T      # as solve_ivp slices it
-                    first = 1 if i == 0 else 0                          # seg[0]: already recorded
-                    for k in range(first, len(block)):
-                        if not np.all(np.isfinite(block[k])):
-                            raise FloatingPointError(f"{rm.name}: the state became non-finite "
-                                                     f"near t = {seg[i + k]:.6g}")
-                        ts.append(seg[i + k:i + k + 1])
-                        ys.append(block[k][None, :])
-                        if reached is not None and reached(block[k]):
-                            return np.concatenate(ts), np.concatenate(ys)
-                    i = i_new
-                if solver.status == "finished":
-                    break
-        y = ys[-1][0]
-        start = end
-    return np.concatenate(ts), np.concatenate(ys)
-
-
 def integrate_until_batch(rm: HeadReduced, states0, t_eval, reached=None, chunk=None, rtol=1e-6,
                           atol=1e-12):
-    """``integrate_until`` from each of ``states0`` at once (``numerics.multihead.batched``): each
-    trajectory is its own RK45's, as alone, the right-hand sides of the running ones computed in
-    one call (so equal to ``integrate_until`` up to the rounding of the batched sums). Returns a
-    list of (times, packed states)."""
+    """The reduced flow from each of ``states0`` (checked realisable) at the times ``t_eval``,
+    each ending at the first output time where ``reached(y)`` holds (packed state y; None:
+    never): a list of (times, packed states).
+
+    ``numerics.ode.integrate`` on the batch with RK45: each trajectory is its own scipy RK45's
+    (one solver per ``chunk`` output intervals, restarted from the state reached), the
+    right-hand sides of the running ones in one ``rm.flow.rhs_batch`` call, so equal to
+    integrating each alone (``rm.integrate(..., method='RK45', reached=..., chunk=...)``) up to
+    the rounding of the batched sums. It stops stepping at the hit instead of integrating to the
+    end of ``t_eval``; an explicit Runge–Kutta step depends only on the past, so that changes no
+    number before it. Any ending but 'completed' or 'event' is an error here: no verdict from a
+    partial trajectory."""
     Y0 = np.array([rm.check_state(rm.pack(s)) for s in states0])
-    return integrate_batch(rm.flow, Y0, t_eval, reached=reached, chunk=chunk, rtol=rtol, atol=atol,
-                           name=rm.name)
+    event = None if reached is None else (lambda t, y: reached(y))
+    runs = integrate(rm.flow.rhs_batch, Y0, t_eval, method="RK45", rtol=rtol, atol=atol,
+                     reached=event, chunk=chunk)
+    for k, tr in enumerate(runs):
+        if not tr.ok:
+            raise RuntimeError(f"{rm.name}: row {k} of the batch ended '{tr.status}': {tr.message}")
+    return [(tr.t, tr.y) for tr in runs]
 
 
 def escape_times(rm: HeadReduced, states0, t_eval, threshold, chunk=None, rtol=1e-6):
@@ -145,7 +105,7 @@ def escape_times(rm: HeadReduced, states0, t_eval, threshold, chunk=None, rtol=1
 
 
 def escape_time(rm: HeadReduced, state0, t_eval, threshold, chunk=None):
-    """``escape_times`` from one state (the numbers of ``integrate_until`` to the last bit)."""
+    """``escape_times`` from one state (the numbers of scipy's RK45 alone to the last bit)."""
     return escape_times(rm, [state0], t_eval, threshold, chunk=chunk)[0]
 
 
@@ -153,7 +113,7 @@ def escape_time(rm: HeadReduced, state0, t_eval, threshold, chunk=None):
 SIGMA0 = 0.02          # keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r = σ₀²I
 
 
-def _small_init(g, D):
+def small_init(g, D):
     H = g.shape[0]
     return HeadState.make(SIGMA0 * g / np.sqrt(D), SIGMA0**2 * np.eye(H))
 
@@ -209,11 +169,11 @@ def _escape_piece(ctx, item):
     G = ctx.rng("escape:init").standard_normal((item["seeds"], H, F))
     t_eval = np.linspace(0, 60, 601)
     if item["kind"] == "ode":
-        return escape_times(rm, [_small_init(G[item["i"]], D) for D in item["dims"]], t_eval,
+        return escape_times(rm, [small_init(G[item["i"]], D) for D in item["dims"]], t_eval,
                             ESCAPE_THRESHOLD)
     if item["kind"] == "kappa":       # the SGD runs' own limit: the ODE with the κ-noise term
         return escape_times(rm.with_noise(ESCAPE_KAPPA),
-                            [_small_init(G[item["i"]], D) for D in item["sgd_dims"]], t_eval,
+                            [small_init(G[item["i"]], D) for D in item["sgd_dims"]], t_eval,
                             ESCAPE_THRESHOLD)
     D, n = item["D"], item["sgd_seeds"]
     lr = ESCAPE_KAPPA * ESCAPE_BATCH / D

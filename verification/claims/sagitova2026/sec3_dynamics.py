@@ -19,9 +19,9 @@ from numerics.sgd.multihead_gram import simulate_heads_gram
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
 from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ... import checks
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import L, PAPER, SIGMA0, _flow, _small_init, _trajectory, quantile_text, saddle_rate
+from ._common import L, PAPER, SIGMA0, _flow, small_init, _trajectory, quantile_text, saddle_rate
 
 
 class _FastMFlow(HeadReduced):
@@ -277,7 +277,7 @@ def prop_iii3(ctx, prior=None):
     t_eval = np.linspace(0, 30, 301)
     rows = []
     for D in dims:
-        tr, states = _trajectory(rm, _small_init(g, D), t_eval)
+        tr, states = _trajectory(rm, small_init(g, D), t_eval)
         align = np.array([min(s.m @ e) for s in states])
         ta = first_passage(tr.t, align, 0.3)
         if np.isfinite(ta):
@@ -299,7 +299,7 @@ def prop_iii3(ctx, prior=None):
                             init=SIGMA0, device=ctx.device)
         res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
         taus = np.array([first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)])
-        ode = _trajectory(rm.with_noise(kappa), _small_init(g, D), t_eval)
+        ode = _trajectory(rm.with_noise(kappa), small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
         done = taus[np.isfinite(taus)]
         sgd_rows.append({"D": D, "tau_align_seeds": taus.tolist(), "never_aligned": int(16 - done.size),

@@ -12,7 +12,7 @@ from numerics.multihead import HeadState, draw, finite_d_loss, reduced_loss
 from theory.models.sagitova2026 import GaussianPrior, at_prior
 from theory.multihead import MultiHeadModel, head_difference_block, saddle_hessian
 from ...checks import estimate_vs_theory
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import PAPER
 

@@ -15,10 +15,10 @@ from numerics.sgd.multihead_gram import simulate_heads_gram
 from theory.models.sagitova2026 import GaussianPrior
 from theory.multihead import MultiHeadModel
 from ... import checks
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import (ESCAPE_THRESHOLD, L, MAX_NEVER_ESCAPED, PAPER, SGD_ESCAPE_HORIZON, SIGMA0,
-                      _escape_prior, _escape_runs, _flow, _slope, _small_init, _trajectory,
+                      _escape_prior, _escape_runs, _flow, _slope, small_init, _trajectory,
                       escape_times, integrate_until_batch, quantile_text, saddle_rate)
 
 # Conj. III.1 and Result III.1 read first-passage times off the flow: at rtol 1e-4 they lie
@@ -210,7 +210,7 @@ def _fresh_escape_block(ctx, item):
     t_eval = np.linspace(0, 60, 601)          # solver restarted every 100 output intervals
     D, first = item["D"], item["first"]
     # at TIME_RTOL (Prop. III.4's runs stay at rtol 1e-6); the block's draws integrated together
-    return escape_times(rm, [_small_init(_fresh_direction(ctx, D, i), D)
+    return escape_times(rm, [small_init(_fresh_direction(ctx, D, i), D)
                              for i in range(first, first + item["count"])],
                         t_eval, ESCAPE_THRESHOLD, chunk=100, rtol=TIME_RTOL)
 
@@ -392,7 +392,7 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
     horizon = (np.nanmax(tau2) if np.isfinite(tau2).any()
                else times[0, 0, 1] if np.isfinite(times[0, 0, 1]) else 150.0)
     t_eval = np.linspace(0, min(1.3 * float(horizon), t_max), 401)
-    ode_noise = _trajectory(rm.with_noise(kappa), _small_init(G[0], D_sgd), t_eval)
+    ode_noise = _trajectory(rm.with_noise(kappa), small_init(G[0], D_sgd), t_eval)
     ok = np.all(np.isfinite(sgd_times), axis=(1, 2))
     sgd_delay = sgd_times[ok, :, 1] - sgd_times[ok, :, 0]
     sgd_fit = _slope(np.log(sgd_dims), sgd_delay) if ok.sum() > 2 else (np.nan, np.nan, [])
@@ -434,7 +434,7 @@ def _specialized(state, threshold=0.5):
 
 def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
     """τ_f = first τ with max_h |m_hf| ≥ threshold, for each initial draw G[i] and D (states
-    sampled every ``dt``): the flow (RK45 at ``TIME_RTOL``) from ``_small_init(G[i], D)`` until
+    sampled every ``dt``): the flow (RK45 at ``TIME_RTOL``) from ``small_init(G[i], D)`` until
     every feature is specialized or τ = t_max, the solver restarted every ``chunk`` time units,
     the D's of a draw integrated together (``integrate_until_batch``). Returns the times
     (draw × D × F) and the first draw's m(τ) per D."""
@@ -443,7 +443,7 @@ def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt
     curves = {}
     t_eval = np.linspace(0.0, t_max, int(round(t_max / dt)) + 1)
     for i in range(seeds):
-        runs = integrate_until_batch(rm, [_small_init(G[i], D) for D in dims], t_eval,
+        runs = integrate_until_batch(rm, [small_init(G[i], D) for D in dims], t_eval,
                                      chunk=int(round(chunk / dt)), rtol=TIME_RTOL,
                                      reached=lambda y: _specialized(rm.unpack(y), threshold))
         for j, (D, (t, y)) in enumerate(zip(dims, runs, strict=True)):

@@ -10,7 +10,7 @@ from numerics.multihead import (HeadState, bayes_loss, bayes_posterior, draw, re
 from theory.models.sagitova2026 import GaussianPrior, bsoftmax_bayes_parameters, flipping_spike
 from theory.multihead import MultiHeadModel
 from ...checks import estimate_vs_theory
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import PAPER, _random_discrete_prior
 

@@ -13,7 +13,7 @@ import numpy as np
 from numerics.multihead import bayes_loss
 from theory.models.sagitova2026 import DiscretePrior
 from ...checks import combine, critical_value, estimate_vs_theory, trend
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import L, PAPER, best_risk
 

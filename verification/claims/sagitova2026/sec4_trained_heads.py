@@ -14,7 +14,7 @@ from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import DiscretePrior
 from theory.multihead import MultiHeadModel
 from ...checks import trend
-from ...registry import Outcome, claim
+from ...declare import Outcome, claim
 from ._common import L, PAPER, best_risk
 
 

@@ -1,0 +1,59 @@
+"""One campaign: what ``run``, ``sweep`` and ``calibrate`` share. Every option is checked before
+any work (profile, device, the output folder, the result store, the code cache and the user's
+key, the cluster's settings); the output folder is locked while the campaign writes in it; its
+claim runs are tasks on one engine and one store. What each command then does with the results
+(a report, a seed table, a calibration record) is its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from .context import PROFILES
+from .engine import Engine
+from .store import ResultStore, check_folder, lock_folder, open_store
+from .tasks import ClaimTask, run_claim_tasks
+
+__all__ = ["Campaign"]
+
+
+class Campaign:
+    """Checked options, one engine, one store. ``out``: the folder the command writes in (None:
+    nothing written); ``store``: a folder, else $ATTNV_STORE, else ``<out>/store`` (none without
+    ``out``); ``force``: recompute what is stored; workers, scheduler, dashboard, tls: where the
+    tasks run (``verification.engine.Engine``). ValueError naming the option on bad input."""
+
+    def __init__(self, profile: str = "quick", device: str = "auto", out: str | Path | None = None,
+                 store: str | Path | ResultStore | None = None, force: bool = False,
+                 workers: int | None = 0, scheduler: str | None = None, dashboard: bool = False,
+                 tls: Mapping[str, str] | None = None):
+        from numerics.codegen.cache import check_cache
+        from numerics.sgd.base import resolve_device
+
+        if profile not in PROFILES:
+            raise ValueError(f"--profile {profile!r}; allowed: {PROFILES}")
+        self.profile = profile
+        self.device = resolve_device(device)
+        self.out = check_folder(out, "--out") if out is not None else None
+        self.store = open_store(store, self.out, force)
+        check_cache()
+        self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
+
+    def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
+             figures: bool = False) -> ClaimTask:
+        """One run of ``claim`` at ``seed`` (under a declared mutation or a perturbation)."""
+        return ClaimTask.make(claim, self.profile, seed, self.device, perturbation, mutation,
+                              figures=figures, store=self.store)
+
+    def locked(self) -> AbstractContextManager:
+        """The output folder held against a second campaign writing in it (a one-line
+        ValueError naming the other run's pid)."""
+        return lock_folder(self.out, "--out")
+
+    def run(self, specs: Sequence[ClaimTask], on_result: Callable[[int, dict], Any],
+            priorities: Sequence[float] | None = None) -> None:
+        """Run ``specs`` (stored results first, without starting a worker), calling
+        ``on_result(i, result)`` as each finishes."""
+        run_claim_tasks(specs, self.engine, on_result, priorities)

@@ -1,0 +1,186 @@
+"""What runs leave behind and later runs read: the JSON and NPZ files (``to_jsonable``, atomic
+writes), the calibration record (``calibration/<profile>.json``: ``load_calibration``,
+``summary_rows``) and the run history (the committed baselines and the previous report, whose
+seconds order the next run's tasks: ``expected_seconds``).
+
+Below the reports, runs and calibration that write and read these files
+(``verification.layers``): ``report``, ``runner``, ``sweep`` and ``calibrate`` import from here,
+never from each other for a record.
+
+The calibration record, as ``calibrate`` writes it: {"suite_version", "profile", "seeds",
+"claims": [{"id", "alpha", "resolution", "exact", "runs", "false_refutations", "verdicts",
+"mutations": [{"name", "runs", "refuted", "not_applied"?}], "not_applicable", "code"}],
+"complete", "engine", "seconds", "parts"?}; ``code`` is the content hash of the claim's code
+(``claim_code``): a record is the claim's record only while it is unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from numerics.codegen.cache import atomic_write_bytes
+
+from .declare import REGISTRY, Claim
+
+__all__ = ["to_jsonable", "cannot_write", "write_bytes", "write_json", "write_npz",
+           "DEFAULT_CALIBRATION", "MIN_MUTATIONS", "claim_code", "load_calibration",
+           "whole_records", "summary_rows", "DEFAULT_BASELINE", "expected_seconds"]
+
+
+# --- JSON and NPZ files --------------------------------------------------------------------
+def to_jsonable(x: Any) -> Any:
+    """``x`` with numpy scalars and arrays as Python numbers and lists, tuples as lists,
+    non-finite floats as None, complex as {re, im}, anything else unknown as its str()."""
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return to_jsonable(x.tolist())
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, complex):
+        return {"re": to_jsonable(x.real), "im": to_jsonable(x.imag)}
+    if x is None or isinstance(x, (str, int)):
+        return x
+    return str(x)
+
+
+def cannot_write(path: str | Path, exc: OSError, verb: str = "write") -> OSError:
+    """``exc`` (same errno, so the same OSError subclass) as "cannot write PATH: reason"."""
+    reason = exc.strerror or str(exc)
+    if exc.errno is None:
+        return OSError(f"cannot {verb} {path}: {reason}")
+    return OSError(exc.errno, f"cannot {verb} {path}: {reason}")
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """``data`` to ``path`` atomically (a reader sees the old file or the new one, never half of
+    one); a failure (ENOSPC, EACCES, ...) raises an OSError naming ``path``."""
+    try:
+        atomic_write_bytes(Path(path), data)
+    except OSError as exc:
+        raise cannot_write(path, exc) from exc
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """``obj`` as indented strict JSON (``to_jsonable`` first), written atomically."""
+    write_bytes(path, (json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n").encode())
+
+
+def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
+    """The arrays, compressed, in one NPZ file written atomically."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    write_bytes(path, buf.getvalue())
+
+
+# --- the calibration record ----------------------------------------------------------------
+MIN_MUTATIONS = 3
+"""Mutations each claim should be calibrated against (those that apply to it); fewer is flagged."""
+
+DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
+"""Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
+
+
+def claim_code(claim: Claim) -> str | None:
+    """Content hash of the code a claim's runs execute (its module and extra modules with
+    their import closures, ``verification.codehash``); None for code without a source file."""
+    import hashlib
+
+    from .codehash import code_hash
+    try:
+        hashes = [code_hash(m) for m in [claim.module or claim.check.__module__,
+                                         *claim.extra_modules]]
+    except ValueError:
+        return None
+    return hashlib.sha256("\0".join(hashes).encode()).hexdigest()
+
+
+def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict | None:
+    """The calibration in ``path`` restricted to the claims ``ids`` (all when None), for a
+    report's calibration section; None when the file is absent or damaged (never trusted
+    half-read: every record must have the fields calibrate writes)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        records = data["claims"]
+        if not whole_records(records):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    keep = [{**r, "current": _is_current(r)} for r in records if ids is None or r["id"] in set(ids)]
+    return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
+            "complete": data.get("complete", False), "claims": keep}
+
+
+def whole_records(records) -> bool:
+    """Every record has the fields calibrate writes (a half-written file is never trusted)."""
+    needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
+    return all(isinstance(r, dict) and needed <= set(r) for r in records)
+
+
+def _is_current(record: dict) -> bool | None:
+    """Whether the record was measured on the claim's present code (None: cannot tell, the
+    record has no code hash or the claim is not registered here)."""
+    if not record.get("code") or record["id"] not in REGISTRY:
+        return None
+    return record["code"] == claim_code(REGISTRY[record["id"]])
+
+
+def summary_rows(result: dict) -> list[str]:
+    """The calibration table: per claim α, resolution, the true model's refutations over the K
+    seeds with its verdicts (false refutations only where the claim holds: for a claim refuted
+    at every seed they are the finding reproduced) and each mutation's refutations, which show
+    no power for such a claim and are marked so."""
+    rows = ["| claim | α | resolution | refuted under the true model | mutations refuted |",
+            "|---|---|---|---|---|"]
+    for c in result["claims"]:
+        muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
+        if c.get("not_applicable"):
+            muts += f" (not applicable: {', '.join(c['not_applicable'])})"
+        always_refuted = c["runs"] > 0 and c["false_refutations"] == c["runs"]
+        if always_refuted and c["mutations"]:
+            muts += " (the claim is refuted at every seed: no power shown)"
+        mix = ", ".join(f"{v} {n}" for v, n in sorted((c.get("verdicts") or {}).items()))
+        true_model = f"{c['false_refutations']}/{c['runs']}" + (f" ({mix})" if mix else "")
+        alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
+        res = c["resolution"]
+        res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
+        stale = " (measured on other code)" if c.get("current") is False else ""
+        if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) < MIN_MUTATIONS:
+            muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
+        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {true_model} | {muts} |")
+    return rows
+
+
+# --- the run history -----------------------------------------------------------------------
+_BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+
+
+def DEFAULT_BASELINE(profile: str) -> Path:  # noqa: N802 - reads as the constant it stands for
+    """The committed baseline of a profile: ``baselines/<profile>.json``."""
+    return _BASELINES / f"{profile}.json"
+
+
+def expected_seconds(out: Path | None, profile: str) -> dict[str, float]:
+    """Seconds each claim took last time (the previous report in ``out``, else the committed
+    baseline): the longest claims are started first."""
+    for path in ([out / "report.json"] if out is not None else []) + [DEFAULT_BASELINE(profile)]:
+        try:
+            rep = json.loads(Path(path).read_text())
+            return {c["id"]: float(c.get("seconds") or 0) for c in rep["claims"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return {}
