@@ -26,3 +26,14 @@ def forget_claims():
     yield
     REGISTRY.clear()
     REGISTRY.update(before)
+
+
+def pytest_configure(config):
+    """Under pytest-xdist each worker has about one core: one thread each for torch and the
+    BLAS, so that the workers do not oversubscribe the cores (the claims' own tasks already run
+    on one torch thread: ``verification.engine.single_thread``)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        import torch
+        torch.set_num_threads(1)

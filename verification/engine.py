@@ -166,6 +166,23 @@ def tls_security(tls: Mapping[str, str] | None, scheduler: str | None):
                     tls_client_key=str(tls["key"]), require_encryption=True)
 
 
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c():
+    """Worker processes started within inherit an ignored SIGINT (an ignored signal stays
+    ignored across exec, and Python then installs no handler of its own): Ctrl-C at a terminal
+    reaches the whole process group, and only this process should act on it, closing the
+    cluster in order, rather than every worker dying mid-task and logging its broken
+    connections."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def quiet_dask() -> None:
     """Silence dask's loggers for the rest of this process (a run that is stopping)."""
     for name in ("distributed", "tornado", "asyncio"):
@@ -289,7 +306,7 @@ class Engine:
             # machine can reach the loopback, but cannot connect without it (a connection to a
             # scheduler runs code on its workers)
             security = Security.temporary()
-            with dask.config.set(config), environ_restored():
+            with dask.config.set(config), environ_restored(), _workers_ignore_ctrl_c():
                 self._cluster = LocalCluster(
                     n_workers=self.workers, threads_per_worker=1, processes=True, host=LOOPBACK,
                     security=security, silence_logs=logging.ERROR,
