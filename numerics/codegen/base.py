@@ -197,5 +197,7 @@ class CodeGenerator(abc.ABC):
         """A callable evaluating all ``outputs`` at broadcast array arguments; returns a tuple."""
         text = self.source(args, outputs)
         namespace = {"_RULE": rule}
+        # text is generated here or read back through cached_text, which returns an entry only
+        # when its HMAC under the user's key matches (anything else is regenerated, never run)
         exec(compile(text, f"<generated {self.name}>", "exec"), namespace)
         return self.wrap(namespace, len(outputs), rule)
