@@ -20,10 +20,11 @@ from benchmarks.timing import interleaved  # noqa: E402
 
 
 def _flow_outputs(H: int):
+    from theory import derive
     from theory.multihead import MultiHeadModel
-    md = MultiHeadModel(H, 4, 2, "softmax")
+    md = derive(MultiHeadModel(H, 4, 2, "softmax"))
     outs = [g for row in md.loss_gradient for g in row]
-    outs += [md.loss_hessian_blocks[l][h][k] for l in range(md.L) for h in range(H) for k in range(h, H)]
+    outs += [md.loss_hessian_blocks[l][h][k] for l in range(4) for h in range(H) for k in range(h, H)]
     outs += [md.noise_integrand[h][k] for h in range(H) for k in range(h, H)]
     return md.arguments, outs
 

@@ -22,7 +22,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import torch
 torch.set_num_threads(1)
-from numerics.sgd import DirectSGD, GramSGD, HeadSGDConfig, MultiHeadGramSGD, MultiHeadSGD, SGDConfig
+from numerics.sgd import DirectSGD, GramSGD, MultiHeadGramSGD, MultiHeadSGD
 from theory.models.marion2025 import MODEL
 from theory.models.sagitova2026 import flipping_spike
 from theory.multihead import MultiHeadModel
@@ -34,14 +34,24 @@ def per_step(sim, n):
         sim.step()
     return (time.perf_counter() - t0) / n
 
-cfg = SGDConfig(params=dict(d=1000, L=4, lam=0.7, gamma=0.8, eps=0.3), lr=1e-3, steps=10, seeds=32,
-                init=dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1), device="cpu")
+P = dict(d=1000, L=4, lam=0.7, gamma=0.8, eps=0.3)
+INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 md, prior = MultiHeadModel(2, 4, 2, "softmax"), flipping_spike(4.0, 1.5)
-hc = HeadSGDConfig(D=1000, lr=1e-3, steps=10, seeds=64, batch=8, init=0.1, device="cpu")
-print(json.dumps({"direct": per_step(DirectSGD(MODEL, cfg), 200),
-                  "gram": per_step(GramSGD(MODEL, cfg), 200),
-                  "heads_direct": per_step(MultiHeadSGD(md, prior, hc), 100),
-                  "heads_gram": per_step(MultiHeadGramSGD(md, prior, hc), 100)}))
+try:                                  # one calling convention: (model, params, config)
+    from numerics.sgd import SimulationConfig
+    cfg = SimulationConfig(lr=1e-3, steps=10, seeds=32, init=INIT, device="cpu")
+    hc = SimulationConfig(lr=1e-3, steps=10, seeds=64, batch=8, init=0.1, device="cpu")
+    sims = {"direct": DirectSGD(MODEL, P, cfg), "gram": GramSGD(MODEL, P, cfg),
+            "heads_direct": MultiHeadSGD(md, {"D": 1000, "prior": prior}, hc),
+            "heads_gram": MultiHeadGramSGD(md, {"D": 1000, "prior": prior}, hc)}
+except TypeError:                     # a checkout from before it
+    from numerics.sgd import HeadSGDConfig, SGDConfig
+    cfg = SGDConfig(params=P, lr=1e-3, steps=10, seeds=32, init=INIT, device="cpu")
+    hc = HeadSGDConfig(D=1000, lr=1e-3, steps=10, seeds=64, batch=8, init=0.1, device="cpu")
+    sims = {"direct": DirectSGD(MODEL, cfg), "gram": GramSGD(MODEL, cfg),
+            "heads_direct": MultiHeadSGD(md, prior, hc), "heads_gram": MultiHeadGramSGD(md, prior, hc)}
+print(json.dumps({k: per_step(sim, 200 if k in ("direct", "gram") else 100)
+                  for k, sim in sims.items()}))
 '''
 
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from numerics import SGDConfig  # noqa: E402
+from numerics import SimulationConfig  # noqa: E402
 from timing import interleaved as _interleaved  # noqa: E402
 from numerics.sgd import DirectSGD, GramSGD  # noqa: E402
 from theory.models.marion2025 import MODEL  # noqa: E402
@@ -42,16 +42,16 @@ def interleaved(fns: dict, n: int, repeats: int) -> dict:
     return _interleaved(fns, n, repeats, sync=torch.cuda.synchronize if torch.cuda.is_available() else None)
 
 
-def _token_cfg(d, seeds, device, dtype):
-    return SGDConfig(params={**PARAMS, "d": d}, lr=0.5 / d, steps=1, seeds=seeds, batch=1,
-                     init=INIT, device=device, dtype=dtype)
+def _token(simulator, d, seeds, device, dtype):
+    return simulator(MODEL, {**PARAMS, "d": d}, SimulationConfig(
+        lr=0.5 / d, steps=1, seeds=seeds, batch=1, init=INIT, device=device, dtype=dtype))
 
 
 def bench_token_sum(repeats):
     out = {}
     for dtype in ("float64", "float32"):
-        cpu = DirectSGD(MODEL, _token_cfg(4000, 256, "cpu", dtype))
-        gpu = DirectSGD(MODEL, _token_cfg(4000, 256, "cuda", dtype))
+        cpu = _token(DirectSGD, 4000, 256, "cpu", dtype)
+        gpu = _token(DirectSGD, 4000, 256, "cuda", dtype)
         cpu.step(), gpu.step()
         t = interleaved({"cpu": cpu.step, "cuda": gpu.step}, n=10, repeats=repeats)
         out[f"d4000_seeds256_{dtype}"] = {"seconds_per_step": t, "cpu_over_cuda": t["cpu"] / t["cuda"]}
@@ -61,8 +61,8 @@ def bench_token_sum(repeats):
 def bench_direct_scaling(repeats):
     out = {}
     for d in (10**4, 10**5, 10**6):
-        direct = DirectSGD(MODEL, _token_cfg(d, 64, "cuda", "float32"))
-        gram = GramSGD(MODEL, _token_cfg(d, 64, "cuda", "float32"))
+        direct = _token(DirectSGD, d, 64, "cuda", "float32")
+        gram = _token(GramSGD, d, 64, "cuda", "float32")
         direct.step(), gram.step()
         t = interleaved({"direct": direct.step, "gram": gram.step}, n=20, repeats=repeats)
         out[f"d{d:.0e}"] = {"seconds_per_step": t, "direct_over_gram": t["direct"] / t["gram"]}
@@ -72,19 +72,20 @@ def bench_direct_scaling(repeats):
 
 
 def bench_heads(repeats):
-    from numerics.sgd import HeadSGDConfig, MultiHeadSGD
+    from numerics.sgd import MultiHeadSGD
     from theory.models.sagitova2026 import GaussianPrior
     from theory.multihead import MultiHeadModel
     md = MultiHeadModel(2, 4, 2, "softmax")
     prior = GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5]))
 
-    def cfg(D, device):
-        return HeadSGDConfig(D=D, lr=2.0 / D, steps=1, batch=8, seeds=64, init=0.1, device=device)
-    cpu, gpu = MultiHeadSGD(md, prior, cfg(4000, "cpu")), MultiHeadSGD(md, prior, cfg(4000, "cuda"))
+    def heads(D, device):
+        return MultiHeadSGD(md, {"D": D, "prior": prior}, SimulationConfig(
+            lr=2.0 / D, steps=1, batch=8, seeds=64, init=0.1, device=device))
+    cpu, gpu = heads(4000, "cpu"), heads(4000, "cuda")
     cpu.step(), gpu.step()
     t = interleaved({"cpu": cpu.step, "cuda": gpu.step}, n=5, repeats=repeats)
     out = {"D4000_seeds64": {"seconds_per_step": t, "cpu_over_cuda": t["cpu"] / t["cuda"]}}
-    big = MultiHeadSGD(md, prior, cfg(10**5, "cuda"))
+    big = heads(10**5, "cuda")
     big.step()
     out["D1e5_seeds64_cuda_seconds_per_step"] = interleaved({"cuda": big.step}, n=10,
                                                            repeats=repeats)["cuda"]

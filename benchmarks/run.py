@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 import torch  # noqa: E402
 
-from numerics import SGDConfig  # noqa: E402
+from numerics import SimulationConfig  # noqa: E402
 from timing import interleaved  # noqa: E402
 from numerics.sgd import DirectSGD  # noqa: E402
 from theory import derive  # noqa: E402
@@ -43,10 +43,10 @@ INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 
 def bench_sgd(repeats, dtype):
     seeds = 32
-    cfg = SGDConfig(params=PARAMS, lr=0.5 / 1000, steps=1, seeds=seeds, batch=1, init=INIT,
-                    device="cpu", dtype=dtype)
-    batched = DirectSGD(MODEL, cfg)
-    singles = [DirectSGD(MODEL, SGDConfig(**{**cfg.__dict__, "seeds": 1, "seed": s}))
+    cfg = SimulationConfig(lr=0.5 / 1000, steps=1, seeds=seeds, batch=1, init=INIT,
+                           device="cpu", dtype=dtype)
+    batched = DirectSGD(MODEL, PARAMS, cfg)
+    singles = [DirectSGD(MODEL, PARAMS, SimulationConfig(**{**cfg.__dict__, "seeds": 1, "seed": s}))
                for s in range(seeds)]
     gen = torch.Generator().manual_seed(0)
     dt = getattr(torch, dtype)
@@ -75,19 +75,19 @@ def bench_gram(repeats):
     by per-operation overhead at few seeds, so its advantage grows with the seed count."""
     from numerics.sgd import GramSGD
 
-    def cfg(d, seeds):
-        return SGDConfig(params={**PARAMS, "d": d}, lr=0.5 / d, steps=1, seeds=seeds, batch=1,
-                         init=INIT, device="cpu", dtype="float64")
+    def make(simulator, d, seeds):
+        return simulator(MODEL, {**PARAMS, "d": d}, SimulationConfig(
+            lr=0.5 / d, steps=1, seeds=seeds, batch=1, init=INIT, device="cpu", dtype="float64"))
 
     out = {}
     with torch.no_grad():
-        g3, g9 = GramSGD(MODEL, cfg(10**3, 32)), GramSGD(MODEL, cfg(10**9, 32))
+        g3, g9 = make(GramSGD, 10**3, 32), make(GramSGD, 10**9, 32)
         g3.step(), g9.step()
         t = interleaved({"gram_d1e3": g3.step, "gram_d1e9": g9.step}, n=50, repeats=repeats)
         out["d_independence"] = {"seconds_per_step": t,
                                  "cost_d1e9_over_d1e3": t["gram_d1e9"] / t["gram_d1e3"]}
         for seeds, n in ((32, 20), (1024, 2)):
-            g, direct = GramSGD(MODEL, cfg(4000, seeds)), DirectSGD(MODEL, cfg(4000, seeds))
+            g, direct = make(GramSGD, 4000, seeds), make(DirectSGD, 4000, seeds)
             g.step(), direct.step()
             t = interleaved({"gram": g.step, "direct": direct.step}, n=n, repeats=repeats)
             out[f"d4000_seeds{seeds}"] = {"seconds_per_step": t,
@@ -175,22 +175,23 @@ def bench_heads_ode():
 def bench_heads_gram(repeats):
     """Multi-head SGD (H = 2, F = 2, L = 4, softmax, batch 8): Gram simulator at D = 10^3 vs 10^9
     (64 seeds) and against the direct simulator at D = 4000 (64 seeds)."""
-    from numerics.sgd import HeadSGDConfig, MultiHeadGramSGD, MultiHeadSGD
+    from numerics.sgd import MultiHeadGramSGD, MultiHeadSGD
     from theory.models.sagitova2026 import GaussianPrior
     from theory.multihead import MultiHeadModel
     md = MultiHeadModel(2, 4, 2, "softmax")
     prior = GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5]))
 
-    def cfg(D):
-        return HeadSGDConfig(D=D, lr=2.0 / D, steps=1, batch=8, seeds=64, init=0.1, device="cpu")
+    def make(simulator, D):
+        return simulator(md, {"D": D, "prior": prior}, SimulationConfig(
+            lr=2.0 / D, steps=1, batch=8, seeds=64, init=0.1, device="cpu"))
     out = {}
     with torch.no_grad():
-        g3, g9 = MultiHeadGramSGD(md, prior, cfg(10**3)), MultiHeadGramSGD(md, prior, cfg(10**9))
+        g3, g9 = make(MultiHeadGramSGD, 10**3), make(MultiHeadGramSGD, 10**9)
         g3.step(), g9.step()
         t = interleaved({"gram_D1e3": g3.step, "gram_D1e9": g9.step}, n=50, repeats=repeats)
         out["d_independence"] = {"seconds_per_step": t,
                                  "cost_D1e9_over_D1e3": t["gram_D1e9"] / t["gram_D1e3"]}
-        g, direct = MultiHeadGramSGD(md, prior, cfg(4000)), MultiHeadSGD(md, prior, cfg(4000))
+        g, direct = make(MultiHeadGramSGD, 4000), make(MultiHeadSGD, 4000)
         g.step(), direct.step()
         t = interleaved({"gram": g.step, "direct": direct.step}, n=5, repeats=repeats)
         out["D4000_seeds64"] = {"seconds_per_step": t, "direct_over_gram": t["direct"] / t["gram"]}

@@ -1,10 +1,18 @@
-"""Generated numerical functions of a model's derived equations.
+"""Generated numerical functions of a model's derived equations: the one compile step of
+every model kind, ``compiled(model, backend)``, kept once per model and backend.
 
-``compiled(model, backend)`` gives the reduced risk, its gradient, the overlap flow and its
-Jacobian as batched functions of (params, q), where q stacks the order parameters in
-``model.order_parameters`` order along the last axis. :class:`CompiledDerivation` does the same
-for any :class:`theory.derived.OverlapDerivation` (a risk stated in overlaps, e.g. Dohmatob's
-R̄, or a flow restricted to a submanifold), with q in its ``state`` order.
+* a :class:`theory.Model`: :class:`CompiledModel`, the reduced risk, its gradient, the overlap
+  flow and its Jacobian as batched functions of (params, q), q stacking the order parameters
+  in ``model.order_parameters`` order along the last axis, and the per-token code of the SGD
+  simulators (``token_code``);
+* Dohmatob's student (any declaration whose derivation is an
+  :class:`theory.derived.OverlapDerivation`): :class:`CompiledDerivation`, the same for a risk
+  stated in overlaps (also for a flow restricted to a submanifold), q in its ``state`` order;
+* a :class:`theory.multihead.MultiHeadModel`: :class:`CompiledHeads`, functions of the logits
+  and sinks (the conditional loss and its derivatives, the weights and their Jacobians).
+
+Every function comes from ``numerics.codegen.generate`` (common sub-expressions eliminated,
+source cached on disk).
 """
 
 from __future__ import annotations
@@ -13,14 +21,16 @@ from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
+import sympy as sp
 
 from theory import derive
 from theory.derived import OverlapDerivation, memo_by_model
-from theory.model import Model, check_params
+from theory.model import Model, check_params, projection
+from theory.multihead import MultiHeadModel
 
 from .codegen import generate
 
-__all__ = ["CompiledDerivation", "CompiledModel", "compiled"]
+__all__ = ["CompiledDerivation", "CompiledModel", "CompiledHeads", "TokenCode", "compiled"]
 
 
 class CompiledDerivation:
@@ -118,9 +128,114 @@ class CompiledModel(CompiledDerivation):
         return np.array([checked[s.name] for s in self.model.order_parameters])
 
 
-_compiled = memo_by_model(CompiledModel)
+    @cached_property
+    def token_code(self) -> TokenCode:
+        """The per-token code of the SGD simulators (torch, whatever this backend)."""
+        return TokenCode(self.model)
 
 
-def compiled(model: Model, backend: str = "numpy", rule=None) -> CompiledModel:
-    """The (cached) compiled functions of ``model`` for ``backend``."""
-    return _compiled(model, backend, rule)
+class TokenCode:
+    """Generated torch code for the per-token student t, its derivatives ∂t/∂(xᵀw) for the
+    trainable w, and the label s, all as functions of the token's projections."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.trainable = tuple(v.name for v in model.trainable)
+        self.hidden = tuple(model.hidden)
+        params = model.param_symbols
+        pw = [projection(n) for n in self.trainable]
+        ph = [projection(n) for n in self.hidden]
+        t = model.student
+        self.student = generate(list(params) + pw + ph, [t] + [sp.diff(t, p) for p in pw],
+                                backend="torch")
+        self.label = generate(list(params) + ph, [model.label], backend="torch")
+
+
+class CompiledHeads:
+    """Generated code of a :class:`MultiHeadModel`'s derivation (``theory.derive(model)``):
+    every function takes the logits s_hℓ (row-major) and then the sinks v_h, the order of
+    ``derived.arguments``."""
+
+    def __init__(self, model: MultiHeadModel, backend: str = "numpy"):
+        self.model, self.backend, self.derived = model, backend, derive(model)
+
+    def _gen(self, outputs):
+        return generate(self.derived.arguments, outputs, backend=self.backend)
+
+    @cached_property
+    def loss(self):
+        """φ."""
+        return self._gen([self.derived.conditional_loss])
+
+    def flow(self, noise: bool):
+        """∂φ/∂s (H·L), the same-token Hessian blocks ∂²φ/∂s_hℓ∂s_kℓ (ℓ, h ≤ k), ∂φ/∂v (trained
+        sinks only) and, with ``noise``, the noise integrand N_hk (h ≤ k)."""
+        return self._flow_with_noise if noise else self._flow
+
+    def _flow_outputs(self):
+        md = self.derived
+        H, L = md.H, md.L
+        outs = [g for row in md.loss_gradient for g in row]
+        outs += [md.loss_hessian_blocks[l][h][k] for l in range(L) for h in range(H)
+                 for k in range(h, H)]
+        if md.trains_sinks:
+            outs += md.loss_sink_gradient
+        return outs
+
+    @cached_property
+    def _flow(self):
+        return self._gen(self._flow_outputs())
+
+    @cached_property
+    def _flow_with_noise(self):
+        md = self.derived
+        return self._gen(self._flow_outputs() + [md.noise_integrand[h][k] for h in range(md.H)
+                                                 for k in range(h, md.H)])
+
+    @cached_property
+    def gradient(self):
+        """φ, ∂φ/∂s and ∂φ/∂v (trained sinks only): for optimisers, no Hessian blocks."""
+        md = self.derived
+        outs = [md.conditional_loss] + [g for row in md.loss_gradient for g in row]
+        if md.trains_sinks:
+            outs += md.loss_sink_gradient
+        return self._gen(outs)
+
+    @cached_property
+    def samples(self):
+        """w_ℓ′, ∂w_ℓ′/∂s_hℓ ([h, ℓ, ℓ′]) and ∂w_ℓ′/∂v_h (trained sinks only): a per-sample
+        gradient of the SGD simulators is 2(ŷ − y)·Σ_ℓ′ (∂w_ℓ′/∂·)z_ℓ′."""
+        md = self.derived
+        outs = list(md.token_weights)
+        outs += [j for Jh in md.weight_jacobian for row in Jh for j in row]
+        if md.trains_sinks:
+            outs += [j for row in md.weight_sink_jacobian for j in row]
+        return self._gen(outs)
+
+    def weights(self, per_head: bool):
+        """Token weights w_ℓ, or head weights A_hℓ with ``per_head``."""
+        md = self.derived
+        outs = [a for row in md.head_weights for a in row] if per_head else list(md.token_weights)
+        return self._gen(outs)
+
+
+@memo_by_model
+def _compile(model, backend: str, rule):
+    if isinstance(model, MultiHeadModel):
+        return CompiledHeads(model, backend)
+    if isinstance(model, Model):
+        return CompiledModel(model, backend, rule)
+    derived = derive(model)
+    if isinstance(derived, OverlapDerivation):
+        return CompiledDerivation(derived, backend, rule, name=getattr(model, "name", ""))
+    raise TypeError(f"compiled: cannot compile a {type(model).__name__}; allowed: a theory.Model, "
+                    "a MultiHeadModel, or a declaration whose derivation is an OverlapDerivation")
+
+
+def compiled(model, backend: str = "numpy", rule=None):
+    """The (cached) generated code of a declaration of any kind for ``backend`` ('numpy' or
+    'torch'): :class:`CompiledModel`, :class:`CompiledDerivation` or :class:`CompiledHeads`
+    (module docstring)."""
+    if backend not in ("numpy", "torch"):
+        raise ValueError(f"backend={backend!r}; allowed: 'numpy', 'torch'")
+    return _compile(model, backend, rule)

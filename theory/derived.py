@@ -14,6 +14,10 @@ from .risk import population_risk
 
 __all__ = ["Derived", "OverlapDerivation", "derive", "model_key", "memo_by_model"]
 
+# The one store of derivations (and of what is built from them, e.g. generated code), by
+# builder and model key; it lives as long as the process.
+_STORE: dict[tuple, object] = {}
+
 
 def _canon(obj) -> str:
     if isinstance(obj, sp.Basic):
@@ -26,13 +30,15 @@ def _canon(obj) -> str:
         return type(obj).__name__ + "(" + ",".join(
             f"{k}={_canon(getattr(obj, k))}" for k in obj.__dataclass_fields__) + ")"
     if callable(obj) and hasattr(obj, "__name__"):
-        return obj.__name__
+        # by identity: two functions of one name (a user's, in two files) are two models
+        name = getattr(obj, "__qualname__", obj.__name__)
+        return f"{getattr(obj, '__module__', '')}.{name}@{id(obj):x}"
     return repr(obj)
 
 
-def model_key(model: Model | Geometry) -> str:
-    """A canonical text of the model (or geometry): two models with the same key derive the
-    same equations."""
+def model_key(model: object) -> str:
+    """A canonical text of a declaration (of any kind) or a geometry: two with the same key
+    derive the same equations. Functions in it count by identity."""
     return _canon(model)
 
 
@@ -124,21 +130,32 @@ class Derived(OverlapDerivation):
 
 
 def memo_by_model(build):
-    """Cache ``build(model, *rest)`` by the model's canonical text and the other arguments'
-    reprs: equal models share their derivations, generated code and simulators' code."""
-    cache: dict = {}
+    """Cache ``build(model, *rest)`` in the one store, by the model's key and the other
+    arguments' reprs: equal models share their derivations, generated code and simulators'
+    code. The entries keep their models alive, so an identity in a key is never reused."""
+    where = (build.__module__, build.__qualname__)
 
     @functools.wraps(build)
     def get(model, *rest):
-        key = (model_key(model),) + tuple(repr(r) for r in rest)
-        if key not in cache:
-            cache[key] = build(model, *rest)
-        return cache[key]
+        key = where + (model_key(model),) + tuple(repr(r) for r in rest)
+        if key not in _STORE:
+            _STORE[key] = build(model, *rest)
+        return _STORE[key]
 
     return get
 
 
 @memo_by_model
-def derive(model: Model) -> Derived:
-    """The (cached) derivations of ``model``."""
-    return Derived(model)
+def derive(model) -> object:
+    """The (cached) derivations of a declaration of any kind: :class:`Derived` for a
+    :class:`theory.Model`, ``model.derivation()`` for any other kind (an
+    :class:`OverlapDerivation` for Dohmatob's student, ``theory.multihead.HeadDerivation`` for
+    multi-head attention)."""
+    if isinstance(model, Model):
+        return Derived(model)
+    make = getattr(model, "derivation", None)
+    if make is None:
+        raise TypeError(f"derive: a {type(model).__name__} is not a model declaration; allowed: "
+                        "a theory.Model or a declaration with a derivation() method "
+                        "(DohmatobModel, MultiHeadModel)")
+    return make()

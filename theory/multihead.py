@@ -28,11 +28,13 @@ Derived here:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from collections.abc import Callable
 
 import sympy as sp
 
-__all__ = ["Activation", "ACTIVATIONS", "SHIFT_INVARIANCES", "MultiHeadModel", "activation",
+__all__ = ["Activation", "ACTIVATIONS", "SHIFT_INVARIANCES", "MultiHeadModel", "HeadDerivation",
+           "activation",
            "saddle_hessian", "head_difference_block"]
 
 
@@ -100,43 +102,6 @@ def activation(spec) -> Activation:
     return ACTIVATIONS[spec]
 
 
-_DERIVED: dict[tuple, object] = {}
-
-
-class derived:
-    """A cached property shared by equal models in a process: the value is stored under (model,
-    name), so every claim that builds the same MultiHeadModel derives its expressions once
-    (SymPy's differentiation dominated the claims' set-up). Models are equal when every field
-    is; an Activation's ``weights`` compares by identity, so a weights object that is mutated
-    after a model was derived keeps that model's expressions (build a new Activation instead).
-    A model that cannot be hashed (an Activation holding an unhashable object) caches on the
-    instance, like ``cached_property``. The store lives as long as the process."""
-
-    def __init__(self, fn: Callable):
-        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, model, owner=None):
-        if model is None:
-            return self
-        own = model.__dict__
-        if self.name in own:
-            return own[self.name]
-        try:
-            hash(model)
-        except TypeError:                            # unhashable model: this instance only
-            value = self.fn(model)
-        else:
-            key = (model, self.name)
-            if key not in _DERIVED:
-                _DERIVED[key] = self.fn(model)
-            value = _DERIVED[key]
-        own[self.name] = value                       # frozen dataclass: bypass __setattr__
-        return value
-
-
 @dataclass(frozen=True)
 class MultiHeadModel:
     """H heads, L tokens, F hidden features, an activation; Δ is the label-noise level;
@@ -165,12 +130,42 @@ class MultiHeadModel:
             raise ValueError(f"MultiHeadModel: delta={self.delta!r} must be ≥ 0")
         object.__setattr__(self, "activation", activation(self.activation))
 
+    @property
+    def trains_sinks(self) -> bool:
+        return self.activation.sinks
+
+    def derivation(self) -> HeadDerivation:
+        """The expressions SymPy derives for this model (use ``theory.derive(model)``, which
+        keeps them once per model)."""
+        return HeadDerivation(self)
+
+    def check_prior(self, prior):
+        """``prior`` if it draws θ with this model's F features, else a ValueError: the one check
+        of a prior against the model (reduced flow, Monte Carlo losses, SGD simulators)."""
+        F = getattr(prior, "F", None)
+        if F != self.F:
+            raise ValueError(f"prior has F={F} features, the model F={self.F}; allowed: a prior "
+                             f"over {self.F} features")
+        return prior
+
+
+class HeadDerivation:
+    """Everything SymPy derives for a :class:`MultiHeadModel` (module docstring): the logit and
+    sink symbols, the weights, the conditional loss and its derivatives, the SGD-noise
+    integrand. Built by ``theory.derive(model)``, once per model."""
+
+    def __init__(self, model: MultiHeadModel):
+        self.model = model
+        self.H, self.L, self.F = model.H, model.L, model.F
+        self.activation, self.delta, self.output = model.activation, model.delta, model.output
+        self.trains_sinks = model.trains_sinks
+
     # --- symbols ---------------------------------------------------------------------------
-    @derived
+    @cached_property
     def logits(self):
         return [[sp.Symbol(f"s_{h}_{l}", real=True) for l in range(self.L)] for h in range(self.H)]
 
-    @derived
+    @cached_property
     def sinks(self):
         return [sp.Symbol(f"v_{h}", real=True) for h in range(self.H)]
 
@@ -179,12 +174,8 @@ class MultiHeadModel:
         """Argument symbols of every generated function: logits (row-major), then sinks."""
         return [x for row in self.logits for x in row] + list(self.sinks)
 
-    @property
-    def trains_sinks(self) -> bool:
-        return self.activation.sinks
-
     # --- derived expressions ---------------------------------------------------------------
-    @derived
+    @cached_property
     def head_weights(self):
         A = self.activation.weights(self.logits, self.sinks)
         if len(A) != self.H or any(len(row) != self.L for row in A):
@@ -192,24 +183,24 @@ class MultiHeadModel:
                              f"{self.L} weights")
         return [[sp.sympify(a) for a in row] for row in A]
 
-    @derived
+    @cached_property
     def token_weights(self):
         """w_ℓ = (1/H)Σ_h A_hℓ ('mean') or Σ_h A_hℓ ('sum')."""
         A = self.head_weights
         scale = sp.Rational(1, self.H) if self.output == "mean" else sp.S.One
         return [scale * sum(A[h][l] for h in range(self.H)) for l in range(self.L)]
 
-    @derived
+    @cached_property
     def conditional_loss(self):
         """φ = Σ_ℓ([ℓ = 0] − w_ℓ)² (the loss given the logits, minus Δ²)."""
         return sum(((1 if l == 0 else 0) - w) ** 2 for l, w in enumerate(self.token_weights))
 
-    @derived
+    @cached_property
     def loss_gradient(self):
         """∂φ/∂s_hℓ (H × L)."""
         return [[sp.diff(self.conditional_loss, x) for x in row] for row in self.logits]
 
-    @derived
+    @cached_property
     def loss_hessian_blocks(self):
         """∂²φ/∂s_hℓ∂s_kℓ for every token ℓ: L lists of H × H (the same-token blocks)."""
         G, s, H = self.loss_gradient, self.logits, self.H
@@ -222,23 +213,23 @@ class MultiHeadModel:
             out.append(block)
         return out
 
-    @derived
+    @cached_property
     def loss_sink_gradient(self):
         """∂φ/∂v_h (zero when the activation has no sinks)."""
         return [sp.diff(self.conditional_loss, v) for v in self.sinks]
 
-    @derived
+    @cached_property
     def weight_jacobian(self):
         """∂w_ℓ′/∂s_hℓ as [h][ℓ][ℓ′]."""
         w = self.token_weights
         return [[[sp.diff(wp, x) for wp in w] for x in row] for row in self.logits]
 
-    @derived
+    @cached_property
     def weight_sink_jacobian(self):
         """∂w_ℓ′/∂v_h as [h][ℓ′]."""
         return [[sp.diff(wp, v) for wp in self.token_weights] for v in self.sinks]
 
-    @derived
+    @cached_property
     def noise_integrand(self):
         """N_hk = 4Σ_ℓ[(φ + Δ²)(∂w/∂s_hℓ)·(∂w/∂s_kℓ) + ½(∂φ/∂s_hℓ)(∂φ/∂s_kℓ)] (H × H): the
         D → ∞ limit of g_hᵀg_k/D for one sample's key gradients (module docstring)."""
@@ -251,15 +242,6 @@ class MultiHeadModel:
                     total * sum(a * b for a, b in zip(J[h][l], J[k][l])) + G[h][l] * G[k][l] / 2
                     for l in range(L))
         return out
-
-    def check_prior(self, prior):
-        """``prior`` if it draws θ with this model's F features, else a ValueError: the one check
-        of a prior against the model (reduced flow, Monte Carlo losses, SGD simulators)."""
-        F = getattr(prior, "F", None)
-        if F != self.F:
-            raise ValueError(f"prior has F={F} features, the model F={self.F}; allowed: a prior "
-                             f"over {self.F} features")
-        return prior
 
     def latex(self) -> dict:
         """The derived expressions as LaTeX (for reports)."""
@@ -285,16 +267,18 @@ def saddle_hessian(model: MultiHeadModel) -> tuple[sp.Matrix, list, tuple, sp.Ma
     if not isinstance(model, MultiHeadModel):
         raise TypeError(f"saddle_hessian: model must be a MultiHeadModel, got {type(model).__name__} "
                         "(e.g. saddle_hessian(MultiHeadModel(H, L, F, activation)))")
+    from .derived import derive
     H, L, F = model.H, model.L, model.F
+    derived = derive(model)
     m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
     chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))
     theta = sp.symbols(f"theta_1:{F + 1}", real=True)
     mu = sp.symbols(f"mu_1:{F + 1}", real=True)
     S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
-    logits = {model.logits[h][l]: sum(m[h, f] * chi[l, f] for f in range(F))
+    logits = {derived.logits[h][l]: sum(m[h, f] * chi[l, f] for f in range(F))
               for h in range(H) for l in range(L)}
-    logits.update({v: sp.S.Zero for v in model.sinks})
-    integrand = model.conditional_loss.xreplace(logits)
+    logits.update({v: sp.S.Zero for v in derived.sinks})
+    integrand = derived.conditional_loss.xreplace(logits)
     ms = list(m)
     zero = {x: 0 for x in ms}
     law = GaussianLaw(tuple(chi), sp.Matrix([theta[f] if l == 0 else 0 for l in range(L)

@@ -13,7 +13,7 @@ __all__ = ["Context", "Claim", "Outcome", "claim", "claims_for", "get_claim", "R
 
 def __getattr__(name: str):
     if name in ("FlowComparison", "sgd_vs_flow"):
-        from . import compare as module
+        from . import checks as module
     elif name == "Context":
         from . import context as module
     elif name in ("REGISTRY", "Claim", "Outcome", "claim"):

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .checks import Ledger
+from .checks.policies import Ledger
 
 __all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA"]
 
@@ -77,7 +77,7 @@ class Context:
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha={self.alpha} must be in (0, 1)")
         if self.perturbation is not None:
-            from .checks import check_perturbation
+            from .checks.policies import check_perturbation
             check_perturbation(self.perturbation)
 
     def pick(self, quick: _T, full: _T) -> _T:

@@ -35,7 +35,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("numerics: generated code, expectations, flows, SGD", ("numerics",), hashed=True),
     Layer("claim API: what a claim computes and judges with",
           ("verification.declare", "verification.registry", "verification.stats",
-           "verification.checks", "verification.context", "verification.compare"), hashed=True),
+           "verification.checks", "verification.context"), hashed=True),
     Layer("claims: the papers' statements", ("verification.claims",), hashed=True),
     Layer("catalogue: which claims, models and users' files there are",
           ("verification.catalogue", "verification.userfiles"), hashed=False),

@@ -77,35 +77,23 @@ class ReducedFlow:
             self._theta, self._zeta, self._g = self.draws.theta, self.draws.zeta, self.draws.g
         self.nfev = 0
 
-    # --- generated code ----------------------------------------------------------------------
+    # --- generated code (numerics.compiled) ---------------------------------------------------
     @cached_property
+    def _code(self):
+        from numerics.compiled import compiled
+        return compiled(self.model, self.backend)
+
+    @property
     def _loss_code(self):
-        from numerics.codegen import generate
-        return generate(self.model.arguments, [self.model.conditional_loss], backend=self.backend)
+        return self._code.loss
 
-    @cached_property
+    @property
     def _flow_code(self):
-        from numerics.codegen import generate
-        md = self.model
-        H, L = md.H, md.L
-        outs = [g for row in md.loss_gradient for g in row]
-        outs += [md.loss_hessian_blocks[l][h][k] for l in range(L) for h in range(H)
-                 for k in range(h, H)]
-        if md.trains_sinks:
-            outs += md.loss_sink_gradient
-        if self.kappa > 0:
-            outs += [md.noise_integrand[h][k] for h in range(H) for k in range(h, H)]
-        return generate(md.arguments, outs, backend=self.backend)
+        return self._code.flow(noise=self.kappa > 0)
 
-    @cached_property
+    @property
     def _grad_code(self):
-        """φ, ∂φ/∂s and ∂φ/∂v only (for optimisers: no Hessian blocks)."""
-        from numerics.codegen import generate
-        md = self.model
-        outs = [md.conditional_loss] + [g for row in md.loss_gradient for g in row]
-        if md.trains_sinks:
-            outs += md.loss_sink_gradient
-        return generate(md.arguments, outs, backend=self.backend)
+        return self._code.gradient
 
     # --- evaluation --------------------------------------------------------------------------
     def _chi(self):

@@ -3,7 +3,7 @@ the one SymPy definition of each activation (``theory.multihead.Activation``).
 
 ``weights_function(model)`` evaluates the token weights w_ℓ (the model's output convention)
 or, with ``per_head=True``, the head weights A_hℓ at batches of logits s (…, H, L) and sink
-logits v (H or …, H). The code comes from ``numerics.codegen.generate`` (common
+logits v (H or …, H). The code comes from ``numerics.compiled`` (common
 sub-expressions eliminated, source cached on disk) and takes exp of the logits as written.
 An activation that declares a shift invariance is evaluated at shifted logits (the largest
 logit of each head, or of all heads, subtracted; the declaration is checked numerically once
@@ -14,11 +14,11 @@ raises FloatingPointError instead of passing NaN on.
 from __future__ import annotations
 
 from collections.abc import Callable
-import functools
 
 import numpy as np
 
-from theory.multihead import Activation, MultiHeadModel
+from theory.derived import memo_by_model
+from theory.multihead import MultiHeadModel
 
 __all__ = ["weights_function", "WeightsFunction"]
 
@@ -94,15 +94,14 @@ def weights_function(model: MultiHeadModel, backend: str = "numpy",
     weights A_hℓ with ``per_head=True``. See the module docstring for overflow handling."""
     if backend not in ("numpy", "torch"):
         raise ValueError(f"backend={backend!r}; allowed: 'numpy', 'torch'")
-    return _compiled(model.activation, model.H, model.L, model.output, backend, bool(per_head))
+    weights_only = MultiHeadModel(model.H, model.L, 1, model.activation, output=model.output)
+    return _checked_weights(weights_only, backend, bool(per_head))
 
 
-@functools.cache
-def _compiled(activation: Activation, H: int, L: int, output: str, backend: str, per_head: bool):
-    from numerics.codegen import generate
-    md = MultiHeadModel(H, L, 1, activation, output=output)
-    outs = [a for row in md.head_weights for a in row] if per_head else list(md.token_weights)
-    fn = WeightsFunction(md, backend, per_head, generate(md.arguments, outs, backend=backend))
+@memo_by_model
+def _checked_weights(model: MultiHeadModel, backend: str, per_head: bool) -> WeightsFunction:
+    from numerics.compiled import compiled
+    fn = WeightsFunction(model, backend, per_head, compiled(model, backend).weights(per_head))
     _check_declared_invariance(fn)
     return fn
 

@@ -25,6 +25,7 @@ import sympy as sp
 
 from numerics.multihead import HeadState, ReducedFlow, head_state_names
 from numerics.ode import Trajectory
+from theory.derived import derive
 from theory.multihead import MultiHeadModel
 
 from .base import Equation, ReducedModel
@@ -223,7 +224,7 @@ class HeadReduced(ReducedModel):
     def equations(self, saddle: bool = True) -> list[Equation]:
         """Token weights w_ℓ, the conditional loss φ, the flow on (m, r, b, v) (module
         docstring of ``numerics.multihead``) and, with ``saddle``, the saddle Hessian."""
-        md = self.model
+        md = derive(self.model)
         eqs = [Equation(f"w_{l}", f"w_{{{l}}}", w) for l, w in enumerate(md.token_weights)]
         eqs.append(Equation("phi", r"\phi", md.conditional_loss))
         eqs += self._flow_equations()

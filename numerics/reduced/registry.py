@@ -191,8 +191,14 @@ def _reduce_token_sum(model, params: Mapping[str, object] | None = None, **kw) -
 
 def _reduce_heads(model, params: Mapping[str, object] | None = None, *, prior=None,
                   **kw) -> HeadReduced:
-    """The multi-head kind: ``params`` are HeadReduced's settings (n, seed, sgd_noise)."""
-    rm = HeadReduced(model, prior, **{**dict(params or {}), **kw})
+    """The multi-head kind: ``params`` are HeadReduced's settings (n, seed, sgd_noise) and the
+    prior (in ``params``, as ``numerics.sgd.simulate`` takes it, or as the keyword)."""
+    values = {**dict(params or {}), **kw}
+    if "prior" in values:
+        if prior is not None:
+            raise ValueError("prior: given twice (in params and as the keyword); give it once")
+        prior = values.pop("prior")
+    rm = HeadReduced(model, prior, **values)
     rm.declaration = model
     return rm
 
@@ -219,15 +225,17 @@ def _heads_example():
 class Kind:
     """A kind of model: the type of its declaration (``theory``) and how it is reduced.
 
-    Every kind goes declare → derive → compile → ReducedModel → simulate through one calling
-    convention: ``kind.reduce(declaration, params, **kw)`` (= ``numerics.reduced.reduced``) is a
-    :class:`ReducedModel` whose ``equations()`` are what SymPy derives, ``compile()`` generates
-    (and caches) the numerical functions, ``loss``/``rhs``/``jacobian``/``hessian`` evaluate
-    them at a packed state and ``integrate`` simulates the flow; ``declaration`` is the
-    declared object. ``params`` are the declaration's parameters by name (the multi-head
-    kind's: n, seed, sgd_noise; its prior is the keyword ``prior``); None leaves an overlap
-    kind unbound (equations only). ``example()`` is (declaration, params, keywords) of a small
-    setting, for tests and notebooks."""
+    Every kind goes declare → derive → compile → ReducedModel → simulate, one step each:
+    ``theory.derive(declaration)`` (the one derivation cache), ``numerics.compiled(declaration,
+    backend)`` (the one compile step), ``kind.reduce(declaration, params, **kw)`` (=
+    ``numerics.reduced.reduced``), a :class:`ReducedModel` whose ``equations()`` are what SymPy
+    derives, ``loss``/``rhs``/``jacobian``/``hessian`` evaluate the generated code at a packed
+    state and ``integrate`` runs the flow; and, for kinds with SGD simulators,
+    ``numerics.sgd.simulate(declaration, params, config, method)``. ``params`` are the
+    declaration's parameters by name (the multi-head kind's: n, seed, sgd_noise and the prior,
+    also accepted as the keyword ``prior``); None leaves an overlap kind unbound (equations
+    only). ``example()`` is (declaration, params, keywords) of a small setting, for tests and
+    notebooks."""
 
     name: str
     declaration: type

@@ -28,13 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import sympy as sp
 
-from theory.derived import memo_by_model
-from theory.model import Model, projection
+from theory.model import Model
 
 __all__ = ["SimulationConfig", "SGDResult", "SGDSimulator", "resolve_device", "psd_factor",
-           "realise_overlaps", "ModelCode", "model_code"]
+           "realise_overlaps", "model_code"]
 
 DTYPES = ("float32", "float64")
 
@@ -72,7 +70,8 @@ class SimulationConfig:
     generator's seed (integer ≥ 0). record_every: steps between records (≥ 1; the last step is
     always recorded). n_test: fresh samples per seed for the test loss at each record (0: none).
     device: 'auto', 'cpu', 'cuda' or 'cuda:N'. dtype: 'float32' or 'float64'. init: the initial
-    state; each model kind says what it accepts."""
+    state, None for the kind's default; each model kind's simulator says what it accepts
+    (``simulate``)."""
 
     lr: float
     steps: int
@@ -101,10 +100,6 @@ class SimulationConfig:
         _check_device_name(self.device)
         if self.dtype not in DTYPES:
             raise ValueError(f"{name}: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
-        self._check_kind()
-
-    def _check_kind(self) -> None:
-        """Validation of the fields a model kind adds (overridden)."""
 
 
 def psd_factor(M, rel_jitter: float = 1e-13):
@@ -131,7 +126,8 @@ class SGDResult:
     t[record] = step·lr (for multi-head attention the flow time τ = γ·t); state[name] an array
     [record, seed, …] for each name in ``names`` (token-sum: the model's overlaps, e.g. kappa, nu,
     theta, eta, rho; multi-head: m (H × F), r (H × H), b, v); loss[record, seed] the fresh-sample
-    test loss E(y − ŷ)² on n_test samples (None when n_test = 0); extras: how the run ended."""
+    test loss E(y − ŷ)² on n_test samples (None when n_test = 0); extras: how the run ended (and,
+    multi-head, ``sgd_noise``: κ = γD/N_b, the strength of the reduced flow's SGD-noise term)."""
 
     t: np.ndarray
     state: dict[str, np.ndarray]
@@ -266,7 +262,12 @@ class SGDSimulator:
         return SGDResult(np.array(times), {n: np.stack([s[n] for s in states]) for n in names},
                          np.array(losses) if losses else None, names, k / max(elapsed, 1e-12),
                          {"simulator": type(self).__name__, "steps_done": k, "stopped_early": stopped,
-                          "device": self.device, "dtype": cfg.dtype})
+                          "device": self.device, "dtype": cfg.dtype, **self.extras()})
+
+    def extras(self) -> dict:
+        """What a model kind adds to the result's ``extras`` (e.g. the multi-head SGD-noise
+        strength)."""
+        return {}
 
 
 def realise_overlaps(model: Model, overlaps: Mapping[str, float]) -> np.ndarray:
@@ -284,25 +285,7 @@ def realise_overlaps(model: Model, overlaps: Mapping[str, float]) -> np.ndarray:
     return C
 
 
-class ModelCode:
-    """Generated torch code for the per-token student t, its derivatives ∂t/∂(xᵀw) for the
-    trainable w, and the label s, all as functions of the token's projections."""
-
-    def __init__(self, model: Model):
-        from numerics.codegen import generate
-        self.model = model
-        self.trainable = tuple(v.name for v in model.trainable)
-        self.hidden = tuple(model.hidden)
-        params = model.param_symbols
-        pw = [projection(n) for n in self.trainable]
-        ph = [projection(n) for n in self.hidden]
-        t = model.student
-        self.student = generate(list(params) + pw + ph, [t] + [sp.diff(t, p) for p in pw],
-                                backend="torch")
-        self.label = generate(list(params) + ph, [model.label], backend="torch")
-
-
-@memo_by_model
-def model_code(model: Model) -> ModelCode:
-    """The (cached) generated per-token code of ``model``."""
-    return ModelCode(model)
+def model_code(model: Model):
+    """The (cached) generated per-token code of ``model``: ``compiled(model, 'torch').token_code``."""
+    from numerics.compiled import compiled
+    return compiled(model, "torch").token_code

@@ -14,18 +14,20 @@ the skeleton's (``SGDSimulator.test_loss``), in law through ``gram()``.
 
 from __future__ import annotations
 
-from theory.model import Model
-from .base import SGDResult, realise_overlaps
-from .token_sum import SGDConfig, TokenSumSimulator
+from collections.abc import Mapping
 
-__all__ = ["simulate_direct", "DirectSGD"]
+from theory.model import Model
+from .base import SimulationConfig, realise_overlaps
+from .token_sum import TokenSumSimulator
+
+__all__ = ["DirectSGD"]
 
 
 class DirectSGD(TokenSumSimulator):
     """State: the trainable vectors W (S × p × d); hidden vectors are e_1..e_q."""
 
-    def __init__(self, model: Model, config: SGDConfig):
-        super().__init__(model, config)
+    def __init__(self, model: Model, params: Mapping[str, float], config: SimulationConfig):
+        super().__init__(model, params, config)
         self.W = self._init_weights()
 
     # ---------------------------------------------------------------------------------------
@@ -33,11 +35,11 @@ class DirectSGD(TokenSumSimulator):
         torch, cfg = self.torch, self.cfg
         S = cfg.seeds
         W = torch.zeros(S, self.p, self.d, dtype=self.dtype, device=self.device)
-        if isinstance(cfg.init, str):                                           # 'random'
+        if isinstance(self.init, str):                                          # 'random'
             W = torch.randn(S, self.p, self.d, generator=self.gen, dtype=self.dtype,
                             device=self.device)
             return W / W.norm(dim=-1, keepdim=True)
-        C = realise_overlaps(self.model, cfg.init)
+        C = realise_overlaps(self.model, self.init)
         n = self.p + self.q
         W[:, :, :n] = torch.as_tensor(C[self.q:], dtype=self.dtype, device=self.device)
         return W
@@ -99,7 +101,3 @@ class DirectSGD(TokenSumSimulator):
                        .expand(S, -1, -1), self.W], 1)                        # S, q+p, d
         return U @ U.transpose(1, 2)
 
-
-def simulate_direct(model: Model, config: SGDConfig, progress=None, until=None) -> SGDResult:
-    """Run direct d-dimensional online SGD (see module docstring; ``run`` for progress/until)."""
-    return DirectSGD(model, config).run(progress, until)

@@ -18,11 +18,13 @@ derivative code as the direct simulator; the laws agree at every d (tests check 
 
 from __future__ import annotations
 
-from theory.model import Model
-from .base import SGDResult, psd_factor, realise_overlaps
-from .token_sum import SGDConfig, TokenSumSimulator
+from collections.abc import Mapping
 
-__all__ = ["GramSGD", "simulate_gram", "standard_gamma", "wishart", "psd_factor"]
+from theory.model import Model
+from .base import SimulationConfig, psd_factor, realise_overlaps
+from .token_sum import TokenSumSimulator
+
+__all__ = ["GramSGD", "standard_gamma", "wishart", "psd_factor"]
 
 
 def standard_gamma(shape, gen):
@@ -75,14 +77,14 @@ def wishart(Sigma, dof: float, gen):
 class GramSGD(TokenSumSimulator):
     """State: G (S × n × n), hidden vectors first. See the module docstring."""
 
-    def __init__(self, model: Model, config: SGDConfig):
-        super().__init__(model, config)
+    def __init__(self, model: Model, params: Mapping[str, float], config: SimulationConfig):
+        super().__init__(model, params, config)
         self.n = self.p + self.q
         self.G = self._init_gram()
 
     def _init_gram(self):
         torch, S, n, q, p = self.torch, self.cfg.seeds, self.n, self.q, self.p
-        if isinstance(self.cfg.init, str):                                      # 'random'
+        if isinstance(self.init, str):                                          # 'random'
             # p i.i.d. N(0, I_d) vectors: hidden coordinates z, the rest a Wishart(d − q) Gram
             z = torch.randn(S, p, q, generator=self.gen, dtype=self.dtype, device=self.device)
             eye = torch.eye(p, dtype=self.dtype, device=self.device).expand(S, p, p)
@@ -93,7 +95,7 @@ class GramSGD(TokenSumSimulator):
             G[:, :q, q:] = z.transpose(1, 2)
             G[:, q:, q:] = Gtt
             return self._normalise(G)
-        C = torch.as_tensor(realise_overlaps(self.model, self.cfg.init), dtype=self.dtype,
+        C = torch.as_tensor(realise_overlaps(self.model, self.init), dtype=self.dtype,
                             device=self.device)
         return (C @ C.T).expand(S, n, n).clone()
 
@@ -146,8 +148,3 @@ class GramSGD(TokenSumSimulator):
     def gram(self):
         return self.G
 
-
-def simulate_gram(model: Model, config: SGDConfig, progress=None, until=None) -> SGDResult:
-    """Online SGD exactly in law through the Gram matrix (see module docstring; ``run`` for
-    progress/until)."""
-    return GramSGD(model, config).run(progress, until)

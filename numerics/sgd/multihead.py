@@ -12,76 +12,78 @@ with step γ; τ = γ·t. The recorded order parameters are m = K e_{<F}, r = KK
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 
 from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
-from .base import SGDResult, SGDSimulator, SimulationConfig
+from .base import SGDSimulator, SimulationConfig
 
-__all__ = ["HeadSGDConfig", "HeadSimulator", "MultiHeadSGD", "simulate_heads"]
+__all__ = ["HeadSimulator", "MultiHeadSGD"]
+
+PARAMS = ("D", "prior")
 
 
-@dataclass(frozen=True, kw_only=True)
-class HeadSGDConfig(SimulationConfig):
-    """Online SGD of multi-head attention in dimension D (keywords only): lr is γ and the flow
-    time τ = γ·step. D: dimension (integer ≥ 1); init: a HeadState (the same order parameters in
-    every seed) or a float σ₀ ≥ 0 (keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r ≈ σ₀²I, b = v = 0).
-    Shared fields: ``SimulationConfig``."""
+def _check_params(model: MultiHeadModel, params) -> tuple[int, object]:
+    if not isinstance(params, Mapping) or set(params) != set(PARAMS):
+        got = sorted(params) if isinstance(params, Mapping) else repr(params)
+        raise ValueError(f"params: {got}; allowed: a dict with exactly D (the dimension, an "
+                         "integer) and prior (the law of θ, e.g. theory.models.sagitova2026."
+                         "flipping_spike)")
+    D = params["D"]
+    if not (isinstance(D, (int, np.integer)) and not isinstance(D, bool)
+            and D >= model.F + 1 + model.H):
+        raise ValueError(f"D={D!r}; allowed: an integer ≥ F + 1 + H = {model.F + 1 + model.H}")
+    return int(D), model.check_prior(params["prior"])
 
-    D: int
-    init: HeadState | float = 0.1
 
-    def _check_kind(self) -> None:
-        if not (isinstance(self.D, (int, np.integer)) and not isinstance(self.D, bool) and self.D >= 1):
-            raise ValueError(f"HeadSGDConfig: D={self.D!r}; allowed: an integer ≥ 1")
-        if isinstance(self.init, HeadState):
-            return
-        number = isinstance(self.init, (int, float, np.integer, np.floating)) \
-            and not isinstance(self.init, bool)
-        if not (number and np.isfinite(self.init) and self.init >= 0):
-            raise ValueError(f"HeadSGDConfig: init={self.init!r}; allowed: a HeadState or σ₀ ≥ 0")
-
-    @property
-    def kappa(self) -> float:
-        """γD/N_b, the strength of the SGD-noise term of the reduced flow."""
-        return self.lr * self.D / self.batch
+def _check_init(init):
+    init = 0.1 if init is None else init
+    if isinstance(init, HeadState):
+        return init
+    number = isinstance(init, (int, float, np.integer, np.floating)) and not isinstance(init, bool)
+    if not (number and np.isfinite(init) and init >= 0):
+        raise ValueError(f"init={init!r}; allowed: a HeadState or σ₀ ≥ 0")
+    return init
 
 
 class HeadSimulator(SGDSimulator):
     """The multi-head kind: the generated per-sample code, biases and sinks, θ draws, labels
     and the prediction from projections. Order parameters m = K e_{<F}, r = KKᵀ − mmᵀ, b, v.
     Subclasses keep the keys (or their Gram matrix) and implement ``step``, ``gram`` and
-    ``keys_gram`` (the keys' overlaps with the spikes and with each other)."""
+    ``keys_gram`` (the keys' overlaps with the spikes and with each other).
 
-    def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
-        from numerics.codegen import generate
-        model.check_prior(prior)
-        if config.D < model.F + 1 + model.H:
-            raise ValueError(f"D={config.D}; allowed: D ≥ F + 1 + H = {model.F + 1 + model.H}")
+    params: D (the dimension, ≥ F + 1 + H) and prior (the law of θ). lr is γ and the flow time
+    τ = γ·step. config.init: a HeadState (the same order parameters in every seed) or a float
+    σ₀ ≥ 0 (keys ~ N(0, σ₀²I/D): m ~ σ₀/√D, r ≈ σ₀²I, b = v = 0; None: σ₀ = 0.1)."""
+
+    def __init__(self, model: MultiHeadModel, params: Mapping[str, object],
+                 config: SimulationConfig):
+        from numerics.compiled import compiled
+        self.D, prior = _check_params(model, params)
+        self.init = _check_init(config.init)
         super().__init__(config)
         torch = self.torch
         self.model, self.prior = model, prior
         H, self.L = model.H, model.L
-        outs = list(model.token_weights)
-        outs += [j for Jh in model.weight_jacobian for row in Jh for j in row]      # h, ℓ, ℓ′
-        if model.trains_sinks:
-            outs += [j for row in model.weight_sink_jacobian for j in row]          # h, ℓ′
-        self.code = generate(model.arguments, outs, backend="torch")
+        self.code = compiled(model, "torch").samples
         S = config.seeds
         kw = {"dtype": self.dtype, "device": self.device}
-        if isinstance(config.init, HeadState):
-            if config.init.m.shape != (H, model.F):
-                raise ValueError(f"init.m has shape {config.init.m.shape}; allowed: {H}×{model.F}")
-            self.b = torch.as_tensor(config.init.b, **kw).expand(S, H).clone()
-            self.v = torch.as_tensor(config.init.v, **kw).expand(S, H).clone()
+        if isinstance(self.init, HeadState):
+            if self.init.m.shape != (H, model.F):
+                raise ValueError(f"init.m has shape {self.init.m.shape}; allowed: {H}×{model.F}")
+            self.b = torch.as_tensor(self.init.b, **kw).expand(S, H).clone()
+            self.v = torch.as_tensor(self.init.v, **kw).expand(S, H).clone()
         else:
             self.b = torch.zeros(S, H, **kw)
             self.v = torch.zeros(S, H, **kw)
 
+    def extras(self) -> dict:
+        return {"sgd_noise": self.cfg.lr * self.D / self.cfg.batch}
+
     def _init_root_r(self):
-        lam, U = np.linalg.eigh(self.cfg.init.r)
+        lam, U = np.linalg.eigh(self.init.r)
         return U * np.sqrt(np.clip(lam, 0, None))
 
     def _theta(self, shape):
@@ -154,21 +156,22 @@ class HeadSimulator(SGDSimulator):
 class MultiHeadSGD(HeadSimulator):
     """Direct simulation: keys K (S × H × D)."""
 
-    def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
-        super().__init__(model, prior, config)
-        torch, S, D, H = self.torch, config.seeds, config.D, model.H
+    def __init__(self, model: MultiHeadModel, params: Mapping[str, object],
+                 config: SimulationConfig):
+        super().__init__(model, params, config)
+        torch, S, D, H = self.torch, config.seeds, self.D, model.H
         kw = {"dtype": self.dtype, "device": self.device}
-        if isinstance(config.init, HeadState):
+        if isinstance(self.init, HeadState):
             K = torch.zeros(S, H, D, **kw)
-            K[:, :, :model.F] = torch.as_tensor(config.init.m, **kw)
+            K[:, :, :model.F] = torch.as_tensor(self.init.m, **kw)
             K[:, :, model.F + 1:model.F + 1 + H] = torch.as_tensor(self._init_root_r(), **kw)
         else:
-            K = float(config.init) * torch.randn(S, H, D, generator=self.gen, **kw) / np.sqrt(D)
+            K = float(self.init) * torch.randn(S, H, D, generator=self.gen, **kw) / np.sqrt(D)
         self.K = K
 
     def step(self):
         torch, cfg, md = self.torch, self.cfg, self.model
-        S, B, L, D, H, F = cfg.seeds, cfg.batch, md.L, cfg.D, md.H, md.F
+        S, B, L, D, H, F = cfg.seeds, cfg.batch, md.L, self.D, md.H, md.F
         X = torch.randn(S, B, L, D, generator=self.gen, dtype=self.dtype, device=self.device)
         eps = torch.randint(L, (S, B), generator=self.gen, device=self.device)
         onehot = torch.nn.functional.one_hot(eps, L).to(self.dtype)                 # S,B,L
@@ -184,16 +187,10 @@ class MultiHeadSGD(HeadSimulator):
 
     def gram(self):
         torch, q = self.torch, self.model.F + 1
-        U = torch.cat([torch.eye(q, self.cfg.D, dtype=self.dtype, device=self.device)
-                       .expand(self.cfg.seeds, q, self.cfg.D), self.K], 1)
+        U = torch.cat([torch.eye(q, self.D, dtype=self.dtype, device=self.device)
+                       .expand(self.cfg.seeds, q, self.D), self.K], 1)
         return U @ U.transpose(1, 2)
 
     def keys_gram(self):
         return self.K[:, :, :self.model.F], self.K @ self.K.transpose(1, 2)
 
-
-def simulate_heads(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None,
-                   until=None) -> SGDResult:
-    """Run online SGD of ``model`` on data from ``prior`` (see module docstring; ``run`` for
-    progress/until)."""
-    return MultiHeadSGD(model, prior, config).run(progress, until)

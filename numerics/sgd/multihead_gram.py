@@ -18,31 +18,34 @@ configuration and result types as ``numerics.sgd.multihead``; the two agree in l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from theory.multihead import MultiHeadModel
 from ..multihead import HeadState
-from .base import SGDResult, psd_factor
+from .base import SimulationConfig, psd_factor
 from .gram import wishart
-from .multihead import HeadSGDConfig, HeadSimulator
+from .multihead import HeadSimulator
 
-__all__ = ["MultiHeadGramSGD", "simulate_heads_gram"]
+__all__ = ["MultiHeadGramSGD"]
 
 
 class MultiHeadGramSGD(HeadSimulator):
     """State: G (S × n × n), hidden vectors (spikes, value) first, then the keys."""
 
-    def __init__(self, model: MultiHeadModel, prior, config: HeadSGDConfig):
-        super().__init__(model, prior, config)
+    def __init__(self, model: MultiHeadModel, params: Mapping[str, object],
+                 config: SimulationConfig):
+        super().__init__(model, params, config)
         torch, S, H, F = self.torch, config.seeds, model.H, model.F
         self.q, self.n = F + 1, F + 1 + H
         q = self.q
         kw = {"dtype": self.dtype, "device": self.device}
         G = torch.zeros(S, self.n, self.n, **kw)
         G[:, :q, :q] = torch.eye(q, **kw)
-        if isinstance(config.init, HeadState):
+        if isinstance(self.init, HeadState):
             C = np.zeros((H, q + H))
-            C[:, :F] = config.init.m
+            C[:, :F] = self.init.m
             C[:, q:] = self._init_root_r()
             Ct = torch.as_tensor(C, **kw)
             G[:, q:, :q] = Ct[:, :q]
@@ -50,12 +53,12 @@ class MultiHeadGramSGD(HeadSimulator):
             G[:, q:, q:] = Ct @ Ct.T
         else:
             # keys σ₀·N(0, I_D/D): hidden coordinates z, the rest a Wishart(D − q) Gram
-            s2 = float(config.init) ** 2 / config.D
+            s2 = float(self.init) ** 2 / self.D
             zc = torch.randn(S, H, q, generator=self.gen, **kw)
             eye = torch.eye(H, **kw).expand(S, H, H)
             G[:, q:, :q] = np.sqrt(s2) * zc
             G[:, :q, q:] = np.sqrt(s2) * zc.transpose(1, 2)
-            G[:, q:, q:] = s2 * (zc @ zc.transpose(1, 2) + wishart(eye, config.D - q, self.gen))
+            G[:, q:, q:] = s2 * (zc @ zc.transpose(1, 2) + wishart(eye, self.D - q, self.gen))
         self.G = G
 
     def step(self):
@@ -71,7 +74,7 @@ class MultiHeadGramSGD(HeadSimulator):
         Cm = c.transpose(2, 3).reshape(S, B * L, H)
         gE = Cm.transpose(1, 2) @ X.reshape(S, B * L, n)                   # S,H,n (E coords)
         gu = gE @ V.transpose(1, 2)                                       # g_h·(vector j)
-        gg = gE @ gE.transpose(1, 2) + wishart(Cm.transpose(1, 2) @ Cm, cfg.D - n, self.gen)
+        gg = gE @ gE.transpose(1, 2) + wishart(Cm.transpose(1, 2) @ Cm, self.D - n, self.gen)
         lr, G = cfg.lr, self.G
         new = G.clone()
         new[:, q:, :q] = G[:, q:, :q] - lr * gu[:, :, :q]
@@ -88,9 +91,3 @@ class MultiHeadGramSGD(HeadSimulator):
         q = self.q
         return self.G[:, q:, :self.model.F], self.G[:, q:, q:]
 
-
-def simulate_heads_gram(model: MultiHeadModel, prior, config: HeadSGDConfig, progress=None,
-                        until=None) -> SGDResult:
-    """Online SGD of ``model`` exactly in law through the Gram matrix (module docstring;
-    ``run`` for progress/until)."""
-    return MultiHeadGramSGD(model, prior, config).run(progress, until)

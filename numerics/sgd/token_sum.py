@@ -6,47 +6,34 @@ planted mean. Shared by the direct (``direct``) and the Gram-matrix (``gram``) s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import sympy as sp
 
 from theory.model import Model
 from .base import SGDSimulator, SimulationConfig, model_code
 
-__all__ = ["SGDConfig", "TokenSumSimulator"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SGDConfig(SimulationConfig):
-    """Online SGD of a token-sum model on fresh samples: w ← w − lr·∇ℓ (free) or
-    w ← (w − lr·P⊥∇ℓ)/‖·‖ (sphere), ℓ the squared error averaged over a batch; t = step·lr.
-
-    params: the model's parameters (d, L, …; checked by the model); init: a dict of overlaps
-    (the same in every seed) or 'random' (i.i.d. Gaussian directions). Shared fields:
-    ``SimulationConfig``."""
-
-    params: Mapping[str, float]
-    init: Mapping[str, float] | str = "random"
-
-    def _check_kind(self) -> None:
-        if not isinstance(self.params, Mapping):
-            raise ValueError(f"SGDConfig: params={self.params!r}; allowed: a dict of the model's "
-                             "parameters")
-        if isinstance(self.init, str) and self.init != "random":
-            raise ValueError(f"SGDConfig: init={self.init!r}; allowed: 'random' or a dict of overlaps")
-        if not isinstance(self.init, (str, Mapping)):
-            raise ValueError(f"SGDConfig: init={self.init!r}; allowed: 'random' or a dict of overlaps")
+__all__ = ["TokenSumSimulator"]
 
 
 class TokenSumSimulator(SGDSimulator):
     """The token-sum kind: validated parameters, generated per-token code, token laws and the
     prediction from projections. Order parameters: the model's overlaps, by name. Subclasses
     keep their own state and implement ``step``, ``gram`` and ``overlaps`` (S × K, in
-    ``model.order_parameters`` order)."""
+    ``model.order_parameters`` order).
 
-    def __init__(self, model: Model, config: SGDConfig):
-        self.model = model
-        self.params = model.check_params(config.params)
+    params: the model's parameters by name (d, L, …; checked by the model). config.init: a dict
+    of overlaps (the same in every seed) or 'random' (i.i.d. Gaussian directions; also None).
+    One step: w ← w − lr·∇ℓ (free) or w ← (w − lr·P⊥∇ℓ)/‖·‖ (sphere), ℓ the squared error
+    averaged over a batch; t = step·lr."""
+
+    def __init__(self, model: Model, params: Mapping[str, float], config: SimulationConfig):
+        if not isinstance(params, Mapping):
+            raise ValueError(f"params={params!r}; allowed: a dict of the model's parameters")
+        init = "random" if config.init is None else config.init
+        if not (init == "random" or isinstance(init, Mapping)):
+            raise ValueError(f"init={init!r}; allowed: 'random' or a dict of overlaps")
+        self.model, self.init = model, init
+        self.params = model.check_params(params)
         self.d = int(self.params[model.dimension.name])
         self.code = model_code(model)
         self.p, self.q = len(self.code.trainable), len(self.code.hidden)

@@ -26,7 +26,6 @@ line as ``evaluate dohmatob2025 --param link=my_link.py:CUBE``:
     CUBE = lambda t: t**3          # or: import sympy as sp; t = sp.Symbol("t"); CUBE = sp.Lambda(t, t**3)
 """
 
-import functools
 
 import sympy as sp
 
@@ -211,9 +210,10 @@ def _link_expression(obj, label: str) -> sp.Expr:
     return expr
 
 
-@functools.cache
-def _risk_of(link: Link) -> sp.Expr:
-    return paper_risk(link.name if link.name in LINKS and link.sigma == LINKS[link.name] else link)
+def _derivation_of(link: Link):
+    from ..derived import OverlapDerivation
+    risk = paper_risk(link.name if link.name in LINKS and link.sigma == LINKS[link.name] else link)
+    return OverlapDerivation(OVERLAP_STRUCTURE, risk, PARAMS)
 
 
 @dataclass(frozen=True)
@@ -246,8 +246,15 @@ class DohmatobModel:
 
     @property
     def risk(self) -> sp.Expr:
-        """R̄ of Prop. 1 for this link (cached per link)."""
-        return _risk_of(self.link)
+        """R̄ of Prop. 1 for this link (``theory.derive``'s cache)."""
+        from ..derived import derive
+        return derive(self).risk
+
+    def derivation(self):
+        """R̄'s derivations in the overlaps (one per link in ``theory.derive``'s cache): an
+        :class:`theory.OverlapDerivation`."""
+        from ..derived import memo_by_model
+        return memo_by_model(_derivation_of)(self.link)
 
     def flow(self):
         """The overlap flow of projected gradient flow on R̄ (``paper_flow``)."""

@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from numerics import reduced
-from numerics.sgd import SGDConfig, simulate_direct
+from numerics.sgd import SimulationConfig, simulate
 from theory.models.marion2025 import MODEL
 from ...checks import limit
 from ...declare import Outcome, claim
@@ -50,10 +50,10 @@ def _simulate_sgd(ctx, model, ode, dims, seeds):
         p = {"d": dv, **SGD_PARAMS}
         lr = 0.5 / dv
         steps = int(round(SGD_T / lr))
-        cfg = SGDConfig(params=p, lr=lr, steps=steps, seeds=seeds, batch=math.ceil(dv / 8),
-                        record_every=steps // 8, n_test=ctx.pick(500, 2000), init=SGD_INIT,
-                        seed=ctx.claim_seed(f"sgd:{dv}"), device=ctx.device, dtype="float32")
-        res = simulate_direct(model, cfg)
+        cfg = SimulationConfig(lr=lr, steps=steps, seeds=seeds, batch=math.ceil(dv / 8),
+                               record_every=steps // 8, n_test=ctx.pick(500, 2000), init=SGD_INIT,
+                               seed=ctx.claim_seed(f"sgd:{dv}"), device=ctx.device, dtype="float32")
+        res = simulate(model, p, cfg)
         flow = ode(p)
         sol = flow.integrate(SGD_INIT, res.t)
         if not sol.ok:

@@ -14,8 +14,7 @@ import numpy as np
 from numerics.multihead import HeadState, first_passage, minimise
 from numerics.ode import integrate
 from numerics.reduced import HeadReduced
-from numerics.sgd.multihead import HeadSGDConfig
-from numerics.sgd.multihead_gram import simulate_heads_gram
+from numerics.sgd import SimulationConfig, simulate
 from theory.models.sagitova2026 import DiscretePrior, GaussianPrior, at_prior
 from theory.multihead import MultiHeadModel, saddle_hessian
 
@@ -177,10 +176,10 @@ def _escape_piece(ctx, item):
                             ESCAPE_THRESHOLD)
     D, n = item["D"], item["sgd_seeds"]
     lr = ESCAPE_KAPPA * ESCAPE_BATCH / D
-    cfg = HeadSGDConfig(D=D, lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=ESCAPE_BATCH, seeds=n,
-                        seed=ctx.claim_seed(f"escape:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
-                        init=SIGMA0, device="cpu")
-    res = simulate_heads_gram(md, prior, cfg, until=lambda s: bool(
+    cfg = SimulationConfig(lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=ESCAPE_BATCH, seeds=n,
+                           seed=ctx.claim_seed(f"escape:sgd:{D}"),
+                           record_every=max(1, int(0.1 / lr)), init=SIGMA0, device="cpu")
+    res = simulate(md, {"D": D, "prior": prior}, cfg, "gram", until=lambda s: bool(
         np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))
     norms = np.sqrt((res["m"]**2).sum((2, 3)))
     return [first_passage(res.t, norms[:, i], ESCAPE_THRESHOLD) for i in range(n)]

@@ -14,8 +14,7 @@ import numpy as np
 
 from numerics.multihead import HeadState, first_passage, mean_and_se
 from numerics.reduced import HeadReduced
-from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
-from numerics.sgd.multihead_gram import simulate_heads_gram
+from numerics.sgd import SimulationConfig, simulate
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
 from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ... import checks
@@ -88,11 +87,11 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     for j, D in enumerate(dims):
         lr = kappa * B / D
         steps = int(round(T / lr))
-        cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=B, seeds=seeds,
-                            seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
-                            init=init, device=ctx.device)
-        simulate = simulate_heads if D <= 800 else simulate_heads_gram   # both exact in law
-        res = simulate(md, prior, cfg)
+        cfg = SimulationConfig(lr=lr, steps=steps, batch=B, seeds=seeds,
+                               seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
+                               init=init, device=ctx.device)
+        method = "direct" if D <= 800 else "gram"                        # both exact in law
+        res = simulate(md, {"D": D, "prior": prior}, cfg, method)
         if not np.allclose(res.t, t_rec, atol=1e-9):
             raise RuntimeError(f"SGD record times {res.t} differ from the ODE's {t_rec}")
         sgd = np.array([[res.head_state(k, i).pack() for i in range(seeds)] for k in range(len(res.t))])
@@ -294,10 +293,11 @@ def prop_iii3(ctx, prior=None):
     for D in ctx.pick([200, 400], [200, 400, 1000]):
         kappa, B = 0.25, 8
         lr = kappa * B / D
-        cfg = HeadSGDConfig(D=D, lr=lr, steps=int(10 / lr), batch=B, seeds=16,
-                            seed=ctx.claim_seed(f"iii3:sgd:{D}"), record_every=max(1, int(0.1 / lr)),
-                            init=SIGMA0, device=ctx.device)
-        res = simulate_heads(md, prior, cfg, until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
+        cfg = SimulationConfig(lr=lr, steps=int(10 / lr), batch=B, seeds=16,
+                               seed=ctx.claim_seed(f"iii3:sgd:{D}"),
+                               record_every=max(1, int(0.1 / lr)), init=SIGMA0, device=ctx.device)
+        res = simulate(md, {"D": D, "prior": prior}, cfg,
+                       until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
         taus = np.array([first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)])
         ode = _trajectory(rm.with_noise(kappa), small_init(g, D), t_eval)
         ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)

@@ -3,15 +3,15 @@
 The routine comparison of a learning-theory paper ("online SGD at finite d follows the ODE")
 in one call::
 
-    from verification.compare import sgd_vs_flow
+    from verification.checks import sgd_vs_flow
     cmp = sgd_vs_flow(0.05, res, rm)          # res: an SGDResult; rm: a ReducedModel
     cmp.decision, cmp.check.z, cmp.deviation   # 'confirmed' | 'refuted' | 'inconclusive'
     cmp.figure()                               # matplotlib Figure (drawn by ``cmp.draw``)
 
 The time axis. An ``SGDResult`` records at t = step·lr (the token-sum flow's time); for
 multi-head attention lr is γ and the flow's time is τ = γ·step, the same number. The multi-head
-reduced flow carries the SGD-noise term with strength κ = γD/N_b: given the simulation's
-``config`` (a ``HeadSGDConfig``), the flow is set to that κ (``HeadReduced.with_noise``), as the
+reduced flow carries the SGD-noise term with strength κ = γD/N_b, which the result records
+(``extras['sgd_noise']``): the flow is set to that κ (``HeadReduced.with_noise``), as the
 paper's claims do by hand. The flow is integrated from ``init`` (default: the SGD's seed mean
 at its first record) at the SGD's record times; the first record is the initial condition and
 is not compared.
@@ -29,13 +29,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .checks import Check, estimate_vs_theory, limit
-from .context import Context
+from .policies import Check, estimate_vs_theory, limit
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 __all__ = ["FlowComparison", "sgd_vs_flow", "sgd_states", "draw_sgd_vs_flow"]
 
@@ -142,6 +144,7 @@ def sgd_states(res, names: Sequence[str]) -> np.ndarray:
 
 
 def _context(ctx_or_alpha) -> Context:
+    from ..context import Context          # here: the context module imports the policies
     if isinstance(ctx_or_alpha, Context):
         return ctx_or_alpha
     if isinstance(ctx_or_alpha, (float, int)) and not isinstance(ctx_or_alpha, bool) \
@@ -161,9 +164,9 @@ def _times(res, what: str) -> np.ndarray:
     return t
 
 
-def _line_up(flow, config, what: str):
+def _line_up(flow, res, what: str):
     """The flow at the simulation's κ = γD/N_b (multi-head), and that κ (None otherwise)."""
-    kappa = getattr(config, "kappa", None) if config is not None else None
+    kappa = getattr(res, "extras", {}).get("sgd_noise")
     if kappa is None:
         return flow, None
     if not hasattr(flow, "with_noise"):
@@ -172,7 +175,7 @@ def _line_up(flow, config, what: str):
     return flow.with_noise(kappa), float(kappa)
 
 
-def _one(res, flow, init, names, config, what, integrate_options):
+def _one(res, flow, init, names, what, integrate_options):
     t = _times(res, what)
     names = tuple(flow.state_names) if names is None else tuple(names)
     unknown = [n for n in names if n not in flow.state_names]
@@ -182,7 +185,7 @@ def _one(res, flow, init, names, config, what, integrate_options):
     states = sgd_states(res, flow.state_names)           # record, seed, every flow state
     if states.shape[1] < 2:
         raise ValueError(f"{what}: {states.shape[1]} seed; the standard error needs seeds ≥ 2")
-    flow, kappa = _line_up(flow, config, what)
+    flow, kappa = _line_up(flow, res, what)
     y0 = states[0].mean(0) if init is None else init
     tr = flow.integrate(y0, t, **(integrate_options or {}))
     if not tr.ok:
@@ -195,7 +198,7 @@ def _one(res, flow, init, names, config, what, integrate_options):
 
 
 def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
-                names: Sequence[str] | None = None, config=None, bias: ArrayLike = 0.0,
+                names: Sequence[str] | None = None, bias: ArrayLike = 0.0,
                 terms: Sequence[str] = ("1/d",), x: ArrayLike | None = None,
                 name: str = "SGD seed mean − flow",
                 integrate_options: Mapping[str, Any] | None = None) -> FlowComparison:
@@ -208,10 +211,10 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     ``ReducedModel`` (``numerics.reduced``), or for a mapping a callable d → ReducedModel when
     the flow depends on d. init: the flow's initial state (by name, packed, or a HeadState;
     default the SGD's seed mean at the first record). names: the states compared (default all
-    of the flow's ``state_names``). config: the simulation's config, or for a mapping {d:
-    config}: a ``HeadSGDConfig`` sets the multi-head flow's SGD-noise strength κ = γD/N_b.
-    bias: the explicit finite-size allowance (|Δ| ≤ z·se + bias, on the seed means at one d,
-    on the intercepts over several): a number, one per state, or [record − 1, state].
+    of the flow's ``state_names``); a multi-head result sets the flow's SGD-noise strength to
+    the κ = γD/N_b it records. bias: the explicit finite-size allowance (|Δ| ≤ z·se + bias, on
+    the seed means at one d, on the intercepts over several): a number, one per state, or
+    [record − 1, state].
     terms, x: the limit's finite-size basis and, instead of d, a finite-size variable x → 0
     per dimension (e.g. lr·d/batch with terms ("x", "x^2")). integrate_options: keywords of
     ``flow.integrate`` (rtol, method, ...).
@@ -221,11 +224,10 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     times that differ between dimensions."""
     ctx = _context(ctx_or_alpha)
     if isinstance(sgd, Mapping):
-        return _over_dims(ctx, sgd, flow, init, names, config, bias, terms, x, name,
-                          integrate_options)
+        return _over_dims(ctx, sgd, flow, init, names, bias, terms, x, name, integrate_options)
     if callable(flow) and not hasattr(flow, "state_names"):
         raise ValueError("flow: a callable d → flow needs sgd as a mapping {d: SGDResult}")
-    t, names, mean, se, ode, kappa = _one(sgd, flow, init, names, config, "sgd", integrate_options)
+    t, names, mean, se, ode, kappa = _one(sgd, flow, init, names, "sgd", integrate_options)
     scale = np.abs(ode[1:])
     bias = _bias(bias, mean)
     check = estimate_vs_theory(ctx, mean[1:].ravel(), se[1:].ravel(), ode[1:].ravel(),
@@ -245,19 +247,15 @@ def _bias(bias, mean: np.ndarray) -> np.ndarray:
                          f"({mean.shape[1]}) or [record − 1, state] {mean[1:].shape}") from None
 
 
-def _over_dims(ctx, runs, flow, init, names, config, bias, terms, x, name, integrate_options):
+def _over_dims(ctx, runs, flow, init, names, bias, terms, x, name, integrate_options):
     dims = tuple(runs)
     if len(dims) < 2:
         raise ValueError(f"sgd: {len(dims)} dimension(s); the d → ∞ limit needs several (give an "
                          "SGDResult for one d)")
-    configs = config if isinstance(config, Mapping) else dict.fromkeys(dims, config)
-    missing = [d for d in dims if d not in configs]
-    if missing:
-        raise ValueError(f"config: no config for d = {missing}; give one per key of sgd")
     out = []
     for d in dims:
         rm = flow(d) if callable(flow) and not hasattr(flow, "state_names") else flow
-        out.append(_one(runs[d], rm, init, names, configs[d], f"sgd[{d}]", integrate_options))
+        out.append(_one(runs[d], rm, init, names, f"sgd[{d}]", integrate_options))
     t = out[0][0]
     for d, o in zip(dims, out):
         if o[0].shape != t.shape or not np.allclose(o[0], t, rtol=1e-9, atol=1e-12):

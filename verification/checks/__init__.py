@@ -1,0 +1,75 @@
+"""The check library: one statistical policy for each kind of comparison a claim makes, and
+the error contract each claim's verdict carries.
+
+Every policy records what it spent in the claim's :class:`Ledger` (``ctx.ledger``): its number
+of comparisons and its resolution. The claim's contract (a top-level field of its report
+entry) is
+
+- ``alpha``: the claim's false-refutation probability. A family of n comparisons is judged at
+  the two-sided Bonferroni z = Φ⁻¹(1 − α/(2n)) with the claim's own α (``Context.alpha``),
+  never shared with other claims of the run; a claim with k families spends k·α (union bound)
+  and says so. 0 for exact (symbolic or high-precision) checks. A standard error estimated
+  from few replicates (``dof`` = replicates − 1: randomised-QMC replicates, seeds, initial
+  draws) is judged at the Student-t quantile of the same tail probability instead of z: for
+  one comparison at α = 10⁻⁴ the normal z = 3.89 rejects a true value about 60 times as often
+  as α with 8 replicates (t₇ = 7.88), 5 times with 32.
+- ``resolution``: the smallest relative deviation δ of the checked quantity that the check
+  refutes with probability ≥ 95 % at the run's sample sizes. For |Δ| ≤ z·se + bias, where the
+  estimate may carry any systematic error within ±bias (that is what the allowance is for), a
+  true deviation δ·|θ| is refuted with probability ≥ 95 % once δ·|θ| ≥ (z + z₀.₉₅)·se + 2·bias:
+  the systematic error can take one bias off the deviation, the allowance the other. With
+  ``dof`` the standard error is itself random, and the power term is the non-central t one:
+  z + p with P(T′_dof(z + p) > z) = 95 % (p = 3.6 instead of t₀.₉₅ = 1.9 at 7 dof and
+  α = 10⁻⁴; → z₀.₉₅ as dof → ∞). A family's resolution is the smallest over its points (any
+  refuted point refutes), the claim's the largest over its families (each checked quantity
+  must be resolved). None when exact.
+- ``comparisons``: the total number of comparisons.
+
+Policies:
+
+- :func:`estimate_vs_theory`: |estimate − theory| ≤ z·se + bias, bias an explicit finite-size
+  term.
+- :func:`limit`: the d → ∞ limit by a weighted least-squares fit in the given finite-size
+  basis, with a χ² goodness-of-fit test. A poor fit is reported (``poor_fit``), so that the claim
+  adds dimensions or samples or says ``inconclusive``; the error bar is never widened.
+- :func:`trend`: the sign of a slope (or any estimate with a standard error): ``confirmed`` when
+  it has the claimed sign at z, ``refuted`` only when it has the opposite sign at z, otherwise
+  ``inconclusive`` with the standard error that would decide.
+- :func:`sequential`: batches are added until an anytime-valid confidence sequence (normal
+  mixture, valid however often it is looked at) decides the comparison, or the budget is spent
+  (``inconclusive``).
+
+Calibration (``python -m verification calibrate``) measures each claim's record: runs under the
+true model count false refutations; runs under mutations count refutations. Two mutations
+act on every check of this library through ``ctx.perturbation`` (applied to the claimed side of
+each comparison): ``("relative", δ)`` moves each claimed value θ by δ·s away from 0, s the
+magnitude the comparison's resolution is relative to (``scale``, default |θ|: then θ(1 + δ);
+δ = the claim's stated resolution), so a claimed 0 moves too; ``("sign",)`` negates the claimed
+value (for :func:`trend`, the claimed direction). A perturbation that changes nothing (a sign
+flip of a claimed 0, a relative change of a direction) is recorded as not applied
+(``Ledger.perturbation_applied``), and calibration counts the run as not applicable rather than
+as a mutation the check missed. Claims declare formula mutations (a dropped term, a wrong
+factor) as overrides.
+
+SGD against its reduced flow: :func:`sgd_vs_flow` integrates the flow on the SGD's record
+times and judges the seed means by :func:`estimate_vs_theory` at one dimension, by
+:func:`limit` over several (``flow``).
+
+Validity: :func:`realisable` raises :class:`OutsideRealisableSet` for a state that is not
+realisable (non-finite values, norms, |overlaps| > 1, a Gram matrix that is not PSD); the runner
+turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
+"""
+
+from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
+from .policies import (
+    DECISIONS, FINITE_SIZE_TERMS, PERTURBATIONS, Z95, Check, Contract, Family, Ledger,
+    OutsideRealisableSet, check_perturbation, combine, confidence_sequence_radius,
+    critical_value, estimate_vs_theory, limit, perturbed, realisable, sequential, trend,
+    welch_dof)
+
+__all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
+           "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
+           "estimate_vs_theory", "limit",
+           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "realisable",
+           "combine",
+           "DECISIONS", "FlowComparison", "sgd_vs_flow", "sgd_states", "draw_sgd_vs_flow"]
