@@ -1,0 +1,197 @@
+"""Calibration (``verification.calibrate``, ``verification.records``, ``verification.sweep``):
+false refutations under the true model, refutations under the perturbations of the check
+library and under the claim's declared mutations; calibration.json written, merged, quoted in
+the report and marked once the code changes. (``calibrate --out FILE`` at the command line:
+tests/cli/test_cli_errors.py.)"""
+
+import json
+
+import numpy as np
+from typer.testing import CliRunner
+
+from verification.calibrate import calibrate
+from verification.checks import estimate_vs_theory
+from verification.declare import Claim, Outcome
+
+
+def _mean_claim(ctx, mean=1.0):
+    """A Monte Carlo mean of N(mean, 1) against the claimed value 1 (1000 samples)."""
+    x = ctx.rng("toy").normal(mean, 1.0, 1000)
+    check = estimate_vs_theory(ctx, x.mean(), x.std(ddof=1) / np.sqrt(x.size), 1.0)
+    return Outcome(check.decision, f"mean {x.mean():.3f}")
+
+
+TOY = Claim("toy:mean", "toy", "Lemma 0", "E x = 1", _mean_claim,
+            mutations={"wrong mean": lambda: {"mean": 1.5}})
+
+
+def test_calibrate_counts_false_refutations_and_power(tmp_path):
+    res = calibrate([TOY], seeds=6, out=tmp_path)
+    rec = res["claims"][0]
+    assert rec["runs"] == 6 and rec["false_refutations"] == 0
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert set(names) == {"relative change at resolution", "sign flip", "wrong mean"}
+    assert names["sign flip"]["refuted"] == 6 and names["wrong mean"]["refuted"] == 6
+    assert names["relative change at resolution"]["refuted"] >= 5
+    on_disk = json.loads((tmp_path / "calibration.json").read_text())
+    assert on_disk["complete"] and on_disk["seeds"] == 6 and on_disk["claims"][0]["id"] == "toy:mean"
+    assert "toy:mean" in (tmp_path / "calibration.md").read_text()
+    assert "fewer than" not in (tmp_path / "calibration.md").read_text()
+
+
+def test_a_check_that_passes_anything_shows_no_power(tmp_path):
+    """A claim that ignores its evidence is exposed: its mutations are never refuted."""
+    def lenient(ctx, mean=1.0):
+        estimate_vs_theory(ctx, 1.0, 1.0, 1.0)
+        return Outcome("confirmed", "always")
+    res = calibrate([Claim("toy:lenient", "toy", "-", "-", lenient,
+                           mutations={"wrong mean": lambda: {"mean": 1.5}})], seeds=2)
+    assert all(m["refuted"] == 0 for m in res["claims"][0]["mutations"])
+
+
+def test_report_quotes_the_calibration_and_ignores_a_damaged_file(tmp_path):
+    from verification.runner import run
+    cal = tmp_path / "cal"
+    calibrate([TOY], seeds=2, out=cal)
+    report = run([TOY], out=tmp_path / "out", show=False, figures=False,
+                 calibration=cal / "calibration.json")
+    assert report["calibration"]["claims"][0]["id"] == "toy:mean"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## Calibration (2 seeds per claim" in md
+    assert "Calibration" in (tmp_path / "out" / "report.html").read_text()
+    damaged = tmp_path / "bad.json"
+    damaged.write_text('{"claims": [{"id": "toy:mean"}]')          # truncated
+    assert "calibration" not in run([TOY], show=False, calibration=damaged)
+
+
+def test_cheapest_claims_run_first_and_their_perturbed_runs_before_new_runs(monkeypatch):
+    """An interrupted calibration leaves whole records: the claim the baseline times as cheaper
+    runs first, and its perturbed runs come before the next claim's first run."""
+    import verification.calibrate as cal
+    slow = Claim("toy:slow", "toy", "Lemma 0", "E x = 1", _mean_claim,
+                 mutations={"wrong mean": lambda: {"mean": 1.5}})
+    monkeypatch.setattr(cal, "_baseline_seconds", lambda path: {"toy:mean": 1.0, "toy:slow": 9.0})
+    order = []
+    res = calibrate([slow, TOY], seeds=2, progress=order.append)
+    assert [c["id"] for c in res["claims"]] == ["toy:slow", "toy:mean"]   # reported as given
+    ids = [msg.split(":")[0] + ":" + msg.split(":")[1] for msg in order]
+    assert len(order) == 2 * 2 * 4                       # 2 claims × 2 seeds × (true, 3 mutations)
+    assert ids[:8] == ["toy:mean"] * 8 and ids[8:] == ["toy:slow"] * 8
+
+
+def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_first_seed():
+    from verification.sweep import table_rows
+    cal = {"runs": 10, "false_refutations": 10, "verdicts": {"refuted": 10}}
+    result = {"seeds": [0, 1], "claims": [
+        {"id": "a", "verdicts": {"1": "refuted", "0": "refuted"}, "agree": True, "calibration": cal},
+        {"id": "b", "verdicts": {"1": "confirmed", "0": "confirmed"}, "agree": True,
+         "calibration": {**cal, "false_refutations": 0, "verdicts": {"confirmed": 10}}},
+        {"id": "c", "verdicts": {"0": "inconclusive", "1": "confirmed"}, "agree": False},
+        {"id": "d", "verdicts": {"0": "refuted", "1": "refuted"}, "agree": True,
+         "calibration": {"runs": 0, "false_refutations": 0, "verdicts": {}}},
+        {"id": "e", "verdicts": {"0": "confirmed", "1": "confirmed"}, "agree": True,
+         "calibration": {**cal, "current": False}}]}
+    rows = table_rows(result)
+    assert rows[2] == "| `a` | refuted | refuted | yes | refuted at 10/10 seeds (refuted 10) |"
+    assert rows[3] == "| `b` | confirmed | confirmed | yes | 0/10 false refutations (confirmed 10) |"
+    assert rows[4] == "| `c` | inconclusive | confirmed | **no** | — |"
+    assert rows[5] == "| `d` | refuted | refuted | yes | — |"          # not calibrated yet
+    assert rows[6] == "| `e` | confirmed | confirmed | yes | — (calibrated on other code) |"
+
+
+def test_a_record_names_its_code_and_is_marked_once_the_code_changes(tmp_path, monkeypatch):
+    from verification.declare import REGISTRY
+    from verification.records import claim_code, load_calibration, summary_rows
+    monkeypatch.setitem(REGISTRY, TOY.id, TOY)
+    calibrate([TOY], seeds=1, out=tmp_path)
+    path = tmp_path / "calibration.json"
+    data = json.loads(path.read_text())
+    assert data["claims"][0]["code"] == claim_code(TOY) and len(claim_code(TOY)) == 64
+    assert load_calibration(path)["claims"][0]["current"] is True
+    assert "other code" not in summary_rows(load_calibration(path))[2]
+    data["claims"][0]["code"] = "0" * 64                   # as if measured before an edit
+    path.write_text(json.dumps(data))
+    cal = load_calibration(path)
+    assert cal["claims"][0]["current"] is False
+    assert summary_rows(cal)[2].startswith("| `toy:mean` (measured on other code) |")
+
+
+def test_parts_of_one_calibration_merge_and_parts_of_different_ones_do_not(tmp_path):
+    from verification.calibrate import merge_calibrations
+    from verification.cli import app
+    calibrate([TOY], seeds=2, out=tmp_path / "a")
+    a = json.loads((tmp_path / "a" / "calibration.json").read_text())
+    other = {**a["claims"][0], "id": "toy:other"}
+    unrun = {**a["claims"][0], "runs": 0, "false_refutations": 0, "verdicts": {}}
+    b = {**a, "seconds": 5.0, "claims": [unrun, other]}
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    merged = merge_calibrations([tmp_path / "a" / "calibration.json", tmp_path / "b.json"])
+    assert [c["id"] for c in merged["claims"]] == ["toy:mean", "toy:other"]
+    assert merged["claims"][0] == a["claims"][0]           # a part that did not run it keeps a's
+    assert merged["complete"] and merged["seconds"] == a["seconds"] + 5.0
+    assert [p["claims"] for p in merged["parts"]] == [["toy:mean"], ["toy:other"]]
+    (tmp_path / "c.json").write_text(json.dumps({**b, "seeds": 3}))
+    try:
+        merge_calibrations([tmp_path / "b.json", tmp_path / "c.json"])
+        raise AssertionError("parts with different K merged")
+    except ValueError as exc:
+        assert "c.json" in str(exc)
+    r = CliRunner().invoke(app, ["calibrate", "--merge", str(tmp_path / "a" / "calibration.json"),
+                                 "--merge", str(tmp_path / "b.json"), "--out", str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "m" / "calibration.json").read_text())["parts"]
+    r = CliRunner().invoke(app, ["calibrate", "--merge", str(tmp_path / "b.json"), "--claim", "x"])
+    assert r.exit_code == 2 and "--merge" in r.output
+
+
+def _zero_claim(ctx, shift=0.0):
+    """A deviation that should vanish: mean of N(shift, 1) against 0, relative to a scale 4."""
+    x = ctx.rng("toy").normal(shift, 1.0, 1000)
+    check = estimate_vs_theory(ctx, x.mean(), x.std(ddof=1) / np.sqrt(x.size), 0.0, scale=4.0)
+    return Outcome(check.decision, f"mean {x.mean():.3f}")
+
+
+def _direction_claim(ctx, slope=1.0):
+    """A claimed direction: a slope estimated as N(slope, 0.1) is positive."""
+    from verification.checks import trend
+    s = ctx.rng("toy").normal(slope, 0.1)
+    return Outcome(trend(ctx, s, 0.1, +1).decision, f"slope {s:.3f}")
+
+
+def test_perturbations_of_a_claimed_zero_move_it_by_the_resolution_or_are_not_applicable(tmp_path):
+    """A relative change of a claimed 0 moves it by δ·scale (the magnitude its resolution is
+    relative to), so it is refuted like any other; a sign flip of a 0 changes nothing and is
+    not counted as a mutation the check missed. (Before: θ·(1 + δ) = 0 and −0 = 0, counted as
+    0 of 6 refuted.)"""
+    rec = calibrate([Claim("toy:zero", "toy", "Lemma 0", "E x = 0", _zero_claim,
+                           mutations={"shifted": lambda: {"shift": 0.5}})], seeds=6)["claims"][0]
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert rec["false_refutations"] == 0
+    assert names["relative change at resolution"]["runs"] == 6
+    assert names["relative change at resolution"]["refuted"] >= 5
+    assert "sign flip" not in names and rec["not_applicable"] == ["sign flip"]
+
+
+def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
+    from verification.records import summary_rows
+    res = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
+                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)
+    rec = res["claims"][0]
+    assert summary_rows(res)[2].endswith("— fewer than 3 mutations that apply |")   # 2 apply
+    names = {m["name"]: m for m in rec["mutations"]}
+    assert names["sign flip"] == {"name": "sign flip", "runs": 3, "refuted": 3}
+    assert names["decreasing"]["refuted"] == 3
+    assert rec["not_applicable"] == ["relative change at resolution"]
+
+
+def test_the_table_marks_mutations_of_a_claim_refuted_at_every_seed_as_showing_no_power():
+    from verification.records import summary_rows
+    rec = {"alpha": 1e-4, "resolution": 0.05, "runs": 10,
+           "mutations": [{"name": n, "runs": 10, "refuted": 10} for n in ("a", "b", "c")]}
+    holds = {**rec, "id": "p:holds", "false_refutations": 0, "verdicts": {"confirmed": 10}}
+    fails = {**rec, "id": "p:fails", "false_refutations": 10, "verdicts": {"refuted": 10}}
+    rows = summary_rows({"claims": [holds, fails]})
+    assert "refuted under the true model" in rows[0]
+    assert rows[2] == "| `p:holds` | 1e-04 | 5 % | 0/10 (confirmed 10) | a: 10/10, b: 10/10, c: 10/10 |"
+    assert rows[3].endswith("| 10/10 (refuted 10) | a: 10/10, b: 10/10, c: 10/10 (the claim is "
+                            "refuted at every seed: no power shown) |")

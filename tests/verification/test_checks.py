@@ -1,0 +1,270 @@
+"""The check library (verification.checks, verification.stats): each policy decides for the
+right reason, the contract states α and resolution from the claim's own comparisons, states
+outside the realisable set never reach a verdict, and the context's z follows α and the number
+of comparisons."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from verification import checks
+from verification.checks import (Ledger, OutsideRealisableSet, confidence_sequence_radius,
+                                 estimate_vs_theory, limit, realisable, sequential, trend)
+from verification.context import Context
+from verification.declare import Claim, Outcome
+from verification.runner import run_claim
+from verification.stats import z_compare
+
+
+def test_estimate_vs_theory_passes_within_z_se_and_refutes_beyond():
+    ctx = Context(alpha=1e-3)
+    ok = estimate_vs_theory(ctx, [1.01, 2.0], [0.01, 0.01], [1.0, 2.0])
+    assert ok.decision == "confirmed"
+    bad = estimate_vs_theory(ctx, [1.10, 2.0], [0.01, 0.01], [1.0, 2.0])
+    assert bad.decision == "refuted" and bad.details["worst_index"] == 0
+    z = norm.isf(1e-3 / 4)
+    assert ok.z == pytest.approx(z)
+    # resolution: the smallest relative deviation refuted with probability ≥ 95 %
+    assert ok.resolution == pytest.approx((z + checks.Z95) * 0.01 / 2.0)
+    with_bias = estimate_vs_theory(ctx, [1.05], [0.01], [1.0], bias=0.06)
+    assert with_bias.decision == "confirmed"
+
+
+def test_resolution_is_the_power_at_95_percent():
+    """A deviation of exactly the stated resolution is refuted in ≥ 95 % of repeated draws."""
+    rng = np.random.default_rng(0)
+    theta, se = 2.0, 0.05
+    res = estimate_vs_theory(Context(), theta, se, theta).resolution
+    refuted = [estimate_vs_theory(Context(), theta * (1 + res) + se * rng.standard_normal(), se,
+                                  theta).decision == "refuted" for _ in range(2000)]
+    assert np.mean(refuted) >= 0.94
+
+
+def test_nan_never_reaches_a_verdict():
+    with pytest.raises(ValueError, match="non-finite"):
+        estimate_vs_theory(Context(), [np.nan], [0.1], [1.0])
+
+
+def test_limit_refutes_a_steady_deviation_and_never_widens_the_error_bar():
+    """The audited case: a steady −17 % deviation from the claimed limit, plus a finite-size
+    term. The old fit inflated its error bar by the misfit and passed it."""
+    d = np.array([100, 200, 400, 800, 1600.0])
+    se = np.full(5, 0.01)
+    theory = 1.35
+    good = limit(Context(), d, theory + 3 / d, se, theory)
+    assert good.decision == "confirmed"
+    off = limit(Context(), d, 0.83 * theory + 3 / d, se, theory)
+    assert off.decision == "refuted"
+    assert off.details["limit_stderr"][0] == pytest.approx(good.details["limit_stderr"][0])
+
+
+def test_limit_with_a_poor_fit_says_inconclusive_and_what_would_decide():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    curved = 1.0 + 40 / np.sqrt(d)          # not in the 1/d basis
+    out = limit(Context(), d, curved, np.full(5, 1e-3), 1.0, terms=("1/d",))
+    assert out.decision == "inconclusive" and out.details["poor_fit"]
+    assert "more dimensions" in out.needs
+    assert limit(Context(), d, curved, np.full(5, 1e-3), 1.0,
+                 terms=("1/sqrt(d)",)).decision == "confirmed"
+
+
+def test_limit_needs_a_degree_of_freedom():
+    with pytest.raises(ValueError, match="at least 3"):
+        limit(Context(), [10.0, 20.0], [1.0, 1.0], [0.1, 0.1], 1.0, terms=("1/d",))
+
+
+def test_trend_weak_evidence_is_inconclusive_not_refuted():
+    """The audited case: a delay slope 8.0 ± 3.35 (2.4 se) is weak evidence for growth, not
+    evidence against it."""
+    out = trend(Context(), 8.037, 3.350, sign=+1)
+    assert out.decision == "inconclusive" and "standard error below" in out.needs
+    assert trend(Context(), 8.0, 1.0, sign=+1).decision == "confirmed"
+    assert trend(Context(), -8.0, 1.0, sign=+1).decision == "refuted"
+    assert trend(Context(), -8.0, 1.0, sign=-1).decision == "confirmed"
+
+
+def test_confidence_sequence_holds_however_often_it_is_looked_at():
+    """Gaussian data at the true mean: the fraction of runs whose sequence ever excludes it
+    over 200 looks stays below α (a fixed-n 95 % interval looked at 200 times would not)."""
+    rng = np.random.default_rng(1)
+    alpha, runs, looks = 0.1, 400, 200
+    x = rng.standard_normal((runs, looks))
+    n = np.arange(1, looks + 1)
+    means = np.cumsum(x, 1) / n
+    crossed = np.any(np.abs(means) > confidence_sequence_radius(n, 1.0, alpha), axis=1)
+    assert crossed.mean() <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+    naive = np.any(np.abs(means) > 1.96 / np.sqrt(n), axis=1)
+    assert naive.mean() > 0.3
+
+
+def test_sequential_decides_both_ways_and_says_inconclusive_on_budget():
+    def draws(mu):
+        return lambda k, size: np.random.default_rng(k).normal(mu, 1.0, size)
+    assert sequential(Context(), draws(0.0), 0.0, tolerance=0.2, budget=2**16).decision == "confirmed"
+    bad = sequential(Context(), draws(0.5), 0.0, tolerance=0.2, budget=2**16)
+    assert bad.decision == "refuted" and bad.details["n"] < 2**16
+    small = sequential(Context(), draws(0.0), 0.0, tolerance=0.01, batch=64, budget=256)
+    assert small.decision == "inconclusive" and "budget" in small.needs
+
+
+def test_contract_bonferroni_is_over_the_claims_own_comparisons():
+    def check(ctx):
+        out = estimate_vs_theory(ctx, [1.0, 1.0, 1.0], [0.1, 0.1, 0.1], [1.0, 1.0, 2.0])
+        return Outcome(out.decision, "x")
+    c = Claim("x:three", "x", "-", "s", check, alpha=1e-3)
+    entry, _ = run_claim(c, Context())
+    assert entry["contract"]["alpha"] == pytest.approx(1e-3)
+    assert entry["contract"]["comparisons"] == 3
+    z = norm.isf(1e-3 / 6)
+    assert entry["contract"]["resolution"] == pytest.approx((z + checks.Z95) * 0.1 / 2.0)
+    # the same claim again, as if after other claims: a fresh ledger, the same contract
+    again, _ = run_claim(c, Context())
+    assert again["contract"] == entry["contract"]
+
+
+def test_exact_claim_has_alpha_zero_and_unstated_contracts_say_so():
+    exact = Claim("x:exact", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"),
+                  statistical=False)
+    entry, _ = run_claim(exact, Context())
+    assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 0, "exact": True}
+    silent = Claim("x:silent", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"))
+    entry, _ = run_claim(silent, Context())
+    assert entry["contract"]["stated"] is False and entry["contract"]["alpha"] is None
+
+
+def test_two_families_spend_two_alphas():
+    led = Ledger()
+    led.spend("a", 2, 1e-4, 0.1)
+    led.spend("b", 5, 1e-4, 0.3)
+    k = led.contract()
+    assert k.alpha == pytest.approx(2e-4) and k.comparisons == 7 and k.resolution == 0.3
+
+
+def test_a_state_outside_the_realisable_set_gives_error_never_a_verdict():
+    from theory.models.dohmatob2025 import OVERLAP_STRUCTURE
+    good = {"mu": 0.5, "nu": 0.5, "zeta": 0.0, "eta": 0.0, "rho": 0.0}
+    bad = {**good, "mu": -4.3}
+
+    def check(ctx):
+        realisable([good, bad], OVERLAP_STRUCTURE.check_overlaps, what="trajectory state")
+        return Outcome("refuted", "would rest on an impossible state")
+    entry, _ = run_claim(Claim("x:guard", "x", "-", "s", check), Context())
+    assert entry["verdict"] == "error" and "trajectory state #1" in entry["summary"]
+    with pytest.raises(OutsideRealisableSet):
+        realisable([bad], OVERLAP_STRUCTURE.check_overlaps)
+
+
+def test_a_poor_fit_never_refutes_a_true_limit():
+    """1 + 40/√d has limit 1, but a fit in 1/d puts its intercept many error bars away: a
+    poor fit must not refute (an inflated error bar would)."""
+    d = np.array([100, 200, 400, 800, 1600.0])
+    out = limit(Context(), d, 1.0 + 40 / np.sqrt(d), np.full(5, 1e-3), 1.0, terms=("1/d",))
+    assert out.decision == "inconclusive" and out.details["poor_fit"]
+
+
+def test_a_poor_column_does_not_hide_a_refuted_good_one():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    curved = 1.0 + 40 / np.sqrt(d)                       # poor fit in 1/d
+    off = 0.8 + 3 / d                                    # good fit, limit 0.8 against 1
+    Y = np.stack([curved, off], 1)
+    out = limit(Context(), d, Y, np.full((5, 2), 1e-3), [1.0, 1.0], terms=("1/d",))
+    assert out.decision == "refuted" and out.details["poor_fit_columns"] == [0]
+    fine = limit(Context(), d, np.stack([curved, 1.0 + 3 / d], 1), np.full((5, 2), 1e-3),
+                 [1.0, 1.0], terms=("1/d",))
+    assert fine.decision == "inconclusive"
+
+
+def _false_refutations(dof, alpha=0.05, reps=4, trials=4000, seed=1):
+    """Fraction of true-model comparisons refuted when se is estimated from ``reps`` draws."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((trials, reps))
+    est, se = x.mean(1), x.std(1, ddof=1) / np.sqrt(reps)
+    return np.mean([estimate_vs_theory(Context(alpha=alpha), e, s, 0.0, dof=dof).decision == "refuted"
+                    for e, s in zip(est, se)])
+
+
+def test_few_replicates_are_judged_at_the_t_quantile():
+    """A standard error from 4 replicates: the normal z refutes a true model about 3× as often
+    as α (P(|t₃| > 1.96) = 0.145, the old behaviour); the t quantile keeps α."""
+    alpha, trials = 0.05, 4000
+    sd = math.sqrt(alpha * (1 - alpha) / trials)
+    assert _false_refutations(None, alpha, trials=trials) > alpha + 10 * sd
+    assert abs(_false_refutations(3, alpha, trials=trials) - alpha) < 4 * sd
+    # large dof is the normal quantile; dof = inf is exactly it
+    assert estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=math.inf).z == pytest.approx(norm.isf(5e-5))
+    big = estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=10**7)
+    assert big.z == pytest.approx(norm.isf(5e-5), rel=1e-4)
+
+
+def test_trend_and_limit_take_dof_and_bad_dof_is_named():
+    ctx = Context(alpha=1e-4)
+    # a slope 5 se above 0 from 3 draws (dof 2) decides nothing at α = 1e-4; the normal z did
+    assert trend(Context(alpha=1e-4), 5.0, 1.0, +1).decision == "confirmed"
+    weak = trend(ctx, 5.0, 1.0, +1, dof=2)
+    assert weak.decision == "inconclusive" and weak.z > 50 and "replicates" in weak.needs
+    dims = np.array([100.0, 200.0, 400.0, 800.0])
+    vals = 1.0 + 2.0 / dims
+    assert limit(Context(), dims, vals, 1e-3 * np.ones(4), 1.0, dof=7).z > limit(
+        Context(), dims, vals, 1e-3 * np.ones(4), 1.0).z
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="dof"):
+            estimate_vs_theory(Context(), 0.0, 1.0, 0.0, dof=bad)
+
+
+def test_welch_dof():
+    assert checks.welch_dof([1.0, 1.0], [5, 5]) == pytest.approx(10.0)
+    assert checks.welch_dof([1.0, 1e-6], [3, 50]) == pytest.approx(3.0, rel=1e-6)
+    assert checks.welch_dof([1.0, 0.0], [3, math.inf]) == pytest.approx(3.0)
+    assert checks.welch_dof([0.0, 1.0], [math.inf, math.inf]) == math.inf
+    with pytest.raises(ValueError, match="dofs"):
+        checks.welch_dof([1.0, 1.0], [5, 0])
+
+
+def test_resolution_holds_with_a_systematic_error_inside_the_allowance():
+    """The allowance ``bias`` is there because the estimate may be off by up to it: a deviation
+    of the stated resolution must be refuted ≥ 95 % of the time even when the systematic error
+    takes a full bias off it (calibration found prop-iii4 refuting its relative change at
+    resolution 4 times in 10 with the old (z + z₉₅)·se + bias)."""
+    rng = np.random.default_rng(0)
+    theta, se, bias = 2.0, 0.01, 0.1
+    res = estimate_vs_theory(Context(), theta, se, theta, bias=bias).resolution
+    assert res == pytest.approx(((norm.isf(5e-5) + checks.Z95) * se + 2 * bias) / theta)
+    refuted = [estimate_vs_theory(Context(), theta - bias + se * rng.standard_normal(), se,
+                                  theta * (1 + res), bias=bias).decision == "refuted"
+               for _ in range(2000)]
+    assert np.mean(refuted) >= 0.94
+
+
+def test_resolution_with_few_replicates_is_the_non_central_t_power():
+    """With dof the standard error is random: a fixed deviation of the stated resolution
+    (judged with ŝ from 8 replicates) is refuted ≥ 95 % of the time; t + t₀.₉₅ gave ≈ 83 %."""
+    rng = np.random.default_rng(1)
+    reps, alpha, theta = 8, 1e-3, 1.0
+    crit, power = checks.critical_value(alpha, 1, reps - 1)
+    assert power > 1.4 * checks._student_t.isf(0.05, reps - 1)   # 2.74 vs t₀.₉₅ = 1.89
+    sigma = 0.01
+    delta = (float(crit) + float(power)) * sigma / np.sqrt(reps)
+    x = theta + delta + sigma * rng.standard_normal((4000, reps))
+    est, se = x.mean(1), x.std(1, ddof=1) / np.sqrt(reps)
+    refuted = np.mean([estimate_vs_theory(Context(alpha=alpha), e, s, theta,
+                                          dof=reps - 1).decision == "refuted"
+                       for e, s in zip(est, se)])
+    assert 0.94 <= refuted <= 0.97
+    # the normal limit: the power term is z₉₅
+    assert float(checks.critical_value(alpha, 1, np.inf)[1]) == pytest.approx(checks.Z95)
+    assert float(checks.critical_value(alpha, 1, 10**6)[1]) == pytest.approx(checks.Z95, abs=1e-3)
+
+
+# -- the context's α and profile, and the statistics' z-comparison -----------------------------
+def test_z_compare_and_bonferroni():
+    ok, score = z_compare([1.0, 1.0], [1.05, 1.5], [0.02, 0.02], 3.0)
+    assert ok.tolist() == [True, False] and score[1] == pytest.approx(25)
+    assert Context().z(10) > Context().z(1)
+    assert Context(alpha=1e-3).z(1) < Context(alpha=1e-4).z(1)
+
+
+def test_context_rejects_unknown_profile():
+    with pytest.raises(ValueError, match="profile"):
+        Context(profile="huge")
