@@ -22,17 +22,17 @@ _STORE: dict[tuple, object] = {}
 def _canon(obj) -> str:
     if isinstance(obj, sp.Basic):
         return sp.srepr(obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        return type(obj).__name__ + "(" + ",".join(
+            f"{k}={_canon(getattr(obj, k))}" for k in obj.__dataclass_fields__) + ")"
+    if callable(obj) and not isinstance(obj, type):
+        # by identity: two functions of one name (a user's, in two files) are two models
+        name = getattr(obj, "__qualname__", type(obj).__qualname__)
+        return f"{getattr(obj, '__module__', '')}.{name}@{id(obj):x}"
     if isinstance(obj, dict):
         return "{" + ",".join(f"{_canon(k)}:{_canon(v)}" for k, v in obj.items()) + "}"
     if isinstance(obj, (tuple, list)):
         return "(" + ",".join(_canon(x) for x in obj) + ")"
-    if hasattr(obj, "__dataclass_fields__"):
-        return type(obj).__name__ + "(" + ",".join(
-            f"{k}={_canon(getattr(obj, k))}" for k in obj.__dataclass_fields__) + ")"
-    if callable(obj) and hasattr(obj, "__name__"):
-        # by identity: two functions of one name (a user's, in two files) are two models
-        name = getattr(obj, "__qualname__", obj.__name__)
-        return f"{getattr(obj, '__module__', '')}.{name}@{id(obj):x}"
     return repr(obj)
 
 

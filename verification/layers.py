@@ -1,5 +1,5 @@
 """The suite's layering, bottom to top: a module imports only from its own layer or those below
-it (``tests/test_layers.py`` checks every import statement, lazy ones included, and that no
+it (``tests/verification/test_layers.py`` checks every import statement, lazy ones included, and that no
 modules import each other in a circle).
 
 The same table says what the content hash of a claim's code follows (``verification.codehash``):

@@ -17,7 +17,8 @@ from theory.models.dohmatob2025 import PAPER_BETA_C, alpha, beta
 from verification import Context, get_claim, run_claim
 from verification.catalogue import claims_for
 from verification.checks import OutsideRealisableSet
-from verification.claims.dohmatob2025 import _common as C
+from verification.claims.dohmatob2025 import (STATIONARY_SETTINGS, limit_decision, numeric_risk,
+                                              reduced_model)
 from verification.claims.dohmatob2025 import risk as R
 from verification.claims.dohmatob2025 import sec5_convergence as S5
 from verification.claims.dohmatob2025 import stationary_points as SP
@@ -102,8 +103,7 @@ def test_prop7_refutes_a_flow_with_an_extra_interior_stationary_point():
 def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
     """Props. 7 and 10 take the paper's stationary points on M as shared tasks: computed, and
     read back from the store by a later call, they equal the direct computation per setting."""
-    from verification.claims.dohmatob2025._common import (
-        STATIONARY_SETTINGS, _engine_stationary_uncached, _flow_on_M, paper_stationary)
+    from verification.claims.dohmatob2025 import flow_on_M_2d, paper_stationary, stationary_points_uncached
     from verification.store import ResultStore
     from verification.tasks import map_subtasks
     store = ResultStore(tmp_path)
@@ -112,7 +112,7 @@ def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
     assert len(list(tmp_path.rglob("*"))) > 0                    # stored
     again = paper_stationary(ctx, "linear", [50])
     for i, setting in enumerate(STATIONARY_SETTINGS):
-        direct = _engine_stationary_uncached(_flow_on_M("linear"), setting, 50)
+        direct = stationary_points_uncached(flow_on_M_2d("linear"), setting, 50)
         assert first[i, 50] == again[i, 50] == direct and direct[0]
 
 
@@ -194,12 +194,12 @@ def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
     spread of alternative fits (1/d, dropping the smallest d) and passed it; the limit policy
     judges the fit's own intercept and refutes."""
     def fake_mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
-        th = float(C._numeric(formula)(a_, b_, g_, dv, *ov.values()))
+        th = float(numeric_risk(formula)(a_, b_, g_, dv, *ov.values()))
         se = 0.004 * th
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
         return th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se
     formula = 1 + dm.mu**2
-    monkeypatch.setattr(R, "_risk_mc", fake_mc)
+    monkeypatch.setattr(R, "risk_mc", fake_mc)
     entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)
     assert entry["verdict"] == "refuted"
     check = entry["evidence"]["check"]
@@ -250,17 +250,17 @@ def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
 
     monkeypatch.setattr(SP, "refine_root", lambda rhs, state, x, dps, tol:
                         RefinedRoot(tuple(x), float("nan"), False, "forced failure"))
-    rows, dropped = SP._prop4_roots(C._reduced("linear"), C.STATIONARY_SETTINGS[0], 10, 32, seed=0)
+    rows, dropped = SP.prop4_roots(reduced_model("linear"), STATIONARY_SETTINGS[0], 10, 32, seed=0)
     assert not rows and dropped and all(r["refinement"] == "forced failure" for r in dropped)
 
     on_M = [{"d": 10, "mu": m, "nu": n, "zeta": 0.0, "eta": 0.0, "rho": 0.0,
              "residual_40_digits": 1e-40, "class": "sink" if (m, n) == (1, 1) else "saddle"}
             for m in (-1, 1) for n in (-1, 1)]
     evidence = {}
-    out = SP._prop4_judge(on_M, evidence, dropped[:1])
+    out = SP.judge_prop4(on_M, evidence, dropped[:1])
     assert out.verdict == "inconclusive" and "could not be refined" in out.summary
     assert evidence["refinement_failed_count"] == 1
-    assert SP._prop4_judge(on_M, {}, []).verdict == "confirmed"
+    assert SP.judge_prop4(on_M, {}, []).verdict == "confirmed"
 
 
 def test_global_convergence_state_off_the_sphere_raises():
@@ -283,7 +283,7 @@ def test_global_convergence_state_off_the_sphere_raises():
 
     y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
     with pytest.raises(OutsideRealisableSet, match="not realisable"):
-        S5._global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
+        S5.global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
 
 
 def test_fig2_states_its_contract():
@@ -318,10 +318,10 @@ def test_a_good_fit_refutes_even_when_another_column_fits_poorly():
     check = limit(ctx, dims, np.stack([good, poor], 1), np.full((4, 2), 0.01), 0.0,
                   terms=("1/sqrt(d)",), scale=1.0)
     assert check.decision == "refuted"               # checks.limit decides column by column
-    assert C._limit_decision(check) == ("refuted", 0)
+    assert limit_decision(check) == ("refuted", 0)
     ok = limit(ctx, dims, np.stack([0.5 / np.sqrt(dims), poor], 1), np.full((4, 2), 0.01), 0.0,
                terms=("1/sqrt(d)",), scale=1.0)
-    assert C._limit_decision(ok) == ("inconclusive", None)
+    assert limit_decision(ok) == ("inconclusive", None)
 
 
 # -- declared mutations -----------------------------------------------------------------------

@@ -111,7 +111,7 @@ def test_saddle_is_blind_to_a_factor_on_the_cross_term(factor):
 
 
 def test_risk_terms_named_for_mutations_are_unique():
-    from verification.claims.marion2025._common import TERMS, risk_term
+    from verification.claims.marion2025 import TERMS, risk_term
     terms = [risk_term(name) for name in TERMS]
     assert len(set(terms)) == len(TERMS)
 

@@ -204,7 +204,7 @@ def _times(mean_slope, se, c=30.0, dims=(1e2, 1e3, 1e4)):
 def _sequential(times, dims):
     sgd = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)
     c = ctx()
-    out = dyn._sequential_outcome(c, times, sgd, (1.0, 1.0), dims, [100, 400], 800.0, {}, {}, {})
+    out = dyn.judge_sequential(c, times, sgd, (1.0, 1.0), dims, [100, 400], 800.0, {}, {}, {})
     return out, c
 
 
@@ -244,7 +244,7 @@ def fake_sgd(monkeypatch):
     rng = np.random.default_rng(5)
     dims = [100, 400, 1600]
     sgd = np.log(dims)[None, :] * 1.3 + rng.normal(0, 3.0, (64, 3))
-    monkeypatch.setattr(dyn, "_escape_runs", lambda profile, seed, **kw: {"sgd_dims": dims, "sgd": sgd})
+    monkeypatch.setattr(dyn, "escape_runs", lambda profile, seed, **kw: {"sgd_dims": dims, "sgd": sgd})
 
 
 def test_conjecture_uses_a_fresh_direction_for_every_D_and_draw(fake_sgd):
@@ -358,21 +358,21 @@ def _sgd_rows(mean, se, ode, never=0):
 def test_unspecialized_sgd_band_counts_its_standard_error():
     """Old: |2.5 − 2.0| > 20 % of 2.0 refuted, whatever the SGD mean's standard error (0.2)."""
     c = ctx()
-    out = sec3_dynamics._sgd_alignment_outcome(c, _sgd_rows(2.5, 0.2, 2.0), {}, "ODE ok")
+    out = sec3_dynamics.judge_sgd_alignment(c, _sgd_rows(2.5, 0.2, 2.0), {}, "ODE ok")
     assert out.verdict == "confirmed"
-    assert sec3_dynamics._sgd_alignment_outcome(ctx(), _sgd_rows(3.5, 0.05, 2.0), {}, "").verdict == "refuted"
+    assert sec3_dynamics.judge_sgd_alignment(ctx(), _sgd_rows(3.5, 0.05, 2.0), {}, "").verdict == "refuted"
     assert c.ledger.contract().comparisons == 2
 
 
 def test_unspecialized_sgd_runs_that_never_align_make_it_inconclusive():
-    out = sec3_dynamics._sgd_alignment_outcome(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
+    out = sec3_dynamics.judge_sgd_alignment(ctx(), _sgd_rows(2.0, 0.1, 2.0, never=3), {}, "ODE ok")
     assert out.verdict == "inconclusive" and "never aligned" in out.summary
 
 
 def test_summaries_name_the_quantile_they_judged_at():
     """A check on standard errors from few replicates is judged at a Student-t quantile: the
     summary says t with its dof, not z (result-iii1: 3 draws, t₂)."""
-    from verification.claims.sagitova2026._common import quantile_text
+    from verification.claims.sagitova2026 import quantile_text
     out, _ = _sequential(*_times(5.0, 1.0))
     assert "t₂ = " in out.summary and "z = " not in out.summary
     c = ctx()

@@ -137,7 +137,7 @@ def test_pruning_judges_the_greedy_path_on_fresh_draws(monkeypatch):
     prior = DiscretePrior([[3.0, 0.0], [0.0, 3.0]], [0.5, 0.5])
     state = HeadState.make(np.ones((4, 2)), 0.1 * np.eye(4), np.arange(4.0), np.zeros(4))
     c = Context(profile="quick", seed=0)
-    losses, order = heads._prune(state, MultiHeadModel(4, 4, 2, "softmax-1"), prior, c, "x")
+    losses, order = heads.prune(state, MultiHeadModel(4, 4, 2, "softmax-1"), prior, c, "x")
     judge, select = c.claim_seed("prune-judge:x"), c.claim_seed("prune:x")
     assert judge != select
     assert calls[-4:] == [judge] * 4 and judge not in calls[:-4]

@@ -71,8 +71,8 @@ def test_a_new_activation_from_a_file_outside_the_package(tmp_path):
         assert np.all(np.abs(col + Hn[:, j]) <= 5 * se + 1e-6), (j, col, -Hn[:, j], se)
 
     # both SGD simulators (direct in R^D and Gram matrix)
-    from numerics.sgd import HeadSGDConfig, simulate_heads, simulate_heads_gram
-    cfg = HeadSGDConfig(D=50, lr=0.01, steps=20, seeds=2, record_every=10, device="cpu")
-    for simulate in (simulate_heads, simulate_heads_gram):
-        res = simulate(md, prior, cfg)
+    from numerics.sgd import SimulationConfig, simulate
+    cfg = SimulationConfig(lr=0.01, steps=20, seeds=2, record_every=10, device="cpu")
+    for method in ("direct", "gram"):
+        res = simulate(md, {"D": 50, "prior": prior}, cfg, method)
         assert len(res.t) == 3 and np.all(np.isfinite(res["m"])) and np.all(np.isfinite(res["r"]))

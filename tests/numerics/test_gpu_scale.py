@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from numerics import SGDConfig, simulate_direct, simulate_gram
+from numerics import SimulationConfig, simulate
 from numerics.multihead import HeadState
-from numerics.sgd import HeadSGDConfig, simulate_heads, simulate_heads_gram
 from theory.models.marion2025 import MODEL
 from theory.models.sagitova2026 import flipping_spike
 from theory.multihead import MultiHeadModel
@@ -41,10 +40,9 @@ def _token_sum_same_law(a, b, records):
 def test_token_sum_direct_sgd_at_d_1e5_on_cuda_equals_gram_in_law():
     params = dict(d=BIG, L=4, lam=0.7, gamma=0.8, eps=0.3)
     init = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
-    cfg = dict(params=params, lr=0.5 / BIG, steps=2000, seeds=512, batch=1, record_every=500,
-               init=init)
-    direct = simulate_direct(MODEL, SGDConfig(**cfg, device="cuda", seed=1))
-    gram = simulate_gram(MODEL, SGDConfig(**cfg, device="cuda", seed=2))
+    cfg = dict(lr=0.5 / BIG, steps=2000, seeds=512, batch=1, record_every=500, init=init)
+    direct = simulate(MODEL, params, SimulationConfig(**cfg, device="cuda", seed=1))
+    gram = simulate(MODEL, params, SimulationConfig(**cfg, device="cuda", seed=2), "gram")
     worst, z = _token_sum_same_law(direct, gram, [1, 2, 4])
     assert worst < z, (worst, z)
 
@@ -54,9 +52,10 @@ def test_multihead_direct_sgd_at_D_1e5_on_cuda_equals_gram_in_law():
     prior = flipping_spike(1.0, 2.0)
     st = HeadState.make(np.array([[0.4, 0.1], [-0.2, 0.3]]), 0.2 * np.eye(2), [0.1, -0.1],
                         [0.2, 0.0])
-    base = dict(D=BIG, lr=0.4 / BIG, steps=2000, batch=1, seeds=512, record_every=500, init=st,
+    base = dict(lr=0.4 / BIG, steps=2000, batch=1, seeds=512, record_every=500, init=st,
                 device="cuda")
-    a = simulate_heads(md, prior, HeadSGDConfig(**base, seed=1))
-    b = simulate_heads_gram(md, prior, HeadSGDConfig(**base, seed=2))
+    params = {"D": BIG, "prior": prior}
+    a = simulate(md, params, SimulationConfig(**base, seed=1))
+    b = simulate(md, params, SimulationConfig(**base, seed=2), "gram")
     worst, z = same_law(a, b, [1, 2, 4])
     assert worst < z, (worst, z)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from numerics.sgd import SGDConfig, simulate_direct, simulate_gram, standard_gamma, wishart
+from numerics.sgd import GramSGD, SimulationConfig, simulate, standard_gamma, wishart
 from theory.models.marion2025 import MODEL
 
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
@@ -27,10 +27,11 @@ def _compare_in_law(a, b):
 
 
 def _laws(d, batch, seeds, steps, lr, init=INIT):
-    cfg = SGDConfig(params=dict(d=d, L=3, lam=0.7, gamma=0.8, eps=0.3), lr=lr, steps=steps,
-                    seeds=seeds, batch=batch, record_every=1, init=init, device="cpu", seed=11)
-    direct = simulate_direct(MODEL, cfg).stacked()
-    gram = simulate_gram(MODEL, SGDConfig(**{**cfg.__dict__, "seed": 12})).stacked()
+    params = dict(d=d, L=3, lam=0.7, gamma=0.8, eps=0.3)
+    cfg = SimulationConfig(lr=lr, steps=steps, seeds=seeds, batch=batch, record_every=1, init=init,
+                           device="cpu", seed=11)
+    direct = simulate(MODEL, params, cfg).stacked()
+    gram = simulate(MODEL, params, SimulationConfig(**{**cfg.__dict__, "seed": 12}), "gram").stacked()
     return direct, gram
 
 
@@ -55,9 +56,9 @@ def test_random_initialisation_has_the_same_law():
 
 
 def test_fixed_seed_regression():
-    cfg = SGDConfig(params=dict(d=1000, L=3, lam=0.7, gamma=0.8, eps=0.3), lr=0.01, steps=10,
-                    seeds=3, batch=2, record_every=10, init=INIT, device="cpu", seed=123)
-    q = simulate_gram(MODEL, cfg).stacked()[-1]
+    cfg = SimulationConfig(lr=0.01, steps=10, seeds=3, batch=2, record_every=10, init=INIT,
+                           device="cpu", seed=123)
+    q = simulate(MODEL, dict(d=1000, L=3, lam=0.7, gamma=0.8, eps=0.3), cfg, "gram").stacked()[-1]
     pinned = np.array([
         [0.027792585995853745, -0.04970556687218298, 0.4006335393324992, -0.031104611598976685,
          0.0935803345341752],
@@ -70,10 +71,9 @@ def test_fixed_seed_regression():
 
 def test_cost_does_not_depend_on_dimension_and_state_stays_psd():
     for d in (10**3, 10**9):
-        cfg = SGDConfig(params=dict(d=d, L=3, lam=0.7, gamma=0.8, eps=0.3), lr=1.0 / d, steps=50,
-                        seeds=8, record_every=50, init=INIT, device="cpu")
-        from numerics.sgd import GramSGD
-        sim = GramSGD(MODEL, cfg)
+        cfg = SimulationConfig(lr=1.0 / d, steps=50, seeds=8, record_every=50, init=INIT,
+                               device="cpu")
+        sim = GramSGD(MODEL, dict(d=d, L=3, lam=0.7, gamma=0.8, eps=0.3), cfg)
         sim.run()
         eig = torch.linalg.eigvalsh(sim.G)
         assert eig.min() > -1e-10 and torch.allclose(sim.G, sim.G.transpose(1, 2))

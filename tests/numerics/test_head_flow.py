@@ -14,6 +14,7 @@ from scipy.special import logsumexp
 from numerics.multihead import (FlowDraws, HeadState, ReducedFlow, draw, draws_for, head_state_names,
                                 minimise, reduced_loss, weights_function)
 from theory.models.sagitova2026 import DiscretePrior, GaussianPrior, flipping_spike
+from theory import derive
 from theory.multihead import ACTIVATIONS, Activation, MultiHeadModel
 
 ACTS = sorted(ACTIVATIONS)
@@ -32,8 +33,9 @@ def test_symbolic_weights_equal_their_generated_numpy_code(act, H, L, seed):
     md = MultiHeadModel(H, L, 1, act)
     rng = np.random.default_rng(seed)
     s, v = rng.normal(0, 2, (H, L)), rng.normal(0, 1, H)
-    subs = dict(zip(md.arguments, list(s.ravel()) + list(v)))
-    A_sym = np.array([[float(a.subs(subs)) for a in row] for row in md.head_weights])
+    derived = derive(md)
+    subs = dict(zip(derived.arguments, list(s.ravel()) + list(v)))
+    A_sym = np.array([[float(a.subs(subs)) for a in row] for row in derived.head_weights])
     assert np.allclose(A_sym, weights_function(md, per_head=True)(s, v), rtol=1e-12, atol=1e-14)
 
 

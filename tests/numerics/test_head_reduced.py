@@ -73,11 +73,12 @@ def test_integrate_and_states_follow_the_flows_integrate():
 
 def test_one_prior_check_for_every_multihead_consumer():
     from numerics.multihead import reduced_loss
-    from numerics.sgd.multihead import HeadSGDConfig, simulate_heads
+    from numerics.sgd import SimulationConfig, simulate
     wrong = GaussianPrior([0.0], [[1.0]])
     assert MODEL.check_prior(PRIOR) is PRIOR
     for build in (lambda: HeadReduced(MODEL, wrong), lambda: ReducedFlow(MODEL, wrong, n=64),
                   lambda: reduced_loss(MODEL, STATE, wrong, 64, 0),
-                  lambda: simulate_heads(MODEL, wrong, HeadSGDConfig(D=8, lr=0.1, steps=1, seeds=1))):
+                  lambda: simulate(MODEL, {"D": 8, "prior": wrong},
+                                   SimulationConfig(lr=0.1, steps=1, seeds=1))):
         with pytest.raises(ValueError, match=r"prior has F=1 features, the model F=2"):
             build()

@@ -2,6 +2,8 @@
 compile → ReducedModel → simulate through one calling convention, on each kind's small
 example setting (``Kind.example``)."""
 
+import copy
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -89,3 +91,64 @@ def test_the_loss_matches_a_direct_evaluation(kind, path):
     risk = rm.derivation.risk
     subs = {s: values[s.name] for s in risk.free_symbols}
     assert rm.loss(y)[0] == pytest.approx(float(evaluate(risk, subs)), rel=1e-9, abs=1e-12)
+
+
+# --- one derivation cache, one compile step, one simulator convention -------------------------
+def test_derive_and_compile_are_one_step_each_kept_once_per_model(kind, path):
+    """``theory.derive`` and ``numerics.compiled`` take a declaration of any kind and keep their
+    result once per model: an equal declaration built again gets the same objects."""
+    from numerics.compiled import CompiledDerivation, CompiledHeads, compiled
+    from theory import derive
+    declaration, _, _, _ = path
+    twin = copy.deepcopy(declaration)             # built again: equal, not identical
+    assert twin == declaration and twin is not declaration
+    assert derive(twin) is derive(declaration)
+    assert compiled(twin) is compiled(declaration)
+    assert compiled(declaration, "torch") is not compiled(declaration)
+    expected = CompiledHeads if kind.name == "multi-head" else CompiledDerivation
+    assert isinstance(compiled(declaration), expected)
+
+
+def test_two_user_functions_of_one_name_are_two_models():
+    """The cache keys a function by identity: two activations whose weights functions share a
+    name (one per user file) derive their own expressions."""
+    import sympy as sp
+
+    from theory import derive
+    from theory.multihead import Activation, MultiHeadModel
+
+    def make(k):
+        def weights(s, v):
+            return [[sp.exp(k * x) / sum(sp.exp(k * y) for y in row) for x in row] for row in s]
+        return MultiHeadModel(1, 2, 1, Activation("mine", weights))
+
+    one, two = make(1), make(2)
+    assert derive(one) is not derive(two)
+    assert derive(one).token_weights != derive(two).token_weights
+
+
+@pytest.mark.parametrize("method", ["direct", "gram"])
+def test_simulate_is_one_call_for_every_kind_with_simulators(kind, path, method):
+    """``numerics.sgd.simulate(declaration, params, config, method)``: the same call runs the
+    token-sum and the multi-head simulators, whose records name the reduced model's order
+    parameters; a kind without simulators gets a TypeError naming those that have them."""
+    from numerics.sgd import SIMULATORS, SimulationConfig, simulate
+    declaration, params, kw, rm = path
+    config = SimulationConfig(lr=0.01, steps=4, seeds=2, record_every=2, device="cpu")
+    if not any(isinstance(declaration, t) for t in SIMULATORS):
+        with pytest.raises(TypeError, match="no SGD simulator for a DohmatobModel; allowed: Model"):
+            simulate(declaration, {}, config, method)
+        return
+    if kind.name == "multi-head":
+        sim_params = {"D": 16, "prior": kw["prior"]}
+        names = ("m", "r", "b", "v")
+    else:
+        sim_params = {**rm.params, "d": 16}
+        names = tuple(rm.state_names)
+    res = simulate(declaration, sim_params, config, method)
+    assert res.names == names and res.t.tolist() == [0.0, 0.02, 0.04]
+    assert all(np.all(np.isfinite(res[n])) for n in names)
+    if kind.name == "multi-head":
+        assert res.extras["sgd_noise"] == pytest.approx(0.01 * 16 / 1)
+    with pytest.raises(ValueError, match="method='exact'; allowed: \\['direct', 'gram'\\]"):
+        simulate(declaration, sim_params, config, "exact")

@@ -13,7 +13,8 @@ from hypothesis import given, strategies as st
 from numerics.multihead import HeadState, ReducedFlow
 from theory.gaussian import GaussianLaw, expect
 from theory.models.sagitova2026 import GaussianPrior
-from theory.multihead import ACTIVATIONS, Activation, MultiHeadModel, saddle_hessian
+from theory import derive
+from theory.multihead import ACTIVATIONS, Activation, HeadDerivation, MultiHeadModel, saddle_hessian
 
 ACTS = sorted(ACTIVATIONS)
 
@@ -21,7 +22,7 @@ ACTS = sorted(ACTIVATIONS)
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_declared_shift_invariances_hold_symbolically(name):
     act = ACTIVATIONS[name]
-    md = MultiHeadModel(2, 3, 1, act)
+    md = derive(MultiHeadModel(2, 3, 1, act))
     c = sp.symbols("c_0:2", real=True)
     per_head = act.shift_invariance == "head"
     shift = {x: x + (c[h] if per_head else c[0]) for h, row in enumerate(md.logits) for x in row}
@@ -122,7 +123,7 @@ def test_symbolic_saddle_hessian_equals_the_jacobian_of_the_monte_carlo_flow(H, 
 # -- the SGD-noise integrand and the shared derivations ---------------------------------------
 def test_noise_integrand_equals_sampled_gradient_second_moment():
     """N_hk = E_z,ξ[4(ŷ − y)² Σ_ℓ ∂ŷ/∂s_hℓ ∂ŷ/∂s_kℓ] at fixed logits, by sampling z and ξ."""
-    md = MultiHeadModel(2, 3, 1, "softmax-1", delta=0.4)
+    md = derive(MultiHeadModel(2, 3, 1, "softmax-1", delta=0.4))
     rng = np.random.default_rng(0)
     s = rng.normal(0, 1, (2, 3))
     subs = dict(zip(md.arguments, list(s.ravel()) + [0.0, 0.0]))
@@ -140,25 +141,25 @@ def test_noise_integrand_equals_sampled_gradient_second_moment():
 
 
 def test_equal_models_share_their_derivations_and_different_ones_do_not():
-    """Derived expressions are shared by equal models in a process (``theory.multihead.derived``),
-    never between models that differ in any field; an unhashable activation still works."""
-    from theory.multihead import _DERIVED
+    """Derived expressions are kept once per model in a process (``theory.derive``, the one
+    derivation cache), never shared between models that differ in any field; an activation's
+    weights count by identity, whatever object they are."""
     a, b = MultiHeadModel(2, 3, 1, "softmax"), MultiHeadModel(2, 3, 1, "softmax")
-    assert a is not b and a.loss_gradient is b.loss_gradient
+    assert a is not b and derive(a) is derive(b)
     others = (MultiHeadModel(2, 3, 1, "softmax-1"), MultiHeadModel(2, 3, 1, "softmax", delta=0.5),
               MultiHeadModel(2, 3, 1, "softmax", output="sum"), MultiHeadModel(2, 4, 1, "softmax"))
     for other in others:
-        assert a.noise_integrand and other.noise_integrand            # both in the shared store
+        assert derive(other) is not derive(a)
+        fresh = HeadDerivation(other)                                  # derived anew, no store
         for name in ("conditional_loss", "noise_integrand"):
-            fresh = vars(MultiHeadModel)[name].fn(other)               # derived anew, no store
-            assert getattr(other, name) == fresh
-        assert other.noise_integrand != a.noise_integrand              # Δ enters N, not φ
+            assert getattr(derive(other), name) == getattr(fresh, name)
+        assert derive(other).noise_integrand != derive(a).noise_integrand   # Δ enters N, not φ
 
-    class Weights(list):                                   # unhashable: cached per instance only
+    class Weights(list):                                   # unhashable, and a list
         def __call__(self, s, v):
             return ACTIVATIONS["softmax"].weights(s, v)
     odd = MultiHeadModel(2, 3, 1, Activation("listy", Weights()))
-    assert odd.loss_gradient is odd.loss_gradient                     # cached on the instance
-    assert all(key[0] is not odd for key in _DERIVED)                  # never in the shared store
+    twin = MultiHeadModel(2, 3, 1, Activation("listy", Weights()))
+    assert derive(odd) is derive(odd) and derive(twin) is not derive(odd)
     assert [[sp.simplify(x - y) for x, y in zip(r1, r2)]
-            for r1, r2 in zip(odd.loss_gradient, a.loss_gradient)] == [[0] * 3] * 2
+            for r1, r2 in zip(derive(odd).loss_gradient, derive(a).loss_gradient)] == [[0] * 3] * 2

@@ -1,4 +1,4 @@
-"""verification.compare.sgd_vs_flow: SGD against its reduced flow on one time axis. It confirms the
+"""verification.checks.sgd_vs_flow: SGD against its reduced flow on one time axis. It confirms the
 true flow and refutes a deliberately wrong one (γ = 1.0 instead of 0.8) at one d and over several
 d; bad input is a ValueError naming the parameter."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from numerics import reduced
-from numerics.sgd import SGDConfig, simulate_direct
+from numerics.sgd import SimulationConfig, simulate
 from theory.models.marion2025 import MODEL
 from verification import Context, sgd_vs_flow
-from verification.compare import FlowComparison, sgd_states
+from verification.checks import FlowComparison, sgd_states
 
 P = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
@@ -23,9 +23,9 @@ INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 def _run(d, batch, seed=1, seeds=32):
     lr = 0.5 / d
     steps = int(round(2.0 / lr))
-    cfg = SGDConfig(params={"d": d, **P}, lr=lr, steps=steps, seeds=seeds, batch=batch,
-                    record_every=steps // 4, n_test=0, init=INIT, seed=seed, dtype="float32")
-    return simulate_direct(MODEL, cfg)
+    cfg = SimulationConfig(lr=lr, steps=steps, seeds=seeds, batch=batch, record_every=steps // 4,
+                           n_test=0, init=INIT, seed=seed, dtype="float32")
+    return simulate(MODEL, {"d": d, **P}, cfg)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,6 @@ def test_bad_alpha_x_and_one_seed(one_d):
 def test_multihead_flow_at_the_simulations_kappa_and_a_too_fast_m_equation(one_d):
     from numerics.multihead import HeadState
     from numerics.reduced import HeadReduced
-    from numerics.sgd import HeadSGDConfig, simulate_heads
     from theory.models.sagitova2026 import flipping_spike
     from theory.multihead import MultiHeadModel
 
@@ -159,18 +158,18 @@ def test_multihead_flow_at_the_simulations_kappa_and_a_too_fast_m_equation(one_d
     D, batch = 100, 8
     lr = 0.25 * batch / D
     steps = int(round(2.0 / lr))
-    cfg = HeadSGDConfig(D=D, lr=lr, steps=steps, batch=batch, seeds=16, seed=1,
-                        record_every=steps // 4, init=start)
-    res = simulate_heads(md, prior, cfg)
-    flow = HeadReduced(md, prior, n=2**12, seed=0)                   # κ = 0: set from cfg
-    true = sgd_vs_flow(0.05, res, flow, start, config=cfg, bias=1 / D)
+    cfg = SimulationConfig(lr=lr, steps=steps, batch=batch, seeds=16, seed=1,
+                           record_every=steps // 4, init=start)
+    res = simulate(md, {"D": D, "prior": prior}, cfg)
+    flow = HeadReduced(md, prior, n=2**12, seed=0)                   # κ = 0: set from the result
+    true = sgd_vs_flow(0.05, res, flow, start, bias=1 / D)
     assert true.kappa == pytest.approx(0.25) and true.decision == "confirmed"
     assert true.names[0] == "m[0,0]" and true.flow.shape == (1, 5, len(flow.state_names))
-    fast = sgd_vs_flow(0.05, res, FastM(md, prior, n=2**12, seed=0), start, config=cfg,
-                       bias=1 / D)
+    fast = sgd_vs_flow(0.05, res, FastM(md, prior, n=2**12, seed=0), start, bias=1 / D)
     assert fast.decision == "refuted"
-    with pytest.raises(ValueError, match="flow: a multi-head simulation"):
-        sgd_vs_flow(0.05, one_d, reduced(MODEL, {"d": 25, **P}), INIT, config=cfg)
+    noisy = dataclasses.replace(one_d, extras={**one_d.extras, "sgd_noise": 0.25})
+    with pytest.raises(ValueError, match="flow: a multi-head simulation .*κ = γD/N_b = 0.25"):
+        sgd_vs_flow(0.05, noisy, reduced(MODEL, {"d": 25, **P}), INIT)
     with pytest.raises(ValueError, match="sgd: the SGD record has no state"):
         sgd_vs_flow(0.05, res, reduced(MODEL, {"d": 25, **P}), INIT)
 
