@@ -23,8 +23,11 @@ structure of (u, v; u*, v*)); the symbolic checks use its derivations, the numer
 generated from them at exact parameter values (in vector coordinates: the engine's frame flow
 of its geometry and risk)."""
 
-# registration order = the spec's order (isort would reorder it)
-from ._common import PER_LINK, link_variants  # noqa: F401, I001
+# registration order = the spec's order (isort would reorder it); the shared helpers that
+# tests call through a public name are re-exported from ``_common``
+from ._common import (PER_LINK, STATIONARY_SETTINGS, flow_on_M_2d, limit_decision,  # noqa: F401, I001
+                      link_variants, numeric_risk, paper_stationary, reduced_model,
+                      stationary_points_uncached)
 from . import rem_constants  # noqa: F401, I001
 from . import risk  # noqa: F401, I001
 from . import flow_on_M  # noqa: F401, I001

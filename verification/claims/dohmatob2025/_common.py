@@ -34,7 +34,7 @@ def _fit_intercept(dims, y, basis=("1/d",)):
     return float(np.linalg.lstsq(X, np.asarray(y, float), rcond=None)[0][0])
 
 
-def _limit_decision(check):
+def limit_decision(check):
     """(decision, index of the deciding column or None) of a ``checks.limit`` family: a poor
     fit decides nothing for its own column (the library marks it ok), so the refuting column is
     the worst failing one among those with a good fit."""
@@ -141,8 +141,8 @@ def _paper_reduced(link: str) -> OverlapReduced:
     return dohmatob_reduced(link)
 
 
-def _reduced(link: str, risk: sp.Expr | None = None,
-             extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
+def reduced_model(link: str, risk: sp.Expr | None = None,
+                  extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
     """Dohmatob's reduced model (``numerics.reduced``, the model the CLI shows): the overlap
     flow of R̄ with link σ (Prop. 1), or of ``risk`` in its place (a deliberately wrong formula).
     Parameters stay unbound: the claims substitute exact values into its derivations. The
@@ -154,13 +154,13 @@ def _reduced(link: str, risk: sp.Expr | None = None,
 
 def _rbar(link: str) -> sp.Expr:
     """R̄ of Prop. 1 for link σ: the reduced model's risk."""
-    return _reduced(link).derivation.risk
+    return reduced_model(link).derivation.risk
 
 
 _SYMS = (dm.alpha, dm.beta, dm.gamma, dm.d, dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)
 
 
-def _numeric(expr):
+def numeric_risk(expr):
     """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: generated code when closed-form,
     else with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
     if not expr.has(GaussianExpectation):
@@ -191,16 +191,16 @@ def _setting_text(setting):
 
 
 @functools.cache
-def _flow_on_M(link, risk=None):
+def flow_on_M_2d(link, risk=None):
     """The 2-D flow on M: the reduced model restricted to ζ = η = ρ = 0 (Prop. 6)."""
-    return _reduced(link, risk).restrict(dm.MANIFOLD).derivation.flow
+    return reduced_model(link, risk).restrict(dm.MANIFOLD).derivation.flow
 
 
 @functools.cache
 def _m_invariant(link, risk=None):
     """Whether dζ/dt, dη/dt, dρ/dt of the full overlap flow vanish identically on M (Prop. 5):
     only then is the 2-D restriction (Prop. 6) the flow on M."""
-    flow = _reduced(link, risk).derivation.flow
+    flow = reduced_model(link, risk).derivation.flow
     return all(sp.simplify(r.subs(dm.MANIFOLD)) == 0 for q, r in flow.as_dict().items()
                if q in dm.MANIFOLD)
 
@@ -213,7 +213,7 @@ def _engine_stationary(flow2, setting, dv):
     (memoised on the flow's expressions: Props. 7 and 10 share the work)."""
     key = (flow2.rhs, tuple(sorted((k, str(v)) for k, v in setting.items())), dv)
     if key not in _STATIONARY_CACHE:
-        _STATIONARY_CACHE[key] = _engine_stationary_uncached(flow2, setting, dv)
+        _STATIONARY_CACHE[key] = stationary_points_uncached(flow2, setting, dv)
     return _STATIONARY_CACHE[key]
 
 
@@ -223,7 +223,7 @@ def _stationary_piece(ctx, item):
     once per run, whichever worker asks first, and spread over the workers. The item carries
     the setting's exact values (its key: what is computed, not where it is listed)."""
     setting = {k: sp.Rational(v) for k, v in item["setting"].items()}
-    return _engine_stationary(_flow_on_M(item["link"]), setting, item["d"])
+    return _engine_stationary(flow_on_M_2d(item["link"]), setting, item["d"])
 
 
 def paper_stationary(ctx, link, dims):
@@ -236,7 +236,9 @@ def paper_stationary(ctx, link, dims):
                                                                shared=True))}
 
 
-def _engine_stationary_uncached(flow2, setting, dv):
+def stationary_points_uncached(flow2, setting, dv):
+    """(found, unresolved, curves) of ``flow2`` at one (setting, d), each point classified;
+    not memoised."""
     vals = _setting_values(setting, dv)
     rhs = [r.subs(vals) for r in flow2.rhs]
     points, unresolved, curves = stationary_points_exact(rhs, (dm.mu, dm.nu), BOX)

@@ -10,7 +10,7 @@ import sympy as sp
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import DROPPED_H2, PAPER, _numeric, _rbar, rbar_terms
+from ._common import DROPPED_H2, PAPER, _rbar, numeric_risk, rbar_terms
 
 # -------------------------------------------------------------------------------------------
 FIG2 = {"d": 100, "L": 20, "beta": 1.0, "gamma": 1 / np.sqrt(2), "eps": 0.1, "step": 0.01,
@@ -24,7 +24,7 @@ def _fig2_check(ctx, formula=None, link="linear"):
     finite-size allowance (R̄ is a d → ∞ limit; 10% at d = 100)."""
     rec = _simulate_fig2(ctx, link)
     a_ = float(np.log(FIG2["L"] - 1) / FIG2["d"])
-    Rf = _numeric(_rbar(link) if formula is None else formula)
+    Rf = numeric_risk(_rbar(link) if formula is None else formula)
     theory = np.array([float(Rf(a_, FIG2["beta"], FIG2["gamma"], FIG2["d"], *q)) for q in rec["overlaps"]])
     finite(theory, rec["test_risk"], rec["test_se"])
     allowance = theory / np.sqrt(FIG2["d"])

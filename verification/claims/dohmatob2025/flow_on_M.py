@@ -10,12 +10,12 @@ from theory.model import Param
 from theory.models import dohmatob2025 as dm
 
 from ...declare import Outcome
-from ._common import R_SYM, _per_link, _reduced, odd_term_mutations
+from ._common import R_SYM, _per_link, odd_term_mutations, reduced_model
 
 
 # -------------------------------------------------------------------------------------------
 def _invariance_check(ctx, link, risk=None):
-    flow = _reduced(link, risk).derivation.flow
+    flow = reduced_model(link, risk).derivation.flow
     off = {str(q): sp.simplify(r.subs(dm.MANIFOLD)) for q, r in flow.as_dict().items()
            if q in dm.MANIFOLD}
     evidence = {"link": link, "flow_off_M_on_M": {k: str(v) for k, v in off.items()}}
@@ -33,7 +33,7 @@ def _invariance_check(ctx, link, risk=None):
 
 
 def _two_d_check(ctx, link, risk=None):
-    reduced = _reduced(link, risk)
+    reduced = reduced_model(link, risk)
     if any(sp.simplify(r.subs(dm.MANIFOLD)) != 0 for q, r in reduced.derivation.flow.as_dict().items()
            if q in dm.MANIFOLD):
         return Outcome("refuted", f"{link}: M is not invariant, so no closed 2-D flow on it",
@@ -75,7 +75,7 @@ def _gradient_span_check(ctx, link, risk=None):
     from theory.dynamics import vector_gradients
     r_sym = R_SYM
     r_param = Param(r_sym, 0, math.inf, open_high=True, doc="REM constant r, kept symbolic")
-    reduced = _reduced(link, dm.paper_risk(link, r=r_sym) if risk is None else risk, (r_param,))
+    reduced = reduced_model(link, dm.paper_risk(link, r=r_sym) if risk is None else risk, (r_param,))
     grads = vector_gradients(reduced.geometry, reduced.derivation.risk)
     at = {r_sym: 0, dm.rho: 0}
     coeffs = {"grad_u along v": sp.simplify(grads["u"]["v"].subs(at)),

@@ -15,7 +15,7 @@ from ... import checks as _checks
 from ...checks import limit
 from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import NUMERICAL_FLOOR, PAPER, _limit_decision, _limit_summary, _self_comparison
+from ._common import NUMERICAL_FLOOR, PAPER, _limit_summary, _self_comparison, limit_decision
 
 PHASES = [(0.5, 0.5), (0.2, 0.3), (0.5, 2.0), (0.2, 1.5)]   # two below β_c, two above
 
@@ -116,7 +116,7 @@ def _judge_rem(check, s):
         return "refuted", (f"{w['quantity']} at α={w['alpha']}, β={w['beta']} ({w['phase']}): "
                            f"paper {w['paper']:.6g} ≠ Laplace-method value "
                            f"{w['engine_laplace']:.6g} (exact)")
-    decision, k = _limit_decision(check)
+    decision, k = limit_decision(check)
     if decision == "refuted":
         return "refuted", _limit_summary(check, s["labels"], k) + f" vs paper {s['theory'][k]:.5f}"
     if decision == "inconclusive":
@@ -231,7 +231,7 @@ def _summarise_gibbs(columns, dims, limit):
 def _judge_gibbs(check, s):
     """(verdict, summary): the frozen family can refute; with the high-temperature phase
     unchecked it can at most be inconclusive."""
-    decision, k = _limit_decision(check)
+    decision, k = limit_decision(check)
     if decision == "refuted":
         return "refuted", _limit_summary(check, s["labels"], k) + f" vs F(ρr) = {s['theory'][k]:.5f}"
     frozen = ("frozen phase: " + check.needs if decision == "inconclusive" else

@@ -17,10 +17,10 @@ from ._common import (
     DROPPED_H2,
     NUMERICAL_FLOOR,
     PAPER,
-    _limit_decision,
-    _numeric,
     _per_link,
     _rbar,
+    limit_decision,
+    numeric_risk,
     rbar_terms,
 )
 
@@ -32,7 +32,7 @@ PROP1_POINTS = [  # (µ, ν, ζ, η, ρ): on M with the attention off (p ≈ 0) 
 NP_LINKS = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": lambda t: np.maximum(t, 0.0)}
 
 
-def _risk_mc(ctx, link, *args, **kw):
+def risk_mc(ctx, link, *args, **kw):
     """The e^{αd}-token risk Monte Carlo in torch on the run's device (numerics.rem_torch)."""
     import torch
 
@@ -57,7 +57,7 @@ def _prop1_check(ctx, link, formula=None):
     """Prop. 1 (one sub-claim per link): Monte Carlo risk at e^{αd} tokens against R̄ at each
     point and d (``_simulate_prop1``), R/R̄ − 1 extrapolated to d → ∞ in one limit family."""
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
-    Rf = _numeric(formula if formula is not None else _rbar(link))
+    Rf = numeric_risk(formula if formula is not None else _rbar(link))
     points, checks = _simulate_prop1(ctx, link, Rf, dims)
     # p(µ) is smeared over |cµ − ψ| ≲ γ/√d: corrections in 1/√d; one family over all points
     check = limit(ctx, dims, np.array([c["relative_deviation_by_d"] for c in checks]).T,
@@ -86,9 +86,9 @@ def _simulate_prop1(ctx, link, Rf, dims):
             rel, rel_se = [], []
             for dv in dims:
                 th = float(Rf(a_, b_, PROP1_GAMMA, dv, m_, n_, z_, e_, r_))
-                mc, se = _risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ov, n,
-                                  seed=ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}"),
-                                  top_k=top_k)
+                mc, se = risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ov, n,
+                                 seed=ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}"),
+                                 top_k=top_k)
                 finite(th, mc, se)
                 points.append({"link": link, "d": dv, "alpha": a_, "beta": b_,
                                "gamma": PROP1_GAMMA, **ov, "theory": th, "mc": mc,
@@ -105,7 +105,7 @@ def _simulate_prop1(ctx, link, Rf, dims):
 def _judge_prop1(link, check, points, checks):
     """(verdict, summary) from the limit family; a refutation names the worst point with its
     Monte Carlo value at the largest d."""
-    decision, k = _limit_decision(check)
+    decision, k = limit_decision(check)
     if decision == "refuted":
         w = checks[k]
         last = [p for p in points if p["alpha"] == w["alpha"] and p["beta"] == w["beta"]
@@ -231,8 +231,8 @@ def _simulate_prop2(ctx, link, dims, sbar):
     for i, (a_, b_, side) in enumerate(PROP2_SETTINGS):
         values, ses = [], []
         for dv in dims:
-            mc, se = _risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ORACLE, n,
-                              seed=ctx.claim_seed(f"p2:{link}:{a_}:{b_}:{dv}"), top_k=top_k)
+            mc, se = risk_mc(ctx, link, a_, b_, PROP1_GAMMA, dv, ORACLE, n,
+                             seed=ctx.claim_seed(f"p2:{link}:{a_}:{b_}:{dv}"), top_k=top_k)
             finite(mc, se)
             values.append(mc)
             ses.append(se)
@@ -250,7 +250,7 @@ def _judge_prop2(link, identity, check, checks, sbar):
     if identity != 0:
         return "refuted", (f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
                            f"(difference {identity})")
-    decision, k = _limit_decision(check)
+    decision, k = limit_decision(check)
     if decision == "refuted":
         w = checks[k]
         return "refuted", (f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
@@ -272,8 +272,8 @@ def _phase_grid(ctx, link, sbar_fn, beta_=1.0):
     se = np.zeros_like(ratio)
     for i, a_ in enumerate(alphas):
         for j, g_ in enumerate(gammas):
-            m, s_ = _risk_mc(ctx, link, a_, beta_, g_, dv, ORACLE, n,
-                                    seed=ctx.claim_seed(f"phase:{i}:{j}"), top_k=300)
+            m, s_ = risk_mc(ctx, link, a_, beta_, g_, dv, ORACLE, n,
+                            seed=ctx.claim_seed(f"phase:{i}:{j}"), top_k=300)
             finite(m, s_)
             ratio[i, j], se[i, j] = m / sbar_fn(g_), s_ / sbar_fn(g_)
     return {"alpha": alphas, "gamma": gammas, "ratio": ratio, "ratio_se": se,

@@ -25,24 +25,24 @@ from ._common import (  # noqa: I001
     STATIONARY_SETTINGS,
     _engine_stationary,
     _fit_intercept,
-    _flow_on_M,
     _m_invariant,
     _mp_str,
     _near,
     _per_link,
-    _reduced,
     _setting_text,
     _setting_values,
+    flow_on_M_2d,
     paper_stationary,
     rbar_mutations,
     rbar_terms,
+    reduced_model,
 )
 
 
 def _full_velocity(link, risk, setting, dv, point, dps=30):
     """The full 5-D overlap flow's velocity (µ̇, ν̇, ζ̇, η̇, ρ̇) at (µ, ν, 0, 0, 0), parameters
     exact, the point given exactly (strings of the exact roots), evaluated to ``dps`` digits."""
-    flow = _reduced(link, risk).derivation.flow
+    flow = reduced_model(link, risk).derivation.flow
     at = {**_setting_values(setting, dv), dm.zeta: 0, dm.eta: 0, dm.rho: 0,
           dm.mu: sp.sympify(point[0]), dm.nu: sp.sympify(point[1])}
     return {str(q): sp.N(r.subs(at), dps) for q, r in flow.as_dict().items()}
@@ -143,7 +143,7 @@ def _prop7_check(ctx, link, risk=None):
     for i, setting in enumerate(STATIONARY_SETTINGS):
         for j, dv in enumerate(dims):
             found, unresolved, curves = (shared[i, dv] if shared is not None else
-                                         _engine_stationary(_flow_on_M(link, risk), setting, dv))
+                                         _engine_stationary(flow_on_M_2d(link, risk), setting, dv))
             sets = _paper_e_sets(link, setting, dv)
             paper = [q for e in sets.values() for q in e]
             engine = [(f["mu"], f["nu"]) for f in found]
@@ -213,7 +213,7 @@ def _prop9_check(ctx, link, risk=None):
         return Outcome("inconclusive", f"{link}: M is not invariant; the oracle is at rest in the "
                        "full flow, but its class there (at the edge of the realisable set) is not "
                        "checked, and the 2-D restriction's class is not valid", evidence)
-    flow2 = _flow_on_M(link, risk)
+    flow2 = flow_on_M_2d(link, risk)
     rows, bad = [], []
     for setting in STATIONARY_SETTINGS:
         for dv in dims:
@@ -324,7 +324,7 @@ def _prop10_check(ctx, link, claimed=None):
     distance must vanish as d grows, judged from its 1/d extrapolation); where the paper's list
     is complete (linear, quadratic) no other stationary point may exist."""
     listed, complete = PROP10_CLAIMED[link] if claimed is None else claimed
-    flow2 = _flow_on_M(link)
+    flow2 = flow_on_M_2d(link)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     shared = paper_stationary(ctx, link, dims)
     rows, problems, by_setting = [], [], []
@@ -423,7 +423,7 @@ def _realisable(reduced, y, tol=GRAM_TOL):
     return bool(np.linalg.eigvalsh(gram).min() > -tol)
 
 
-def _prop4_roots(reduced, setting, dv, n_starts, seed):
+def prop4_roots(reduced, setting, dv, n_starts, seed):
     """Realisable stationary points of the overlap flow at one d: roots from Sobol starts
     (generated float code of the reduced model's flow at the exact parameters, symbolic
     Jacobian), kept when realisable (Gram PSD) and still roots after refinement to 40 digits
@@ -461,7 +461,7 @@ def _on_M(r):
     return abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"]) < 1e-6
 
 
-def _prop4_judge(rows, evidence, dropped=()):
+def judge_prop4(rows, evidence, dropped=()):
     """Every realisable stationary point on M at (±1, ±1), the oracle the only sink. Float64
     roots whose 40-digit refinement failed (``dropped``) are counted: with any, the claim is
     not confirmed on the rest (inconclusive), and a refutation says how many are undecided."""
@@ -506,18 +506,18 @@ def _prop4_check(ctx, risk=None, setting=None):
     """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
     each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
     PSD); classified from the Jacobian's eigenvalues."""
-    reduced = _reduced("linear", risk)
+    reduced = reduced_model("linear", risk)
     setting = STATIONARY_SETTINGS[0] if setting is None else setting
     dims = ctx.pick([10, 20], [10, 20, 40])
     n_starts = ctx.pick(512, 2048)
     rows, dropped = [], []
     for i, dv in enumerate(dims):
-        r, dr = _prop4_roots(reduced, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
+        r, dr = prop4_roots(reduced, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
         rows += r
         dropped += dr
         ctx.tick((i + 1) / len(dims))
     evidence = {**_setting_text(setting), "d": dims, "n_starts": n_starts}
-    return _prop4_judge(rows, evidence, dropped)
+    return judge_prop4(rows, evidence, dropped)
 
 
 claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",

@@ -12,3 +12,4 @@ arguments defaulting to the paper's, so that a deliberately wrong one can be fed
 ones each claim must refute are declared in ``@claim(mutations=...)``."""
 
 from . import sec3_risk, sec5_dynamics, sgd  # noqa: F401
+from ._common import TERMS, risk_term  # noqa: F401

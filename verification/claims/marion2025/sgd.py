@@ -130,7 +130,7 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
        # - the ODE of a model whose signal-token std is 1.2·γ: its offset from SGD depends on d
        #   in a way that is not a quadratic in x = 4/d at the SGD's precision, so the d → ∞ fit
        #   is poor and the check says inconclusive (never confirmed); kept as a test in
-       #   tests/test_claims_marion.py;
+       #   tests/claims/test_marion2025.py;
        # - the ODE with the noise tokens' (L−1) terms dropped (the flow at L = 1,
        #   ``_ode_without_noise_tokens``): CONFIRMED, its largest extrapolated intercept is
        #   −0.010 ± 0.003 (3.3 se < z = 4.71; now t₃₁ = 5.75): at λ = 0.7, L = 3 these terms

@@ -128,8 +128,8 @@ def _escape_prior():
     return GaussianPrior([0.0, 0.0], np.diag(ESCAPE_NU))
 
 
-def _escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
-                 sgd_seeds=None, ctx=None):
+def escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
+                sgd_seeds=None, ctx=None):
     """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
     seed, reused at every D) and of online SGD (Gram-matrix simulator, exact in law);
     shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests.
@@ -159,7 +159,7 @@ ESCAPE_KAPPA, ESCAPE_BATCH = 0.25, 32
 
 
 def _escape_piece(ctx, item):
-    """One piece of ``_escape_runs``: the ODE's escape times of draw i at every D, SGD's of every
+    """One piece of ``escape_runs``: the ODE's escape times of draw i at every D, SGD's of every
     seed at one D, or the κ-ODE's of draw i at every SGD dimension."""
     H = F = 2
     prior = GaussianPrior([0.0, 0.0], np.diag(item["prior"]))

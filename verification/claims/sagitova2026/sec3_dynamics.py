@@ -329,13 +329,13 @@ def prop_iii3(ctx, prior=None):
     if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
         return Outcome("refuted", f"the heads are not together at alignment: relative spread "
                        f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
-    return _sgd_alignment_outcome(ctx, sgd_rows, evidence, (
+    return judge_sgd_alignment(ctx, sgd_rows, evidence, (
         f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
         f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
         f"{rel_spread[-1]:.1e})"))
 
 
-def _sgd_alignment_outcome(ctx, sgd_rows, evidence, ode_txt):
+def judge_sgd_alignment(ctx, sgd_rows, evidence, ode_txt):
     """Prop. III.3's SGD part: the seed-mean alignment time against the κ-ODE's, |Δ| ≤ z·se +
     20 % of the ODE's time (the tolerance stated in the reading), one family over the D's.
     SGD runs that never aligned are counted; any of them makes the mean censored → inconclusive."""

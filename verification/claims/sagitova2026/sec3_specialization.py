@@ -1,7 +1,7 @@
 """Sec. III of Sagitova, Duranthon, Zdeborová (2026), specialization: the Θ(log D) escape from
 the unspecialized saddle (Prop. III.4), the sharp transition (Conj. III.1) and sequential
 specialization along the eigenvectors of Cov θ (Result III.1). The escape runs shared by
-Prop. III.4 and Conj. III.1 are ``_common._escape_runs``."""
+Prop. III.4 and Conj. III.1 are ``_common.escape_runs``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ... import checks
 from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import (ESCAPE_THRESHOLD, L, MAX_NEVER_ESCAPED, PAPER, SGD_ESCAPE_HORIZON, SIGMA0,
-                      _escape_prior, _escape_runs, _flow, _slope, small_init, _trajectory,
+                      _escape_prior, escape_runs, _flow, _slope, small_init, _trajectory,
                       escape_times, integrate_until_batch, quantile_text, saddle_rate)
 
 # Conj. III.1 and Result III.1 read first-passage times off the flow at a looser tolerance than
@@ -65,7 +65,7 @@ def _draw_spectrum(evals, fig):
                "by τ = 40 are counted, and more than 5% at some D make the verdict inconclusive.",
        mutations={"saddle rate ×1.3": lambda: {"rate": 1.3 * saddle_rate(_escape_prior(), 2)[0]}})
 def prop_iii4(ctx, rate=None, runs=None):
-    runs = runs or _escape_runs(ctx.profile, ctx.seed, ctx=ctx)
+    runs = runs or escape_runs(ctx.profile, ctx.seed, ctx=ctx)
     ctx.tick(0.8)
     lam, evals, evecs = saddle_rate(_escape_prior(), 2)
     lam = lam if rate is None else rate
@@ -285,7 +285,7 @@ def conj_iii1(ctx, runs=None, escape_time=None, mutate_runs=None):
     ``mutate_runs(ctx, runs)`` changes the simulated runs before they are judged (mutations)."""
     if runs is None:
         dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10])
-        shared = _escape_runs(ctx.profile, ctx.seed, ctx=ctx)   # SGD: fresh seeds per D already
+        shared = escape_runs(ctx.profile, ctx.seed, ctx=ctx)   # SGD: fresh seeds per D already
         runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(32, 64), escape_time),
                 "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
     if mutate_runs is not None:
@@ -406,8 +406,8 @@ def result_iii1(ctx, nu=(6.0, 3.0), dims=None, seeds=None, sgd_dims=None):
                                            np.array([s.m for s in ode_noise[1]]), res.t, sgdA, D_sgd)}
     arrays = {"ode_times": times, "sgd_times": sgd_times,
               **{f"ode_m_D{int(D)}": c for D, c in curves.items()}, "sgd_tau": res.t, "sgd_m": res["m"]}
-    return _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays,
-                               figs)
+    return judge_sequential(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays,
+                            figs)
 
 
 def _iii1_draw(ctx, i, H=4, F=2):
@@ -455,7 +455,7 @@ def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt
     return times, curves
 
 
-def _sequential_outcome(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs):
+def judge_sequential(ctx, times, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs):
     """Result III.1's verdict from the ODE's (τ₁, τ₂) and SGD's, see the claim's reading."""
     if not np.all(np.isfinite(times)):
         return Outcome("refuted", f"a feature was never specialized on within τ = {t_max:.0f} "

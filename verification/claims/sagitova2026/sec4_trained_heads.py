@@ -113,7 +113,7 @@ def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.
                    evidence, figures=figs)
 
 
-def _prune(state, model, prior, ctx, tag):
+def prune(state, model, prior, ctx, tag):
     """Greedy pruning: repeatedly drop the head whose removal raises the loss least on one set
     of draws (the selection); the losses after 0, 1, …, H − 1 removals along that path are then
     estimated on fresh draws (the judged values, free of the selection's optimism). Returns
@@ -154,7 +154,7 @@ def _simulate_pruning(ctx, activations, prior, H, uniform):
     for i, act in enumerate(activations):
         _, _, st = best_risk(act, prior, H, ctx, f"prune:{act}")
         md = MultiHeadModel(H, L, prior.F, act)
-        losses, order = _prune(st, md, prior, ctx, act)
+        losses, order = prune(st, md, prior, ctx, act)
         scale = uniform - losses[0][0]
         rows.append({"activation": act, "trained_risk": losses[0][0], "state": st.to_dict(),
                      "losses_after_pruning": [l[0] for l in losses],
