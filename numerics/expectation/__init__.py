@@ -6,8 +6,8 @@ from .gauss_hermite import GaussHermite
 from .monte_carlo import MonteCarlo
 from .qmc import QuasiMonteCarlo
 
-ENGINES = {"closed_form": ClosedForm, "gauss_hermite": GaussHermite,
-           "qmc": QuasiMonteCarlo, "monte_carlo": MonteCarlo}
+RULES = {"closed_form": ClosedForm, "gauss_hermite": GaussHermite,
+         "qmc": QuasiMonteCarlo, "monte_carlo": MonteCarlo}
 
 __all__ = ["Estimate", "ExpectationRule", "ClosedForm", "GaussHermite", "QuasiMonteCarlo",
-           "MonteCarlo", "ENGINES"]
+           "MonteCarlo", "RULES"]

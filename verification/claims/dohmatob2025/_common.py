@@ -208,7 +208,7 @@ def _m_invariant(link, risk=None):
 _STATIONARY_CACHE = {}
 
 
-def _engine_stationary(flow2, setting, dv):
+def _computed_stationary(flow2, setting, dv):
     """Stationary points of the derived 2-D flow on M at one (setting, d), each classified
     (memoised on the flow's expressions: Props. 7 and 10 share the work)."""
     key = (flow2.rhs, tuple(sorted((k, str(v)) for k, v in setting.items())), dv)
@@ -218,12 +218,12 @@ def _engine_stationary(flow2, setting, dv):
 
 
 def _stationary_piece(ctx, item):
-    """A shared subtask: ``_engine_stationary`` of the paper's flow on M for one link at one
+    """A shared subtask: ``_computed_stationary`` of the paper's flow on M for one link at one
     (setting, d). Props. 7 and 10 ask for the same pieces; as shared tasks they are computed
     once per run, whichever worker asks first, and spread over the workers. The item carries
     the setting's exact values (its key: what is computed, not where it is listed)."""
     setting = {k: sp.Rational(v) for k, v in item["setting"].items()}
-    return _engine_stationary(flow_on_M_2d(item["link"]), setting, item["d"])
+    return _computed_stationary(flow_on_M_2d(item["link"]), setting, item["d"])
 
 
 def paper_stationary(ctx, link, dims):

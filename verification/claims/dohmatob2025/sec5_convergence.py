@@ -18,7 +18,7 @@ from ...stats import finite
 from ._common import (  # noqa: I001
     PAPER,
     STATIONARY_SETTINGS,
-    _engine_stationary,
+    _computed_stationary,
     _setting_text,
     _setting_values,
     flow_on_M_2d,
@@ -240,7 +240,7 @@ def _simulate_descent(ctx, reduced, setting, paper_model, step_factors, delta, n
         flow = _frame(reduced, _setting_values(setting, dv))
         steps = flow if descend is None else _frame(descend, _setting_values(setting, dv))
         L_hat, M_hat, L_delta, s_bound = _step_bound(flow, _sample_points(rng), delta)
-        found = _engine_stationary(flow_on_M_2d("linear"), setting, dv)[0] if paper_model else []
+        found = _computed_stationary(flow_on_M_2d("linear"), setting, dv)[0] if paper_model else []
         mu0, nu0 = rng.uniform(-0.95, 0.95, 6), rng.uniform(-0.95, 0.95, 6)
         for factor in step_factors:
             s = factor * s_bound

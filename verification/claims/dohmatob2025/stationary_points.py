@@ -23,7 +23,7 @@ from ._common import (  # noqa: I001
     BOX,
     PAPER,
     STATIONARY_SETTINGS,
-    _engine_stationary,
+    _computed_stationary,
     _fit_intercept,
     _m_invariant,
     _mp_str,
@@ -143,7 +143,7 @@ def _prop7_check(ctx, link, risk=None):
     for i, setting in enumerate(STATIONARY_SETTINGS):
         for j, dv in enumerate(dims):
             found, unresolved, curves = (shared[i, dv] if shared is not None else
-                                         _engine_stationary(flow_on_M_2d(link, risk), setting, dv))
+                                         _computed_stationary(flow_on_M_2d(link, risk), setting, dv))
             sets = _paper_e_sets(link, setting, dv)
             paper = [q for e in sets.values() for q in e]
             engine = [(f["mu"], f["nu"]) for f in found]
