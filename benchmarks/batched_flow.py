@@ -38,7 +38,7 @@ def _setups():
     from numerics.reduced import HeadReduced
     from theory.models.sagitova2026 import GaussianPrior
     from theory.multihead import MultiHeadModel
-    from verification.claims.sagitova2026._common import small_init
+    from verification.claims.sagitova2026 import small_init
     escape = HeadReduced(MultiHeadModel(2, 4, 2, "softmax"), GaussianPrior([0.0, 0.0], np.diag([4.0, 1.5])),
                          n=2**11, seed=11, backend="torch")
     special = HeadReduced(MultiHeadModel(4, 4, 2, "softmax"), GaussianPrior([0.0, 0.0], np.diag([6.0, 3.0])),

@@ -15,4 +15,4 @@ Shared helpers are in ``_common``."""
 
 from . import (sec3_landscape, sec3_dynamics, sec3_specialization, sec4_bayes,  # noqa: F401
                sec4_expressivity, sec4_trained_heads)
-from ._common import quantile_text  # noqa: F401
+from ._common import quantile_text, small_init  # noqa: F401
