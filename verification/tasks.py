@@ -84,6 +84,7 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
                           {"error": f"{type(exc).__name__}: {exc}",
                            "traceback": traceback.format_exc(limit=8)})
     seconds = time.perf_counter() - start
+    outcome = _with_check_arrays(outcome, ctx)
     evidence = dict(outcome.evidence)
     if outcome.tracked:
         evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
@@ -100,6 +101,14 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
     return entry, outcome
 
 
+def _with_check_arrays(outcome: Outcome, ctx: Context) -> Outcome:
+    """The outcome with every check's full per-comparison columns (``Ledger.arrays``:
+    ``checks/<k>/<column>``) beside the claim's own arrays, which win a name clash."""
+    if outcome.verdict == "error" or not ctx.ledger.checks:
+        return outcome
+    return dataclasses.replace(outcome, arrays={**ctx.ledger.arrays(), **outcome.arrays})
+
+
 def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
     """The claim's error contract (``verification.checks``) from what its checks spent. An exact
     claim has α = 0 and no resolution; a statistical claim whose checks did not go through the
@@ -108,7 +117,7 @@ def contract_of(claim: Claim, ctx: Context) -> dict[str, Any]:
     contract["exact"] = not claim.statistical
     if claim.statistical and not ctx.ledger.families:
         contract.update(alpha=None, stated=False)
-    unresolved = [f.name for f in ctx.ledger.families if f.resolution is None]
+    unresolved = ctx.ledger.unresolved()          # exact families have none, by design
     if unresolved:
         contract["resolution_unstated"] = unresolved
     return contract

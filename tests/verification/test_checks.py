@@ -3,6 +3,7 @@ right reason, the contract states α and resolution from the claim's own compari
 outside the realisable set never reach a verdict, and the context's z follows α and the number
 of comparisons."""
 
+import json
 import math
 
 import numpy as np
@@ -268,3 +269,120 @@ def test_z_compare_and_bonferroni():
 def test_context_rejects_unknown_profile():
     with pytest.raises(ValueError, match="profile"):
         Context(profile="huge")
+
+
+# -- exact comparisons (SymPy, mpmath) ----------------------------------------------------------
+def test_exact_confirms_equal_values_and_spends_no_alpha():
+    sp = pytest.importorskip("sympy")
+    mp = pytest.importorskip("mpmath")
+    ctx = Context()
+    check = checks.exact(ctx, [sp.Rational(1, 3), mp.mpf(2) / 3, 0.5], [1 / 3, 2 / 3, 0.5],
+                         atol=1e-12)
+    assert check.decision == "confirmed" and check.resolution is None and check.z == 1.0
+    assert ctx.ledger.contract().to_json() == {"alpha": 0.0, "resolution": None, "comparisons": 3}
+    assert ctx.ledger.unresolved() == []         # exact: no resolution by design, not unstated
+
+
+def test_exact_refutes_a_value_beyond_the_tolerance_even_below_double_precision():
+    sp = pytest.importorskip("sympy")
+    off = checks.exact(Context(), [1.0, 2.0 + 3e-9], [1.0, 2.0], rtol=1e-9)
+    assert off.decision == "refuted" and off.details["worst_index"] == 1
+    assert off.score[1] == pytest.approx(1.5) and off.ok.tolist() == [True, False]
+    # the difference is taken in SymPy's own arithmetic: 1e-30 is seen at atol 1e-31
+    third = sp.Rational(1, 3)
+    assert checks.exact(Context(), [third + sp.Rational(1, 10**30)], [third],
+                        atol=1e-31).decision == "refuted"
+    assert checks.exact(Context(), [third + sp.Rational(1, 10**30)], [third],
+                        atol=1e-29).decision == "confirmed"
+
+
+def test_exact_is_refuted_under_calibrations_perturbations():
+    for p in (("relative", 1e-6), ("sign",)):
+        ctx = Context(perturbation=p)
+        assert checks.exact(ctx, [1.0, -2.0], [1.0, -2.0], rtol=1e-9).decision == "refuted"
+        assert ctx.ledger.perturbation_applied
+    # a claimed 0 moves by δ·scale when a scale is given
+    ctx = Context(perturbation=("relative", 1e-3))
+    assert checks.exact(ctx, [0.0], [0.0], atol=1e-9, scale=1.0).decision == "refuted"
+
+
+def test_exact_gives_no_verdict_on_a_non_finite_value_and_needs_a_stated_tolerance():
+    from verification.stats import NaNInEvidence
+    with pytest.raises(NaNInEvidence, match="non-finite"):
+        checks.exact(Context(), [np.nan], [1.0], atol=1e-9)
+    with pytest.raises(NaNInEvidence):
+        checks.exact(Context(), [1.0], [np.inf], rtol=1e-9)
+    for bad in (dict(), dict(rtol=0, atol=0), dict(rtol=-1e-9), dict(atol=np.inf),
+                dict(rtol=np.nan), dict(atol=True)):
+        with pytest.raises(ValueError, match="rtol|atol"):
+            checks.exact(Context(), [1.0], [1.0], **bad)
+    with pytest.raises(ValueError, match="not a real number"):
+        checks.exact(Context(), [1 + 2j], [1.0], atol=1e-9)
+    with pytest.raises(ValueError, match="one per claimed value"):
+        checks.exact(Context(), [1.0, 2.0], [1.0, 2.0, 3.0], atol=1e-9)
+
+
+def test_an_exact_claim_states_alpha_zero_and_no_unstated_resolution():
+    def check(ctx):
+        c = checks.exact(ctx, [2.0, 3.0], [2.0, 3.0], rtol=1e-12, name="identity")
+        return Outcome(c.decision, "ok", {"check": c.evidence()})
+    for statistical in (True, False):
+        entry, _ = run_claim(Claim("x:exact-policy", "x", "-", "s", check,
+                                   statistical=statistical), Context())
+        assert entry["verdict"] == "confirmed"
+        assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 2,
+                                     "exact": not statistical}
+
+
+# -- every comparison in the evidence -----------------------------------------------------------
+def test_the_evidence_lists_every_comparison_and_keeps_the_worst():
+    ctx = Context(alpha=1e-3)
+    c = estimate_vs_theory(ctx, [1.10, 2.0], [0.01, 0.01], [1.0, 2.0], labels=["a", "b"])
+    ev = c.evidence()
+    assert ev["worst_score"] == pytest.approx(10.0) and ev["worst_index"] == 0   # as before
+    table = ev["comparisons"]
+    assert table["columns"] == ["index", "label", "estimate", "theory", "se", "bias", "z",
+                                "ratio", "score", "passed"]
+    assert table["count"] == 2 and table["shown"] == "all"
+    row = dict(zip(table["columns"], table["rows"][0]))
+    assert (row["index"], row["label"], row["passed"]) == (0, "a", False)
+    assert row["ratio"] == pytest.approx(0.1 / (c.z * 0.01)) and row["score"] == pytest.approx(10)
+    assert [r[-1] for r in table["rows"]] == c.ok.tolist()
+    json.dumps(ev, allow_nan=False)                              # plain JSON values
+    with pytest.raises(ValueError, match="labels"):
+        estimate_vs_theory(ctx, [1.0], [0.1], [1.0], labels=["a", "b"])
+
+
+def test_the_evidence_lists_the_worst_comparisons_of_a_large_family():
+    n = checks.MAX_EVIDENCE_ROWS + 50
+    est = np.zeros(n)
+    est[7] = 1.0                                                 # the one refuted comparison
+    c = estimate_vs_theory(Context(), est + 1e-4 * np.arange(n) / n, 0.01, np.zeros(n),
+                           scale=1.0)
+    table = c.evidence()["comparisons"]
+    assert table["count"] == n and len(table["rows"]) == checks.MAX_EVIDENCE_ROWS
+    assert "worst" in table["shown"] and table["rows"][0][0] == 7
+    assert c.arrays()["score"].shape == (n,)
+
+
+def test_every_policy_tabulates_its_comparisons():
+    d = np.array([100, 200, 400, 800, 1600.0])
+    lim = limit(Context(), d, 1.35 + 3 / d, np.full(5, 0.01), 1.35, labels=["q"])
+    assert {"gof_p", "poor_fit", "label"} <= set(lim.evidence()["comparisons"]["columns"])
+    tr = trend(Context(), 1.0, 0.1, 1).evidence()["comparisons"]
+    assert tr["columns"][:3] == ["index", "slope", "se"] and tr["count"] == 1
+    rng = np.random.default_rng(0)
+    seq = sequential(Context(), lambda k, m: rng.normal(1.0, 1.0, m), 1.0, 0.5).evidence()
+    assert seq["comparisons"]["rows"][0][-1] is True
+
+
+def test_the_checks_full_columns_go_to_the_claims_arrays():
+    def check(ctx):
+        a = estimate_vs_theory(ctx, [1.0, 2.0], [0.1, 0.1], [1.0, 2.0], name="first")
+        b = checks.exact(ctx, [3.0], [3.0], atol=1e-12, name="second")
+        return Outcome(checks.combine([a, b]), "ok", arrays={"mine": np.ones(2)})
+    _, outcome = run_claim(Claim("x:arrays", "x", "-", "s", check), Context())
+    arrays = outcome.arrays
+    assert str(arrays["checks/0/family"]) == "first" and str(arrays["checks/1/family"]) == "second"
+    assert arrays["checks/0/estimate"].tolist() == [1.0, 2.0]
+    assert arrays["checks/1/passed"].tolist() == [True] and "mine" in arrays

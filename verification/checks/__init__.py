@@ -38,6 +38,19 @@ Policies:
 - :func:`sequential`: batches are added until an anytime-valid confidence sequence (normal
   mixture, valid however often it is looked at) decides the comparison, or the budget is spent
   (``inconclusive``).
+- :func:`exact`: values computed exactly or to high precision (SymPy, mpmath) against the
+  claimed ones within a tolerance the caller states (|Δ| ≤ atol + rtol·|θ|): α = 0, resolution
+  None, its comparisons counted; ``refuted`` when any value is outside, never ``inconclusive``.
+
+Evidence: a :class:`Check`'s ``evidence()`` keeps the worst comparison's numbers (``worst_score``,
+the policy's ``worst_*`` details) and lists every comparison under ``comparisons`` ({"columns",
+"rows", "count", "shown"}: index, label when given, what was compared, score, passed; all rows
+up to :data:`MAX_EVIDENCE_ROWS`, else the worst ones). The ledger keeps each family's check, and
+the runner writes their full columns to the claim's report.npz (``<claim>/checks/<k>/<column>``,
+k the family's index in the order spent).
+
+The page docs/check_library.md documents every policy, its assumptions, decision rule,
+contract and calibration, with an example claim.
 
 Calibration (``python -m verification calibrate``) measures each claim's record: runs under the
 true model count false refutations; runs under mutations count refutations. Two mutations
@@ -64,12 +77,17 @@ from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
 from .policies import (
     DECISIONS, FINITE_SIZE_TERMS, PERTURBATIONS, Z95, Check, Contract, Family, Ledger,
     OutsideRealisableSet, check_perturbation, combine, confidence_sequence_radius,
-    critical_value, estimate_vs_theory, limit, perturbed, realisable, sequential, trend,
-    welch_dof)
+    critical_value, estimate_vs_theory, exact, limit, perturbed, realisable, sequential, trend,
+    welch_dof, MAX_EVIDENCE_ROWS)
 
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
            "estimate_vs_theory", "limit",
-           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "realisable",
-           "combine",
+           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "exact",
+           "realisable", "combine", "MAX_EVIDENCE_ROWS", "POLICIES",
            "DECISIONS", "FlowComparison", "sgd_vs_flow", "sgd_states", "draw_sgd_vs_flow"]
+
+POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "realisable",
+            "sgd_vs_flow")
+"""The public policies: each decides one kind of comparison (or, ``realisable``, guards the states
+a verdict rests on). docs/check_library.md documents each (a test keeps it so)."""

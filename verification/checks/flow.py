@@ -232,10 +232,15 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     bias = _bias(bias, mean)
     check = estimate_vs_theory(ctx, mean[1:].ravel(), se[1:].ravel(), ode[1:].ravel(),
                                bias=bias,
-                               name=name, scale=scale.ravel())
+                               name=name, scale=scale.ravel(), labels=_labels(t, names))
     draw = functools.partial(draw_sgd_vs_flow, t=t, names=names, mean=mean, stderr=se, flow=ode,
                              label=f"κ = {kappa:g}" if kappa is not None else "")
     return FlowComparison(check, t, names, None, None, mean[None], se[None], ode[None], kappa, draw)
+
+
+def _labels(t: np.ndarray, names: Sequence[str]) -> list[str]:
+    """A name per compared (record after the first, state), raveled as the comparisons are."""
+    return [f"{n} @ t={tk:.6g}" for tk in t[1:] for n in names]
 
 
 def _bias(bias, mean: np.ndarray) -> np.ndarray:
@@ -269,7 +274,8 @@ def _over_dims(ctx, runs, flow, init, names, bias, terms, x, name, integrate_opt
     devs = (mean - ode)[:, 1:].reshape(len(dims), -1)
     bias = _bias(bias, mean[0])
     check = limit(ctx, xs, devs, se[:, 1:].reshape(len(dims), -1), 0.0, terms=tuple(terms),
-                  bias=bias, name=name, scale=np.abs(ode[-1, 1:]).ravel())
+                  bias=bias, name=name, scale=np.abs(ode[-1, 1:]).ravel(),
+                  labels=_labels(t, names))
     kappas = [o[5] for o in out]
     kappa = kappas[-1] if kappas and all(k == kappas[0] for k in kappas) else None
     draw = functools.partial(draw_sgd_vs_flow, t=t, names=names, mean=mean[-1], stderr=se[-1],

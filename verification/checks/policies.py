@@ -16,8 +16,8 @@ from ..stats import finite, z_compare
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
            "estimate_vs_theory", "limit",
-           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "realisable",
-           "combine"]
+           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "exact",
+           "realisable", "combine", "MAX_EVIDENCE_ROWS"]
 
 Z95 = float(norm.isf(0.05))
 """One-sided 95 % quantile: the power term of the resolution."""
@@ -65,6 +65,8 @@ class Family:
     comparisons: int
     alpha: float
     resolution: float | None
+    exact: bool = False
+    """An exact (symbolic or high-precision) family: α = 0 and no resolution, by design."""
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,20 @@ class Ledger:
     families: list[Family] = field(default_factory=list)
     perturbation_applied: bool = False
     """Whether a calibration perturbation moved any claimed value (see ``perturbed``)."""
+    checks: dict[int, Check] = field(default_factory=dict, compare=False, repr=False)
+    """The decision of each family (by its index in ``families``), as the policy returned it:
+    its per-comparison columns go to the claim's report.npz (``arrays``)."""
 
     def spend(self, name: str, comparisons: int, alpha: float,
-              resolution: float | None = None) -> float:
-        """Record a family of ``comparisons`` at the claim's α; its two-sided Bonferroni z."""
+              resolution: float | None = None, exact: bool = False) -> float:
+        """Record a family of ``comparisons`` at the claim's α; its two-sided Bonferroni z
+        (``exact``: an exact family, α = 0 and no resolution; z is then inf)."""
         n = int(comparisons)
         if n < 1:
             raise ValueError(f"comparisons={comparisons!r}; allowed: an integer ≥ 1")
+        if exact:
+            self.families.append(Family(name, n, 0.0, None, True))
+            return math.inf
         self.families.append(Family(name, n, float(alpha), resolution))
         return float(critical_value(alpha, n)[0])
 
@@ -102,7 +111,28 @@ class Ledger:
         if not self.families:
             raise ValueError("no family spent yet")
         last = self.families[-1]
-        self.families[-1] = Family(last.name, last.comparisons, last.alpha, resolution)
+        self.families[-1] = Family(last.name, last.comparisons, last.alpha, resolution, last.exact)
+
+    def record(self, check: Check) -> Check:
+        """Keep ``check`` as the decision of the family spent last (a policy built on another,
+        as ``limit`` on ``estimate_vs_theory``, replaces that one's); returns it."""
+        if self.families:
+            self.checks[len(self.families) - 1] = check
+        return check
+
+    def unresolved(self) -> list[str]:
+        """The families that state no resolution although they are statistical."""
+        return [f.name for f in self.families if f.resolution is None and not f.exact]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every recorded check's full per-comparison columns (``Check.arrays``) for the claim's
+        report.npz: ``checks/<k>/<column>`` and ``checks/<k>/family`` (the family's name), k the
+        family's index in the order the claim spent them."""
+        out: dict[str, np.ndarray] = {}
+        for k, check in sorted(self.checks.items()):
+            out[f"checks/{k}/family"] = np.asarray(self.families[k].name)
+            out.update({f"checks/{k}/{col}": v for col, v in check.arrays().items()})
+        return out
 
     def contract(self) -> Contract:
         """The claim's contract: α summed over families, the coarsest family resolution, and
@@ -118,16 +148,23 @@ class Ledger:
 
 
 # --- results ---------------------------------------------------------------------------------
+MAX_EVIDENCE_ROWS = 200
+"""At most this many comparisons are listed in a check's evidence (``Check.comparisons``): all of
+them up to it, else the worst ones; the full columns are in the claim's report.npz."""
+
+
 @dataclass(frozen=True)
 class Check:
     """A policy's decision and what it rests on.
 
     decision: 'confirmed', 'refuted' or 'inconclusive'; z: the family's critical value (the
     Bonferroni z, or its Student-t counterpart for standard errors with few dof; the largest
-    over the comparisons when their dof differ); ok: per
-    comparison pass flags; score: per comparison (|Δ| − bias)/se; resolution: as in the
-    contract; details: JSON-able numbers for the evidence; needs: for 'inconclusive', what
-    would decide."""
+    over the comparisons when their dof differ; 1 for :func:`exact`, whose score is |Δ|/tolerance);
+    ok: per comparison pass flags; score: per comparison (|Δ| − bias)/se; resolution: as in
+    the contract; details: JSON-able numbers for the evidence; needs: for 'inconclusive', what
+    would decide; columns: what each comparison compared, {column: array with one entry per
+    comparison} (estimate, theory, se, bias, ...; the policy's own), listed with the score and
+    the pass flag by ``comparisons()``; labels: a name per comparison (None: by index)."""
 
     decision: str
     z: float
@@ -136,18 +173,62 @@ class Check:
     resolution: float | None
     details: dict = field(default_factory=dict)
     needs: str = ""
+    columns: dict = field(default_factory=dict)
+    labels: tuple | None = None
 
     @property
     def passed(self) -> bool:
         return self.decision == "confirmed"
 
     def evidence(self) -> dict[str, Any]:
+        """JSON-able evidence: decision, z, resolution, the worst score, the policy's details
+        (the worst comparison's numbers) and ``comparisons``, every comparison in a table
+        (``comparisons()``)."""
         out = {"decision": self.decision, "z": self.z, "resolution": self.resolution,
                "worst_score": float(np.max(self.score)) if self.score.size else None,
                **self.details}
         if self.needs:
             out["needs"] = self.needs
+        if self.score.size:
+            out["comparisons"] = self.comparisons()
         return out
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The full per-comparison columns: ``index``, ``label`` (when named), the policy's
+        columns, ``score``, ``passed`` (the claim's report.npz gets them through the ledger)."""
+        n = self.score.size
+        out: dict[str, np.ndarray] = {"index": np.arange(n)}
+        if self.labels is not None:
+            out["label"] = np.asarray([str(x) for x in self.labels])
+        for k, v in self.columns.items():
+            out[k] = np.broadcast_to(np.asarray(v), (n,)).copy()
+        out["score"] = np.asarray(self.score, float)
+        out["passed"] = np.asarray(self.ok, bool)
+        return out
+
+    def comparisons(self, limit: int = MAX_EVIDENCE_ROWS) -> dict[str, Any]:
+        """Every comparison as one row of ``columns`` (index, [label], the policy's columns,
+        score, passed): all of them when there are at most ``limit``, else the ``limit`` worst
+        (largest ``ratio`` where the policy gives one, else largest score), worst first; ``count``
+        is the number of comparisons, ``shown`` says which rows are listed."""
+        cols = self.arrays()
+        n = self.score.size
+        if n <= limit:
+            rows, shown = np.arange(n), "all"
+        else:
+            rank = np.nan_to_num(np.asarray(cols.get("ratio", cols["score"]), float),
+                                 nan=np.inf, posinf=np.inf)
+            rows = np.argsort(-rank, kind="stable")[:limit]
+            shown = (f"the {limit} worst of {n} by {'ratio' if 'ratio' in cols else 'score'}, "
+                     "worst first (all in report.npz)")
+        names = list(cols)
+        table = [[_plain(cols[c][i]) for c in names] for i in rows]
+        return {"columns": names, "rows": table, "count": int(n), "shown": shown}
+
+
+def _plain(x: Any) -> Any:
+    """A numpy scalar as the Python number, bool or str it is."""
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def combine(checks: Sequence[Check]) -> str:
@@ -222,13 +303,19 @@ def welch_dof(stderrs: Sequence[float], dofs: Sequence[float]) -> float:
 # --- policies --------------------------------------------------------------------------------
 def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: ArrayLike,
                        bias: ArrayLike = 0.0, name: str = "estimate vs theory",
-                       scale: ArrayLike | None = None, dof: ArrayLike | None = None) -> Check:
+                       scale: ArrayLike | None = None, dof: ArrayLike | None = None,
+                       labels: Sequence[str] | None = None) -> Check:
     """Each estimate against its theory value: |Δ| ≤ z·se + bias with z Bonferroni over the
     points at the claim's α. ``confirmed`` when every point passes, else ``refuted``.
     ``scale``: the magnitude the resolution is relative to (default |theory|; give it when the
     claimed value is 0, e.g. a deviation that should vanish, relative to the quantity).
     ``dof``: the degrees of freedom of each standard error (replicates − 1; None: known or
-    from so many samples that the normal quantile holds); z is then the Student-t quantile."""
+    from so many samples that the normal quantile holds); z is then the Student-t quantile.
+    ``labels``: a name per comparison for the evidence's table (default: by index).
+
+    The evidence lists every comparison (``Check.comparisons``): estimate, theory (as judged:
+    perturbed under calibration), se, bias, z, ratio = |Δ|/(z·se + bias) (≤ 1 passes), score =
+    (|Δ| − bias)/se and passed."""
     theory = np.atleast_1d(np.asarray(theory, float))
     theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
         np.asarray(scale, float), theory.shape))
@@ -253,8 +340,25 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     if dof is not None:
         details["dof_min"] = float(np.min(dof))
         details["critical"] = np.broadcast_to(crit, theory.shape).tolist()  # per comparison
-    return Check("confirmed" if ok.all() else "refuted", float(np.max(crit)), ok, score, res,
-                 details)
+    crit_each = np.broadcast_to(crit, theory.shape)
+    allowance = crit_each * se + bias
+    diff = np.abs(estimate - theory)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(allowance > 0, diff / allowance, np.where(diff > 0, np.inf, 0.0))
+    columns = {"estimate": estimate, "theory": theory, "se": se, "bias": bias, "z": crit_each,
+               "ratio": ratio}
+    return ctx.ledger.record(Check("confirmed" if ok.all() else "refuted", float(np.max(crit)),
+                                   ok, score, res, details, columns=columns,
+                                   labels=_labels(labels, theory.size, name)))
+
+
+def _labels(labels: Sequence[str] | None, n: int, name: str) -> tuple | None:
+    if labels is None:
+        return None
+    out = tuple(str(x) for x in np.asarray(labels, dtype=object).ravel())
+    if len(out) != n:
+        raise ValueError(f"{name}: {len(out)} labels for {n} comparisons; give one per comparison")
+    return out
 
 
 FINITE_SIZE_TERMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -274,7 +378,7 @@ def _basis(dims: np.ndarray, terms: Sequence[str]) -> np.ndarray:
 def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: ArrayLike,
           terms: Sequence[str] = ("1/d",), gof_alpha: float = 0.01, bias: ArrayLike = 0.0,
           name: str = "d → ∞ limit", scale: ArrayLike | None = None,
-          dof: float | None = None) -> Check:
+          dof: float | None = None, labels: Sequence[str] | None = None) -> Check:
     """The d → ∞ limit of ``values[i, m]`` (columns m) against ``theory[m]``.
 
     ``dims`` are the dimensions d, or a finite-size variable x → 0 with the terms "x", "x^2".
@@ -288,7 +392,11 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     |a − θ| ≤ z·se_a + bias, se_a the fit's own, never inflated. A column with a poor fit decides
     nothing (with the wrong basis even the true limit can lie many error bars from the
     intercept); the others still do: ``refuted`` if any of them is, else ``inconclusive``
-    (details ``poor_fit``) with what would decide: more dimensions or another basis."""
+    (details ``poor_fit``) with what would decide: more dimensions or another basis.
+
+    ``labels``: a name per column for the evidence's table, which lists each column's
+    intercept as :func:`estimate_vs_theory` lists its comparisons, with its χ² p-value
+    (``gof_p``) and whether its fit is poor (``poor_fit``)."""
     dims = np.asarray(dims, float)
     Y = np.asarray(values, float).reshape(len(dims), -1)
     SE = np.asarray(stderrs, float).reshape(Y.shape)
@@ -309,21 +417,26 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     details = {"terms": list(terms), "limit": a.tolist(), "limit_stderr": a_se.tolist(),
                "gof_p": pvals.tolist(), "fit_dof": fit_dof}
     poor = pvals < gof_alpha / Y.shape[1]
-    check = estimate_vs_theory(ctx, a, a_se, theory, bias, name=name, scale=scale, dof=dof)
+    check = estimate_vs_theory(ctx, a, a_se, theory, bias, name=name, scale=scale, dof=dof,
+                               labels=labels)
     details.update(check.details)
     details["poor_fit_columns"] = np.flatnonzero(poor).tolist()
+    more = dict(columns={**check.columns, "gof_p": pvals, "poor_fit": poor}, labels=check.labels)
     if not poor.any():
-        return Check(check.decision, check.z, check.ok, check.score, check.resolution, details)
+        return ctx.ledger.record(Check(check.decision, check.z, check.ok, check.score,
+                                       check.resolution, details, **more))
     # A poor fit decides nothing for its column: with the wrong finite-size basis even the true
     # limit can lie many error bars (inflated or not) from the fitted intercept. The columns
     # with a good fit still decide: any of them refuted refutes.
     details["poor_fit"] = True
     if np.any(~check.ok & ~poor):
-        return Check("refuted", check.z, check.ok | poor, check.score, check.resolution, details)
-    return Check("inconclusive", check.z, check.ok, check.score, check.resolution, details,
-                 needs=f"the fit in {list(terms)} is poor for columns {np.flatnonzero(poor).tolist()} "
-                       f"(χ² p = {pvals.min():.2g} < {gof_alpha}): more dimensions, larger d or "
-                       "another finite-size basis")
+        return ctx.ledger.record(Check("refuted", check.z, check.ok | poor, check.score,
+                                       check.resolution, details, **more))
+    return ctx.ledger.record(Check(
+        "inconclusive", check.z, check.ok, check.score, check.resolution, details,
+        needs=f"the fit in {list(terms)} is poor for columns {np.flatnonzero(poor).tolist()} "
+              f"(χ² p = {pvals.min():.2g} < {gof_alpha}): more dimensions, larger d or "
+              "another finite-size basis", **more))
 
 
 def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
@@ -352,15 +465,19 @@ def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
     score = np.array([-s / stderr if stderr > 0 else (-math.inf if s > 0 else math.inf)])
     details = {"slope": float(slope), "slope_stderr": float(stderr), "claimed_sign": sign,
                **({"dof": float(dof)} if dof is not None else {})}
+    columns = {"slope": float(slope), "se": float(stderr), "claimed_sign": sign, "z": z}
     if s > z * stderr:
-        return Check("confirmed", z, np.array([True]), score, res, details)
+        return ctx.ledger.record(Check("confirmed", z, np.array([True]), score, res, details,
+                                       columns=columns))
     if s < -z * stderr:
-        return Check("refuted", z, np.array([False]), score, res, details)
+        return ctx.ledger.record(Check("refuted", z, np.array([False]), score, res, details,
+                                       columns=columns))
     more = ("more replicates (the t quantile falls with them too)" if dof is not None
             and math.isfinite(dof) and dof < 30 else
             f"about {(stderr * z / max(abs(slope), 1e-300)) ** 2:.1f}× the samples")
     needs = f"a standard error below {abs(slope) / z:.3g} (now {stderr:.3g}): {more}, or a wider range"
-    return Check("inconclusive", z, np.array([False]), score, res, details, needs=needs)
+    return ctx.ledger.record(Check("inconclusive", z, np.array([False]), score, res, details,
+                                   needs=needs, columns=columns))
 
 
 def confidence_sequence_radius(n: np.ndarray | int, sigma: float, alpha: float,
@@ -406,17 +523,108 @@ def sequential(ctx, draw: Callable[[int, int], np.ndarray], theory: float, toler
         # a systematic error within ±bias on top of the allowance
         res = ((radius + Z95 * sigma / math.sqrt(n) + 2 * bias) / abs(theory) if theory != 0
                else math.inf)
+        columns = {"mean": mean, "theory": theory, "radius": radius, "bias": float(bias),
+                   "tolerance": float(tolerance), "n": n}
         if k >= min_batches and dev > radius + bias:
             ctx.ledger.set_resolution(res)
-            return Check("refuted", radius, np.array([False]), score, res, details)
+            return ctx.ledger.record(Check("refuted", radius, np.array([False]), score, res,
+                                           details, columns=columns))
         if k >= min_batches and dev + radius <= tolerance + bias:
             ctx.ledger.set_resolution(res)
-            return Check("confirmed", radius, np.array([True]), score, res, details)
+            return ctx.ledger.record(Check("confirmed", radius, np.array([True]), score, res,
+                                           details, columns=columns))
         if n + batch > budget:
             ctx.ledger.set_resolution(res)
-            return Check("inconclusive", radius, np.array([False]), score, res, details,
-                         needs=f"the sample budget {budget} is spent: a larger budget (the "
-                               f"radius {radius:.3g} must fall below {tolerance + bias - dev:.3g})")
+            return ctx.ledger.record(Check(
+                "inconclusive", radius, np.array([False]), score, res, details,
+                needs=f"the sample budget {budget} is spent: a larger budget (the "
+                      f"radius {radius:.3g} must fall below {tolerance + bias - dev:.3g})",
+                columns=columns))
+
+
+def exact(ctx, computed: ArrayLike | Sequence[Any], claimed: ArrayLike | Sequence[Any], *,
+          rtol: float = 0.0, atol: float = 0.0, name: str = "exact",
+          scale: ArrayLike | None = None, labels: Sequence[str] | None = None) -> Check:
+    """Values computed exactly or to high precision (SymPy, mpmath, quadrature to a stated
+    accuracy) against the claimed ones, with a numerical tolerance the caller states:
+    |computed − claimed| ≤ atol + rtol·s for every value, s = |``scale``| or |claimed| (the
+    claimed value before any calibration perturbation). ``confirmed`` when every value is
+    within it, else ``refuted``; never ``inconclusive``. A non-finite value raises
+    ``NaNInEvidence`` (the runner's ``error``), a complex one ValueError.
+
+    rtol, atol: finite, ≥ 0, not both 0 (give the accuracy the values are computed to, e.g.
+    atol=1e-12 for double precision, 1e-30 for mpmath at 50 digits). Values may be numbers,
+    numpy arrays or sequences of SymPy/mpmath numbers: the difference is taken in their own
+    arithmetic before it is rounded to a float, so a tolerance below double precision is
+    honoured. The family is exact in the contract: α = 0, resolution None, its comparisons
+    counted (``Ledger.spend(..., exact=True)``). Calibration's perturbations act on the claimed
+    values as in the other policies (``perturbed``; then they are compared as floats).
+    Check: z = 1 and score = |Δ|/tolerance (≤ 1 passes; inf for a deviation where the tolerance
+    is 0); the evidence lists every value (computed, claimed, delta = |Δ|, tolerance, score,
+    passed)."""
+    for what, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name}: {what}={v!r}; allowed: a finite number ≥ 0")
+    if rtol == 0 and atol == 0:
+        raise ValueError(f"{name}: rtol = atol = 0; state the numerical tolerance the values "
+                         "are computed to (rtol, atol or both > 0)")
+    claimed_v = _values(claimed, name, "claimed")
+    computed_v = _values(computed, name, "computed")
+    if computed_v.size == 1 and claimed_v.size > 1:
+        computed_v = np.repeat(computed_v, claimed_v.size)
+    if computed_v.size != claimed_v.size:
+        raise ValueError(f"{name}: {computed_v.size} computed values for {claimed_v.size} "
+                         "claimed ones; give one per claimed value")
+    theory = np.array([float(v) for v in claimed_v])
+    estimate = np.array([float(v) for v in computed_v])
+    finite(theory, estimate, what=name)
+    ref = np.abs(theory) if scale is None else np.abs(np.broadcast_to(
+        np.asarray(scale, float), theory.shape))
+    finite(ref, what=f"{name}: scale")
+    moved = perturbed(ctx, theory, None if scale is None else ref)
+    if moved is not theory:                              # under calibration: floats
+        claimed_v = np.array(moved, dtype=object)
+    n = theory.size
+    ctx.ledger.spend(name, n, 0.0, exact=True)
+    delta = np.array([_abs_difference(c, t) for c, t in zip(computed_v, claimed_v)])
+    finite(delta, what=name)
+    tol = atol + rtol * ref
+    ok = delta <= tol
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(tol > 0, delta / tol, np.where(delta > 0, np.inf, 0.0))
+    worst = int(np.argmax(score))
+    details = {"n": int(n), "rtol": float(rtol), "atol": float(atol), "worst_index": worst,
+               "worst_delta": float(delta[worst]), "worst_tolerance": float(tol[worst])}
+    columns = {"computed": estimate, "claimed": np.asarray(moved, float), "delta": delta,
+               "tolerance": tol}
+    return ctx.ledger.record(Check("confirmed" if ok.all() else "refuted", 1.0, ok, score, None,
+                                   details, columns=columns, labels=_labels(labels, n, name)))
+
+
+def _values(x: Any, name: str, what: str) -> np.ndarray:
+    """``x`` flattened to a 1-d object array of Python/SymPy/mpmath numbers (numpy scalars as
+    Python ones, so that mixed arithmetic stays in the exact type)."""
+    arr = np.asarray(x, dtype=object).ravel()
+    out = np.empty(arr.size, dtype=object)
+    for i, v in enumerate(arr):
+        v = v.item() if isinstance(v, np.generic) else v
+        try:
+            float(v)                         # a non-finite value is left to ``finite``
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: {what} value #{i} = {v!r} is not a real number "
+                             f"({exc})") from None
+        out[i] = v
+    return out
+
+
+def _abs_difference(a: Any, b: Any) -> float:
+    """|a − b| in the values' own arithmetic (exact for SymPy rationals, at mpmath's working
+    precision), then as a float."""
+    try:
+        return float(abs(a - b))
+    except (TypeError, ValueError):
+        return abs(float(a) - float(b))
 
 
 # --- validity guards -------------------------------------------------------------------------
