@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["to_jsonable", "write_json", "write_npz", "write_markdown", "write_html",
            "render_figures", "render_png", "write_figures", "cannot_write",
-           "verdict_table", "KATEX_DIR", "copy_katex"]
+           "verdict_table", "verdict_counts", "report_lines", "KATEX_DIR", "copy_katex"]
 
 KATEX_DIR = Path(__file__).resolve().parent / "static" / "katex"
 """KaTeX shipped with the package (MIT licence in its LICENSE): report.html renders the
@@ -35,6 +35,7 @@ _KATEX_HEAD = (
     "{left: '\\\\[', right: '\\\\]', display: true}, {left: '$', right: '$', display: false}, "
     "{left: '\\\\(', right: '\\\\)', display: false}], throwOnError: false})\"></script>")
 
+VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
 COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "error": "magenta"}
 
 
@@ -53,8 +54,21 @@ def render_figures(figures: Mapping[str, Callable[[Figure], object]], folder: Pa
     return write_figures(render_png(figures), folder)
 
 
+def _excerpt(value):
+    """The evidence without its bulk: each check's per-comparison table (``comparisons``) is
+    replaced by its size (it is whole in report.json and report.npz)."""
+    if isinstance(value, Mapping):
+        return {k: (f"{v.get('count', '?')} comparisons: report.json, report.npz"
+                    if k == "comparisons" and isinstance(v, Mapping) else _excerpt(v))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_excerpt(v) for v in value]
+    return value
+
+
 def _fmt_evidence(ev: dict, limit=1500) -> str:
-    text = json.dumps(to_jsonable({k: v for k, v in ev.items() if k != "points"}), indent=1)
+    shown = _excerpt({k: v for k, v in ev.items() if k != "points"})
+    text = json.dumps(to_jsonable(shown), indent=1)
     return text if len(text) <= limit else text[:limit] + "\n…"
 
 
@@ -143,65 +157,231 @@ def copy_katex(folder: str | Path) -> Path:
 
 
 def _equations_html(evidence: dict) -> str:
-    """Display mathematics for an evidence entry ``latex``: {LaTeX lhs: LaTeX rhs} (e.g. a
-    reduced model's ``latex()``) or one LaTeX string."""
-    eqs = evidence.get("latex") if isinstance(evidence, dict) else None
+    """The derived equations an evidence entry carries: ``latex`` ({LaTeX lhs: LaTeX rhs}, e.g. a
+    reduced model's ``latex()``, or one LaTeX string) typeset as display mathematics, and the
+    symbolic results of the form ``<name>_symbolic`` (a SymPy expression, or {name: expression},
+    as text: e.g. ``flow_on_M_symbolic``) as code; "" when there are none."""
+    if not isinstance(evidence, dict):
+        return ""
+    eqs = evidence.get("latex")
     if isinstance(eqs, str):
         eqs = {"": eqs}
-    if not isinstance(eqs, dict) or not all(isinstance(v, str) for v in eqs.values()):
-        return ""
-    rows = "".join(f"<div class='math'>$${html.escape(f'{k} = {v}' if k else v)}$$</div>"
-                   for k, v in eqs.items())
-    return f"<details open><summary>derived equations</summary>{rows}</details>"
+    rows = ""
+    if isinstance(eqs, dict) and all(isinstance(v, str) for v in eqs.values()):
+        rows = "".join(f"<div class='math'>$${html.escape(f'{k} = {v}' if k else v)}$$</div>"
+                       for k, v in eqs.items())
+    for key, value in evidence.items():
+        if not (isinstance(key, str) and key.endswith("_symbolic")):
+            continue
+        items = {"": value} if isinstance(value, str) else value
+        if not isinstance(items, dict) or not all(isinstance(v, str) for v in items.values()):
+            continue
+        name = key.removesuffix("_symbolic").replace("_", " ")
+        rows += (f"<div class='symbolic'>{html.escape(name)}: " + "; ".join(
+            f"<code>{html.escape(f'{k}: {v}' if k else v)}</code>" for k, v in items.items())
+            + "</div>")
+    return f"<details open><summary>derived equations</summary>{rows}</details>" if rows else ""
 
 
-def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
-    """report.html: the same content as ``write_markdown``, self-contained but for the figures
-    and the KaTeX copy written next to it (``katex/``): statements' ``$...$`` (and ``\\(...\\)``,
-    ``$$...$$``) and the derived equations of an evidence entry ``latex`` are typeset, with no
-    network needed to view the page."""
-    rows = "".join(
-        f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['label'])}</td>"
-        f"<td style='color:{COLOURS[c['verdict']]}'><b>{c['verdict']}</b></td>"
-        + "".join(f"<td>{html.escape(t)}</td>" for t in contract_text(c))
-        + f"<td>{html.escape(c['summary'])}</td><td>{c['seconds']:.1f}</td></tr>"
-        for c in report["claims"])
-    sections = []
-    for c in report["claims"]:
-        figs = "".join(f"<img src='{html.escape(rel)}' style='max-width:640px'>"
-                       for name, rel in figure_paths.items() if name.startswith(c["id"]))
-        sections.append(
-            f"<h2 id='{html.escape(c['id'])}'>{html.escape(c['id'])} — {html.escape(c['label'])}: "
-            f"<span style='color:{COLOURS[c['verdict']]}'>{c['verdict']}</span></h2>"
+HTML_BACKGROUND = "#ffffff"
+HTML_TEXT = "#1f2328"
+HTML_COLOURS = {"confirmed": "#1a7f37", "refuted": "#b42318", "inconclusive": "#8a5a00",
+                "error": "#8e24aa"}
+"""report.html's verdict colours, each with a WCAG contrast ratio of at least 4.5:1 against
+the page's background (the yellow of the terminal's 'inconclusive' is unreadable on white)."""
+
+_CSS = (f"body{{font-family:sans-serif;max-width:1000px;margin:auto;padding:0 1em;"
+        f"background:{HTML_BACKGROUND};color:{HTML_TEXT}}}"
+        "td,th{border-bottom:1px solid #ddd;padding:4px;text-align:left;vertical-align:top}"
+        "table.counts td,table.counts th.n{text-align:right}"
+        "code{overflow-wrap:anywhere}.verdict{font-weight:bold}"
+        + "".join(f".v-{v}{{color:{c}}}" for v, c in HTML_COLOURS.items()))
+
+
+def _paper(c: dict) -> str:
+    return c.get("paper") or c["id"].partition(":")[0]
+
+
+def _by_paper(claims: list[dict]) -> dict[str, list[dict]]:
+    """The claims per paper, papers in the order of their first claim."""
+    out: dict[str, list[dict]] = {}
+    for c in claims:
+        out.setdefault(_paper(c), []).append(c)
+    return out
+
+
+def _verdict_html(verdict: str) -> str:
+    return f"<span class='verdict v-{verdict}'>{html.escape(verdict)}</span>"
+
+
+def _counts_html(claims: list[dict]) -> str:
+    """Counts per verdict (ids ``count-<verdict>``, ``count-all``) and per paper (a row each,
+    ``counts-<paper>``, linking to the paper's section)."""
+    def cells(cs: list[dict], prefix: str) -> str:
+        n = verdict_counts(cs)
+        return ("".join(f"<td id='{prefix}-{v}' class='v-{v}'>{n[v]}</td>" if n[v] else
+                        f"<td id='{prefix}-{v}'>0</td>" for v in VERDICTS)
+                + f"<td id='{prefix}-all'>{len(cs)}</td>")
+    head = "".join(f"<th class='n'>{v}</th>" for v in VERDICTS)
+    rows = "".join(f"<tr id='counts-{html.escape(p)}'><th><a href='#paper-{html.escape(p)}'>"
+                   f"{html.escape(p)}</a></th>{cells(cs, f'count-{html.escape(p)}')}</tr>"
+                   for p, cs in _by_paper(claims).items())
+    return (f"<section id='counts'><h2>Counts</h2><p class='total'>{html.escape(_counts_text(claims))}"
+            f"</p><table class='counts'><tr><th>paper</th>{head}<th class='n'>claims</th></tr>"
+            f"{rows}<tr id='counts-total'><th>all papers</th>{cells(claims, 'count')}</tr>"
+            "</table></section>")
+
+
+def _claim_html(c: dict, figure_paths: Mapping[str, str]) -> str:
+    figs = "".join(f"<img src='{html.escape(rel)}' style='max-width:640px'>"
+                   for name, rel in figure_paths.items() if name.startswith(c["id"]))
+    return (f"<h3 id='{html.escape(c['id'])}'>{html.escape(c['id'])} — {html.escape(c['label'])}: "
+            f"{_verdict_html(c['verdict'])}</h3>"
             f"<blockquote class='statement'>{html.escape(c['statement'])}</blockquote>"
             f"<p>{html.escape(c['summary'])}</p>{_equations_html(c.get('evidence', {}))}"
             f"{figs}<details><summary>evidence</summary><pre>"
             f"{html.escape(_fmt_evidence(c['evidence'], 4000))}</pre></details>")
+
+
+def _paper_html(paper: str, claims: list[dict], figure_paths: Mapping[str, str]) -> str:
+    """A paper's section: its heading (with its counts), its verdict table, its claims."""
+    rows = "".join(
+        f"<tr><td><a href='#{html.escape(c['id'])}'><code>{html.escape(c['id'])}</code></a></td>"
+        f"<td>{html.escape(c['label'])}</td><td>{_verdict_html(c['verdict'])}</td>"
+        + "".join(f"<td>{html.escape(t)}</td>" for t in contract_text(c))
+        + f"<td>{html.escape(c['summary'])}</td><td>{c['seconds']:.1f}</td></tr>"
+        for c in claims)
+    return (f"<section class='paper' id='paper-{html.escape(paper)}'><h2>{html.escape(paper)} "
+            f"<small>({html.escape(_counts_text(claims))})</small></h2>"
+            "<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
+            f"<th>summary</th><th>s</th></tr>{rows}</table>"
+            + "".join(_claim_html(c, figure_paths) for c in claims) + "</section>")
+
+
+def write_html(path: str | Path, report: dict, figure_paths: Mapping[str, str]) -> None:
+    """report.html: the counts per verdict and per paper first, then a section per paper (its
+    verdict table, then each claim's statement, summary, derived equations, figures and
+    evidence), then the calibration. Self-contained but for the figures and the KaTeX copy
+    written next to it (``katex/``): statements' ``$...$`` (and ``\\(...\\)``, ``$$...$$``) and the
+    derived equations of an evidence entry ``latex`` are typeset, with no network needed to
+    view the page. Verdict colours: ``HTML_COLOURS`` (readable on the page's background)."""
+    claims = report["claims"]
+    papers = "".join(_paper_html(p, cs, figure_paths) for p, cs in _by_paper(claims).items())
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>Claim verification report"
-           f"</title><style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}"
-           f"td,th{{border-bottom:1px solid #ddd;padding:4px}}</style>{_KATEX_HEAD}</head><body>"
-           f"<h1>Claim verification report</h1><p>profile {report['profile']} · seed "
-           f"{report['seed']} · device {html.escape(report['device'])} · {report['started']}</p>"
+           f"</title><style>{_CSS}</style>{_KATEX_HEAD}</head><body>"
+           f"<h1>Claim verification report</h1><p>profile {html.escape(str(report['profile']))} · "
+           f"seed {report['seed']} · device {html.escape(report['device'])} · "
+           f"{html.escape(str(report['started']))}</p>"
            f"{f'<p>{html.escape(_run_line(report))}</p>' if _run_line(report) else ''}"
-           f"<table><tr><th>claim</th><th>label</th><th>verdict</th><th>α</th><th>resolution</th>"
-           f"<th>summary</th><th>s</th></tr>"
-           f"{rows}</table>{_calibration_html(report)}{''.join(sections)}</body></html>")
+           f"{_counts_html(claims)}{papers}{_calibration_html(report)}</body></html>")
     copy_katex(Path(path).parent)
     _write_bytes(path, doc.encode())
 
 
-def verdict_table(report: dict, console: Console | None = None) -> None:
-    """Print the run's verdicts as a rich table (on ``console``, default a new one)."""
+def report_lines(out: Path, report: dict, n_claims: int, width: int | None = None) -> list[str]:
+    """What ``run`` says of the files it wrote: 'report: OUT/report.json (also report.md, ...);
+    N of M claims reused from the store', on one line where it fits ``width`` (default: the
+    console's, $COLUMNS), else the folder and the reuse on lines of their own, no line wider
+    (a folder name longer than a line is broken across lines)."""
+    import textwrap
+    if width is None:
+        from rich.console import Console
+        width = Console().width
+    others = [f for f in report.get("files", []) if f.startswith("report.") and f != "report.json"]
+    also = f" (also {', '.join(others)})" if others else ""
+    reused = (f"{report['reused']} of {n_claims} claims reused from the store"
+              if report.get("reused") else "")
+    line = f"report: {Path(out) / 'report.json'}{also}"
+    if len(line) + len(f"; {reused}") * bool(reused) <= width:
+        return [line + (f"; {reused}" if reused else "")]
+    wrap = textwrap.TextWrapper(max(width, 8), break_on_hyphens=False, subsequent_indent="  ")
+    lines = [line] if len(line) <= width else [*wrap.wrap(f"report: report.json{also} in"),
+                                               *wrap.wrap(f"  {out}")]
+    return lines + (wrap.wrap(f"  {reused}") if reused else [])
+
+
+def verdict_counts(claims: list[dict]) -> dict[str, int]:
+    """How many of ``claims`` have each verdict, in the order of ``VERDICTS``."""
+    return {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
+
+
+def _counts_text(claims: list[dict]) -> str:
+    """'4 claims: 3 confirmed, 1 inconclusive' (the verdicts that occur)."""
+    counts = [f"{n} {v}" for v, n in verdict_counts(claims).items() if n]
+    return f"{len(claims)} claim{'s' * (len(claims) != 1)}" + (f": {', '.join(counts)}" if counts else "")
+
+
+_MIN_CLAIM_WIDTH = 22
+"""The claim column's width below which a narrow console's table drops resolution, then α,
+then seconds (22: the longest piece of a built-in claim id, 'prop10-classification')."""
+
+
+def _id_lines(claim_id: str, width: int) -> str:
+    """A claim id that fits ``width`` cells as it is, else broken after its ':' and before a
+    '[' (``paper:`` / ``claim`` / ``[variant]``), the pieces packed greedily on lines; a piece
+    still wider than ``width`` is left for the table to end with an ellipsis."""
+    from rich.cells import cell_len
+    if cell_len(claim_id) <= width:
+        return claim_id
+    paper, sep, rest = claim_id.partition(":")
+    pieces = [paper + sep] if sep else []
+    name, bracket, variant = rest.partition("[") if sep else claim_id.partition("[")
+    pieces += [name] + ([bracket + variant] if bracket else [])
+    lines: list[str] = []
+    for piece in filter(None, pieces):
+        if lines and cell_len(lines[-1] + piece) <= width:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    return "\n".join(lines)
+
+
+def verdict_table(report: dict, console: Console | None = None, wide: bool = False) -> None:
+    """Print the run's verdicts as a rich table (on ``console``, default a new one), within the
+    console's width (rich's Console follows $COLUMNS): claim, verdict, α, resolution and seconds,
+    claim ids kept whole where they fit (else broken after ':' and before '[', and only then
+    cut with an ellipsis); the counts per verdict below. ``wide``: label and summary too (the
+    summaries are always in report.md and report.html)."""
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
-    table = Table(title=f"verdicts ({report['profile']} profile, seed {report['seed']})")
-    for col in ("claim", "label", "verdict", "α", "resolution", "summary", "s"):
-        table.add_column(col, overflow="fold")
-    for c in report["claims"]:
-        table.add_row(escape(c["id"]), escape(c["label"]),
-                      f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]", *contract_text(c),
-                      escape(c["summary"]), f"{c['seconds']:.1f}")
+    claims = report["claims"]
+    table = Table(title=f"verdicts ({report['profile']} profile, seed {report['seed']})",
+                  caption=_counts_text(claims))
+    if wide:
+        for col in ("claim", "label", "verdict", "α", "resolution", "summary", "s"):
+            short = col in ("verdict", "α", "resolution", "s")
+            table.add_column(col, overflow="ellipsis" if short else "fold", no_wrap=short,
+                             justify="right" if col == "s" else "left")
+        for c in claims:
+            table.add_row(escape(c["id"]), escape(c["label"]),
+                          f"[{COLOURS[c['verdict']]}]{c['verdict']}[/]", *contract_text(c),
+                          escape(c["summary"]), f"{c['seconds']:.1f}")
+        console.print(table)
+        return
+    cols = {"verdict": [c["verdict"] for c in claims],
+            "α": [contract_text(c)[0] for c in claims],
+            "resolution": [contract_text(c)[1] for c in claims],
+            "s": [f"{c['seconds']:.1f}" for c in claims]}
+    widths = {h: max([cell_len(h), *map(cell_len, v)]) for h, v in cols.items()}
+
+    def room() -> int:       # the claim column's width: the rest, less borders and padding
+        return console.width - sum(widths[h] for h in cols) - 3 * (len(cols) + 1) - 1
+
+    for h in ("resolution", "α", "s"):          # a narrow console: the least needed go first
+        if room() >= _MIN_CLAIM_WIDTH:
+            break
+        del cols[h]
+    width = max(room(), len("claim"))
+    table.add_column("claim", no_wrap=True, overflow="ellipsis", max_width=width)
+    for h in cols:
+        table.add_column(h, no_wrap=True, overflow="ellipsis", justify="right" if h == "s" else "left")
+    for i, c in enumerate(claims):
+        table.add_row(Text(_id_lines(c["id"], width)),
+                      *(Text(v[i], style=COLOURS[v[i]] if h == "verdict" else "")
+                        for h, v in cols.items()))
     console.print(table)

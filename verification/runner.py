@@ -36,7 +36,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
         console: Console | None = None, calibration: str | Path | None = "default",
         workers: int | None = 0, scheduler: str | None = None,
         store: str | Path | ResultStore | None = None, force: bool = False,
-        dashboard: bool = False, tls: Mapping[str, str] | None = None) -> dict:
+        dashboard: bool = False, tls: Mapping[str, str] | None = None, wide: bool = False) -> dict:
     """Run ``claims`` and return the report (the report.json schema).
 
     out: also write report.json/.npz/.md/.html and figures/ there. The run locks ``out``
@@ -52,7 +52,8 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     this process, the default here; the CLI's default is every core). store: the result store
     (``verification.store``: a folder, else $ATTNV_STORE, else ``<out>/store``; none without
     ``out``); a claim whose result is stored under the same content hash is not recomputed
-    (``force``: recompute all). show: progress bar and verdict table on ``console``.
+    (``force``: recompute all). show: progress bar and verdict table on ``console`` (within its
+    width; ``wide``: with each claim's label and summary, ``verification.report.verdict_table``).
     calibration: a calibration.json whose records of these claims the report quotes
     ("default": the committed ``calibration/<profile>.json``; None: none).
 
@@ -86,7 +87,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
             _interrupted(out, report, exc)
             raise
     if show:
-        verdict_table(report, console)
+        verdict_table(report, console, wide=wide)
     return report
 
 
