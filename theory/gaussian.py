@@ -17,11 +17,18 @@ The rules, applied until no polynomial is left:
   h = m/s: E[H(u)] = Φ(h), E[ReLU(u)] = E[ReLU(u)·H(u)] = mΦ(h) + sφ(h),
   E[ReLU(u)²] = (m² + s²)Φ(h) + msφ(h); for zero means and cos θ = c/(s s′) (the arc-cosine
   kernels, Cho & Saul 2009): E[ReLU(u)ReLU(u′)] = (√(s²s′² − c²) + (π − θ)c)/(2π),
-  E[H(u)ReLU(u′)] = (s′ + c/s)/(2√(2π)), E[H(u)H(u′)] = (π − θ)/(2π).
+  E[H(u)ReLU(u′)] = (s′ + c/s)/(2√(2π)), E[H(u)H(u′)] = (π − θ)/(2π);
+  sines and cosines of any linear forms, E sin(u) = sin(m)·e^{−s²/2}, E cos(u) = cos(m)·e^{−s²/2}
+  (products of up to four of them through product-to-sum), and E exp(u) = e^{m + s²/2} (the
+  exponential tilt above).
 
+φ may be any expression in one linear form, however it is written: log(1 + exp(λx)),
+1/(1 + exp(−x)) or tanh(x²) is recognised as φ(u) for the linear form u it depends on.
 Whatever has no closed form is kept as an explicit :class:`GaussianExpectation` node over
 K i.i.d. standard normals (K = number of distinct linear forms), evaluated numerically later
-(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations).
+(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations); a
+term whose factors are not functions of one linear form each (tanh(g₁g₂)) becomes one node over
+the variables it depends on. docs/functions.md lists what is supported.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import sympy as sp
 
 from .special import OwensT, Relu
 
-__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate"]
+__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate", "UnknownDerivative"]
 
 
 @dataclass(frozen=True)
@@ -179,7 +186,10 @@ class _Term:
 
 
 def _linear_form(arg, variables):
-    poly = sp.Poly(sp.expand(arg), *variables)
+    try:
+        poly = sp.Poly(sp.expand(arg), *variables)
+    except sp.PolynomialError:          # not a polynomial in the variables (exp(x), log(x), ...)
+        return None
     if poly.total_degree() > 1:
         return None
     b = tuple(poly.coeff_monomial(v) for v in variables)
@@ -194,7 +204,10 @@ _GAUSS = sp.Lambda(_T, sp.exp(-_T**2))
 def _negative_square(arg, variables):
     """Write a quadratic arg as const − (a + bᵀg)² when its quadratic part has rank one."""
     arg = sp.expand(arg)
-    poly = sp.Poly(arg, *variables)
+    try:
+        poly = sp.Poly(arg, *variables)
+    except sp.PolynomialError:
+        return None
     if poly.total_degree() != 2:
         return None
     A = sp.hessian(arg, variables)
@@ -233,25 +246,57 @@ def _split_term(term, law):
         if exp.is_Integer and exp > 0 and isinstance(base, sp.Function) and (
                 len(base.args) == 1 or isinstance(base, sp.Heaviside)):
             lin = _linear_form(base.args[0], variables)
-            if lin is None:
-                return None
-            fn = sp.Lambda(_T, base.func(_T, *base.args[1:]))
-            factors.extend([(fn, lin)] * int(exp))
-            continue
-        if isinstance(fac, sp.exp):
+            if lin is not None:
+                fn = sp.Lambda(_T, base.func(_T, *base.args[1:]))
+                factors.extend([(fn, lin)] * int(exp))
+                continue
+        elif isinstance(fac, sp.exp):
             lin = _linear_form(fac.args[0], variables)
             if lin is not None:
                 factors.append((sp.Lambda(_T, sp.exp(_T)), lin))
                 continue
             square = _negative_square(fac.args[0], variables)
-            if square is None:
-                return None
-            const, lin = square
-            coef *= sp.exp(const)
-            factors.append((_GAUSS, lin))
-            continue
-        return None
+            if square is not None:
+                const, lin = square
+                coef *= sp.exp(const)
+                factors.append((_GAUSS, lin))
+                continue
+        composed = _composition(fac, variables)
+        if composed is None:
+            return None
+        factors.append(composed)
     return _Term(coef, mono, factors, law)
+
+
+def _composition(fac, variables):
+    """A factor that is some function φ of one linear form u of the variables, however it is
+    written (log(1 + exp(λx)), 1/(1 + exp(−x)), tanh(x²), ...): (Lambda φ, u), or None when it
+    depends on the variables otherwise (then the whole term becomes one explicit node).
+
+    The candidates for u are the linear forms among its functions' arguments and its powers'
+    bases and exponents, then each variable it depends on when it depends on only one."""
+    vset = set(variables)
+    used = [v for v in variables if v in fac.free_symbols]
+    seen, candidates = set(), []
+    for sub in sp.preorder_traversal(sp.powsimp(fac, deep=True, combine="exp")):
+        parts = sub.args if isinstance(sub, sp.Function) else sub.as_base_exp() if sub.is_Pow else ()
+        for part in parts:
+            lin = _linear_form(part, variables) if part.free_symbols & vset else None
+            if lin is not None and lin.key() not in seen:
+                seen.add(lin.key())
+                candidates.append(lin)
+    if len(used) == 1:
+        candidates.append(_Linear(sp.S.Zero, tuple(sp.S.One if v == used[0] else sp.S.Zero
+                                                   for v in variables)))
+    for lin in candidates:
+        i = next(k for k, b in enumerate(lin.b) if b != 0)
+        rest = sum((b * v for b, v in zip(lin.b, variables) if v != variables[i]), sp.S.Zero)
+        phi = fac.xreplace({variables[i]: (_T - lin.a - rest) / lin.b[i]})
+        if phi.free_symbols & vset:
+            phi = sp.expand(phi)          # exp(λ(u − b₂x₂))·exp(λb₂x₂) = exp(λu)
+        if not phi.free_symbols & vset:
+            return sp.Lambda(_T, phi), lin
+    return None
 
 
 def _tilt_square(law, lin):
@@ -344,6 +389,8 @@ def _partial_terms(t: _Term, mono: dict, j: int, cij):
                 _Term(t.coef, mono, rest, new_law))
         else:
             dfn = sp.Lambda(_T, sp.diff(fn.expr, _T))
+            if dfn.expr.has(sp.Derivative, sp.Subs):
+                raise unknown_derivative(dfn.expr)
             yield cij * lin.b[j] * _expect_term(_Term(t.coef, mono, rest + [(dfn, lin)], law))
 
 
@@ -397,7 +444,9 @@ def _expect_factors(factors, law):
     groups = {}
     for fn, lin in factors:
         groups.setdefault(lin.key(), (lin, []))[1].append(fn)
-    closed = None
+    closed = _trig_closed_form(factors, law)
+    if closed is not None:
+        return closed
     if len(groups) == 1:
         closed = _one_form_closed_form(*next(iter(groups.values())), law)
     elif len(groups) == 2:
@@ -429,6 +478,64 @@ def _two_form_closed_form(g1, g2, law):
     return _relu_pair(g1, g2, law)
 
 
+_MAX_TRIG = 4
+"""Products of at most this many sines and cosines take the closed form (2^(n−1) terms)."""
+
+
+def _trig_closed_form(factors, law):
+    """E[Π sin/cos(u_k)] for any linear forms u_k (n ≤ _MAX_TRIG), or None: the product is
+    turned into a sum of sin/cos(w) of sums and differences w of the forms (product-to-sum),
+    and E sin(w) = sin(m)·e^{−s²/2}, E cos(w) = cos(m)·e^{−s²/2} for w ~ N(m, s²)."""
+    coefs, kinds = [], []
+    for fn, _ in factors:               # c·sin(t) or c·cos(t) (Stein's derivatives: −sin, −cos)
+        c, f = fn.expr.as_coeff_Mul()
+        kind = "sin" if isinstance(f, sp.sin) else "cos" if isinstance(f, sp.cos) else None
+        if kind is None or f.args[0] != _T:
+            return None
+        coefs.append(c)
+        kinds.append(kind)
+    if len(kinds) > _MAX_TRIG:
+        return None
+    (first, lin), *rest = zip(kinds, (lin for _, lin in factors))
+    terms = [(sp.Mul(*coefs), first, lin)]
+    for kind, lin2 in rest:
+        new = []
+        for c, k, w in terms:
+            plus, minus = _combine(w, lin2, 1), _combine(w, lin2, -1)
+            if k == "cos" and kind == "cos":
+                new += [(c / 2, "cos", minus), (c / 2, "cos", plus)]
+            elif k == "sin" and kind == "sin":
+                new += [(c / 2, "cos", minus), (-c / 2, "cos", plus)]
+            elif k == "sin":                                # sin w · cos u
+                new += [(c / 2, "sin", plus), (c / 2, "sin", minus)]
+            else:                                           # cos w · sin u
+                new += [(c / 2, "sin", plus), (-c / 2, "sin", minus)]
+        terms = new
+    trig = {"sin": sp.sin, "cos": sp.cos}
+    return sp.Add(*(c * trig[k](w.mean(law)) * sp.exp(-w.var(law) / 2) for c, k, w in terms))
+
+
+def _combine(u, v, sign):
+    """The linear form u + sign·v."""
+    return _Linear(u.a + sign * v.a, tuple(x + sign * y for x, y in zip(u.b, v.b)))
+
+
+def _term_node(term, law):
+    """E[term] as one explicit node over the variables the term depends on, for a term whose
+    factors are not functions of one linear form each (tanh(g₁g₂), ...)."""
+    idx = [i for i, v in enumerate(law.variables) if v in term.free_symbols]
+    n = len(law.variables)
+    lins = [_Linear(sp.S.Zero, tuple(sp.S.One if j == i else sp.S.Zero for j in range(n)))
+            for i in idx]
+    K = len(lins)
+    S = sp.Matrix(K, K, lambda i, j: lins[i].cov_with(lins[j], law))
+    zs = sp.symbols(f"z_1:{K + 1}", real=True)
+    A = _cholesky(S)
+    gs = {law.variables[i]: law.mean[i] + sum((A[r, j] * zs[j] for j in range(r + 1)), sp.S.Zero)
+          for r, i in enumerate(idx)}
+    return GaussianExpectation(term.xreplace(gs), *zs)
+
+
 def _node(groups, law):
     """Explicit expectation over K standard normals realising the K linear forms' joint law."""
     K = len(groups)
@@ -454,17 +561,37 @@ def _cholesky(S):
     return A
 
 
+class UnknownDerivative(ValueError):
+    """An integrand (or its derivative under the integral) holds a derivative that SymPy does
+    not know: a function without ``fdiff``. The message is one line naming it."""
+
+
+def unknown_derivative(expr: sp.Expr) -> UnknownDerivative | None:
+    """The error to raise when ``expr`` holds an unevaluated derivative of a function, else
+    None."""
+    found = expr.atoms(sp.Derivative, sp.Subs)
+    if not found:
+        return None
+    inner = next(iter(sorted(set().union(*(a.atoms(sp.Function) for a in found)), key=str)), None)
+    name = getattr(getattr(inner, "func", None), "__name__", "a function")
+    return UnknownDerivative(
+        f"the derivative of {name} is not known to SymPy (the gradient flow needs it); allowed: "
+        "SymPy's functions (exp, log, sin, cos, tanh, erf, ...) and compositions of them, or a "
+        "sympy.Function subclass with fdiff (its derivative) and numpy/torch implementations "
+        "(docs/functions.md)")
+
+
 def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
-    """E[expr] under ``law``, in closed form where the rules above reach one."""
-    expr = sp.expand(sp.sympify(expr))
+    """E[expr] under ``law``, in closed form where the rules above reach one. UnknownDerivative
+    (a ValueError) when the integrand holds a derivative SymPy does not know."""
+    expr = sp.sympify(expr)
+    if expr.has(sp.Derivative, sp.Subs):
+        raise unknown_derivative(expr)
+    expr = sp.expand(expr)
     out = sp.S.Zero
     for term in sp.Add.make_args(expr):
         t = _split_term(term, law)
-        if t is None:
-            raise NotImplementedError(
-                f"expect: cannot integrate the factor structure of {term}; integrands must be "
-                "sums of monomials times functions of linear forms of the Gaussian variables")
-        out += _expect_term(t)
+        out += _term_node(term, law) if t is None else _expect_term(t)
     return out
 
 
@@ -488,8 +615,16 @@ def _integrate_node(node: GaussianExpectation) -> float:
     from scipy import integrate
 
     integrand, zs = node.conditioned()
-    f = sp.lambdify(zs, integrand, modules=[_NUMPY_KINKS, "numpy"])
-    dens = lambda *z: f(*z) * np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
+    own = {type(a).__name__: type(a).numpy for a in integrand.atoms(sp.Function)
+           if callable(getattr(type(a), "numpy", None))}     # user functions (docs/functions.md)
+    f = sp.lambdify(zs, integrand, modules=[own, _NUMPY_KINKS, "numpy"])
+
+    def dens(*z):
+        weight = np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
+        if weight == 0.0:       # far in the tails, where f may overflow (exp(λz)/(1 + exp(λz)))
+            return 0.0
+        with np.errstate(over="ignore"):
+            return f(*z) * weight
     if len(zs) == 1:
         pts = sorted(float(p) for p in _breakpoints(integrand, zs[0])[1:-1])
         return sum(integrate.quad(dens, a, b, limit=200, epsabs=1e-13, epsrel=1e-11)[0]

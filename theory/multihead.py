@@ -27,6 +27,7 @@ Derived here:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 from collections.abc import Callable
@@ -35,7 +36,7 @@ import sympy as sp
 
 __all__ = ["Activation", "ACTIVATIONS", "SHIFT_INVARIANCES", "MultiHeadModel", "HeadDerivation",
            "activation",
-           "saddle_hessian", "head_difference_block"]
+           "saddle_hessian", "saddle_symbols", "head_difference_block"]
 
 
 SHIFT_INVARIANCES = (None, "head", "all")
@@ -251,6 +252,17 @@ class HeadDerivation:
 
 
 # --- the unspecialized saddle, symbolically (Lemma III.1; spec "Hints") --------------------
+def saddle_symbols(H: int, F: int) -> tuple[list, tuple, sp.Matrix]:
+    """The symbols of :func:`saddle_hessian`, named 0-based like the reduced model's state
+    (``numerics.reduced.HeadReduced.state_names``): the overlaps m[h,f] (row-major, h < H,
+    f < F), the prior's mean mu[f] = Eθ_f and its second moment S[f,g] = Eθ_fθ_g, a symmetric
+    Matrix (its entries [f,g] and [g,f] are the one symbol S[min(f,g),max(f,g)])."""
+    m = [sp.Symbol(f"m[{h},{f}]", real=True) for h in range(H) for f in range(F)]
+    mu = tuple(sp.Symbol(f"mu[{f}]", real=True) for f in range(F))
+    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S[{min(i, j)},{max(i, j)}]", real=True))
+    return m, mu, S
+
+
 def saddle_hessian(model: MultiHeadModel) -> tuple[sp.Matrix, list, tuple, sp.Matrix]:
     """Hessian of the reduced loss in the keys' overlaps m (H×F, row-major) at m = 0, r = 0,
     b = 0, v = 0 (all logits zero), for any :class:`MultiHeadModel` (any activation, either
@@ -258,28 +270,40 @@ def saddle_hessian(model: MultiHeadModel) -> tuple[sp.Matrix, list, tuple, sp.Ma
 
     The model's own conditional loss φ(s, v) is taken with the logits s_hℓ = Σ_f m_hf χ_ℓf
     and v = 0, differentiated twice in m at m = 0 — a quadratic form in the spike
-    projections χ — and its Gaussian expectation taken with χ_1 = θ + g₁, χ_ℓ = g_ℓ (g
-    standard; the signal token first), then E over θ through the symbols mu_f = Eθ_f and
-    S_ff′ = Eθ_fθ_f′. Exact in L, H and the moments of θ.
+    projections χ — and its Gaussian expectation taken with χ_0 = θ + g₀, χ_ℓ = g_ℓ (g
+    standard; the signal token first), then E over θ through the symbols mu[f] = Eθ_f and
+    S[f,g] = Eθ_fθ_g. Exact in L, H and the moments of θ. Every index is 0-based, and the
+    symbols of m are named as the state: m[h,f] (``saddle_symbols``).
 
-    Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S)."""
-    from .gaussian import GaussianLaw, expect
+    Returns (Hessian Matrix, m symbols, mu symbols, second-moment Matrix S): new Matrices at
+    each call, derived once per model."""
     if not isinstance(model, MultiHeadModel):
         raise TypeError(f"saddle_hessian: model must be a MultiHeadModel, got {type(model).__name__} "
                         "(e.g. saddle_hessian(MultiHeadModel(H, L, F, activation)))")
+    try:
+        hash(model)
+    except TypeError:                      # an activation whose weights cannot be hashed
+        Hm, ms, mu, S = _derive_saddle_hessian(model)
+    else:
+        Hm, ms, mu, S = _kept_saddle_hessian(model)
+    return Hm.as_mutable(), list(ms), mu, S.as_mutable()
+
+
+def _derive_saddle_hessian(model: MultiHeadModel):
+    """``saddle_hessian``'s derivation (seconds for H·F = 4; ``_kept_saddle_hessian`` keeps it
+    for the last models: the command line prints it and evaluates it at a prior)."""
     from .derived import derive
+    from .gaussian import GaussianLaw, expect
     H, L, F = model.H, model.L, model.F
     derived = derive(model)
-    m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
-    chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))
-    theta = sp.symbols(f"theta_1:{F + 1}", real=True)
-    mu = sp.symbols(f"mu_1:{F + 1}", real=True)
-    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
+    ms, mu, S = saddle_symbols(H, F)
+    m = sp.Matrix(H, F, ms)
+    chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi[{l},{f}]", real=True))
+    theta = tuple(sp.Symbol(f"theta[{f}]", real=True) for f in range(F))
     logits = {derived.logits[h][l]: sum(m[h, f] * chi[l, f] for f in range(F))
               for h in range(H) for l in range(L)}
     logits.update({v: sp.S.Zero for v in derived.sinks})
     integrand = derived.conditional_loss.xreplace(logits)
-    ms = list(m)
     zero = {x: 0 for x in ms}
     law = GaussianLaw(tuple(chi), sp.Matrix([theta[f] if l == 0 else 0 for l in range(L)
                                              for f in range(F)]), sp.eye(L * F))
@@ -293,11 +317,15 @@ def saddle_hessian(model: MultiHeadModel) -> tuple[sp.Matrix, list, tuple, sp.Ma
             e = sp.expand(expect(q, law))                      # quadratic in θ
             e = e.subs(second).subs(squares).subs(first)
             Hm[i, j] = Hm[j, i] = sp.simplify(e)
-    return Hm, ms, mu, S
+    return sp.ImmutableMatrix(Hm), tuple(ms), mu, sp.ImmutableMatrix(S)
+
+
+_kept_saddle_hessian = functools.lru_cache(maxsize=32)(_derive_saddle_hessian)
 
 
 def head_difference_block(Hm, H: int, F: int, heads=(0, 1)):
-    """The Hessian restricted to the directions m_{h1} − m_{h2} (one per feature), unit norm."""
+    """The Hessian restricted to the directions m[h1,·] − m[h2,·] (one per feature), unit
+    norm."""
     h1, h2 = heads
     P = sp.zeros(H * F, F)
     for f in range(F):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .gaussian import GaussianLaw, expect
+from .gaussian import GaussianExpectation, GaussianLaw, expect
 from .model import GaussianToken, Model, projection
 
 __all__ = ["projection_law", "population_risk", "token_expectation"]
@@ -66,4 +66,8 @@ def _tidy(expr):
     expr = expr.replace(lambda e: isinstance(e, (sp.exp, sp.erf)),
                         lambda e: e.func(sp.factor(sp.cancel(e.args[0]))))
     expr = sp.powsimp(expr, combine="exp")
-    return sp.collect(sp.factor_terms(expr), list(expr.atoms(sp.exp)))
+    exps = expr.atoms(sp.exp)
+    nodes = expr.atoms(GaussianExpectation)
+    if nodes:        # collect rewrites a node that holds a collected symbol: never inside one
+        exps -= set().union(*(n.integrand.atoms(sp.exp) for n in nodes))
+    return sp.collect(sp.factor_terms(expr), list(exps))

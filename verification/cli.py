@@ -232,8 +232,11 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
         tls_key: Path | None = _tls_option("--tls-key", "this client's private key"),
         store: Path | None = typer.Option(None, help=_STORE_HELP),
-        force: bool = typer.Option(False, help="recompute every claim (the store is rewritten)")):
-    """Run claims, print the verdict table and write the report.
+        force: bool = typer.Option(False, help="recompute every claim (the store is rewritten)"),
+        wide: bool = typer.Option(False, "--wide", help="print the verdict table with each claim's "
+                                  "label and summary (always in report.md and report.html)")):
+    """Run claims, print the verdict table (within the terminal's width; --wide: with labels and
+    summaries) and write the report.
 
     report.json is rewritten after every claim ("complete": false until the end); a run that is
     interrupted resumes from the result store when started again with the same options."""
@@ -248,13 +251,11 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         with _interrupt_note(note):
             report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
                                 out=out, figures=figures, workers=workers, scheduler=scheduler,
-                                store=store, force=force, **cluster)
+                                store=store, force=force, wide=wide, **cluster)
     except ValueError as exc:
         _fail(str(exc))
-    others = [f for f in report.get("files", []) if f.startswith("report.") and f != "report.json"]
-    typer.echo(f"report: {out / 'report.json'}" + (f" (also {', '.join(others)})" if others else "")
-               + (f"; {report['reused']} of {len(claims)} claims reused from the store"
-                  if report.get("reused") else ""))
+    from .report import report_lines
+    typer.echo("\n".join(report_lines(out, report, len(claims))))
     for path in report.get("store_damaged", []):
         typer.secho(f"damaged store entry recomputed: {path}", fg="yellow", err=True)
     code = 0
@@ -533,6 +534,11 @@ benchmarks/cli_limits.md)."""
 
 
 def _equation_rows(rm, latex: bool, simplify: str | None) -> list[str]:
+    """The model's equations (``_equations``) as text, or LaTeX with ``latex``."""
+    return [eq.text(latex) for eq in _equations(rm, simplify)]
+
+
+def _equations(rm, simplify: str | None) -> list:
     """The model's equations; for the multi-head kind also the saddle Hessian (any activation,
     either output convention). ``simplify``: the option that asks to simplify them (None: as
     derived); a ValueError naming it when one is too large to simplify in reasonable time."""
@@ -541,10 +547,75 @@ def _equation_rows(rm, latex: bool, simplify: str | None) -> list[str]:
     if simplify:
         _check_simplifiable(eqs, simplify)
         eqs = [_simplified(eq) for eq in eqs]
-    rows = [eq.text(latex) for eq in eqs]
-    if saddle:
-        rows += [eq.text(latex) for eq in rm.saddle_equations()]
-    return rows
+    return eqs + (rm.saddle_equations() if saddle else [])
+
+
+_JSON_HELP = ("print one JSON document on stdout instead of text (errors: one line on stderr, "
+              "exit 2, as without it): numbers as JSON numbers, the parameters and the state's "
+              "names, every expression as 'text', 'latex' and 'srepr' (rebuild it with "
+              "sympy.parse_expr(srepr, local_dict=...), or eval(srepr) after from sympy import *, "
+              "local_dict holding the classes its 'classes' name as module:name, e.g. OwensT: "
+              "theory.special:OwensT)")
+
+
+def _plain(value):
+    """``value`` as JSON can hold it: numbers (NumPy's and SymPy's too) as numbers, a non-finite
+    one (JSON has none) as the string 'inf', '-inf' or 'nan'; mappings, sequences and arrays as
+    objects and lists; anything else as its text."""
+    import numpy as np
+    import sympy as sp
+    if value is None or isinstance(value, str | bool | np.bool_):
+        return value if not isinstance(value, np.bool_) else bool(value)
+    if isinstance(value, int | np.integer | sp.Integer):
+        return int(value)
+    if isinstance(value, float | np.floating | sp.Number):
+        x = float(value)
+        return x if math.isfinite(x) else str(x)
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _echo_json(doc: dict) -> None:
+    import json
+    typer.echo(json.dumps(_plain(doc), indent=1, allow_nan=False))
+
+
+def _expression(expr) -> dict:
+    """A SymPy expression or Matrix as {'text', 'latex', 'srepr', 'classes'}: 'classes' names
+    the classes in srepr that ``from sympy import *`` does not give (the suite's OwensT and
+    GaussianExpectation, SymPy's ExprCondPair, a user's own) as {name: 'module:qualname'}, for
+    parse_expr's local_dict."""
+    import sympy as sp
+
+    from theory.printing import latex
+    text = sp.srepr(expr)
+    return {"text": sp.sstr(expr), "latex": latex(expr), "srepr": text,
+            "classes": _srepr_classes(expr, text)}
+
+
+def _srepr_classes(expr, text: str) -> dict[str, str]:
+    import sympy as sp
+    found = {}
+    for part in (list(expr) if isinstance(expr, sp.MatrixBase) else [expr]):
+        for node in (sp.preorder_traversal(part) if isinstance(part, sp.Basic) else []):
+            cls = type(node)
+            if getattr(sp, cls.__name__, None) is not cls and f"{cls.__name__}(" in text:
+                found[cls.__name__] = f"{cls.__module__}:{cls.__qualname__}"
+    return dict(sorted(found.items()))
+
+
+def _equation_json(eq) -> dict:
+    """One equation: its name (plain and LaTeX) and its right-hand side as ``_expression``, or
+    as text and LaTeX with srepr null where it is stated in words (an expectation)."""
+    head = {"name": eq.lhs, "name_latex": eq.lhs_latex}
+    if isinstance(eq.rhs, str):
+        return {**head, "text": eq.rhs, "latex": eq.latex_rhs(), "srepr": None, "classes": {}}
+    return {**head, **_expression(eq.rhs), "latex": eq.latex_rhs()}
 
 
 def _check_simplifiable(eqs, option: str) -> None:
@@ -598,11 +669,15 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
                                          "output is simplified"),
            simplify: bool = typer.Option(False, help="simplify every expression (each of ≤ "
                                          f"{_MAX_SIMPLIFY_OPS} operations, so not the full "
-                                         "flows; implied by --on)")):
+                                         "flows; implied by --on)"),
+           json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; for a multi-head "
+                                         "model also 'saddle', as heads --json gives it, at the "
+                                         "model's prior")):
     """Print what the engine derives for a model: the reduced risk and its overlap flow
     (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
     weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
-    (sagitova2026, or a MultiHeadModel of your own)."""
+    (sagitova2026, or a MultiHeadModel of your own). --json: the same as one JSON document
+    (command, model, name, params, state_names, time, loss_name, on, simplified, equations)."""
     errors: list[str] = _cache_errors()
     fixed = _manifold(on, errors)
     rm, errs = _load(model, None)
@@ -619,12 +694,31 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
     errors += _derive_size_errors(model, rm)
     if errors:
         _fail_all(errors)
+    how = f"--on {on}" if fixed else "--simplify" if simplify else None
     try:
-        rows = _equation_rows(rm, latex, f"--on {on}" if fixed else "--simplify" if simplify else None)
+        if json_out:
+            eqs = _equations(rm, how)
+        else:
+            rows = _equation_rows(rm, latex, how)
     except ValueError as exc:
         _fail(str(exc))
+    if json_out:
+        _echo_json(_derived_json(model, rm, eqs, fixed, how is not None))
+        return
     for row in rows:
         typer.echo(row + "\n")
+
+
+def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
+    """``derive --json``'s document."""
+    doc = {"command": "derive", "model": model, "name": rm.name, "params": rm.params,
+           "state_names": list(rm.state_names), "time": rm.time, "loss_name": rm.loss_name,
+           "on": fixed, "simplified": simplified, "equations": [_equation_json(e) for e in eqs]}
+    if hasattr(rm, "saddle_equations"):
+        prior = getattr(rm, "prior", None)
+        moments = None if prior is None else _moments("prior", prior.mean(), cov=prior.cov())
+        doc["saddle"] = _saddle_answer(rm.model, moments)
+    return doc
 
 
 _MAX_HF, _MAX_HLF = 6, 18
@@ -657,6 +751,17 @@ def _derive_size_errors(model: str, rm) -> list[str]:
             f"allowed: {_SIZES} (larger sizes take minutes)"]
 
 
+_PRIOR_HELP = {
+    "mean": "the prior's mean μ = Eθ: F numbers, comma-separated (e.g. --mean 0.5,0); with "
+            "exactly one of --cov and --second-moment, the saddle Hessian is also evaluated at "
+            "this prior and its eigenvalues printed",
+    "cov": "the prior's covariance Cov θ: F×F numbers, rows separated by ';' and entries by ',' "
+           "(e.g. --cov '1,0;0,0.5'), symmetric and positive semi-definite (or --second-moment)",
+    "second-moment": "the prior's second moment S = E θθᵀ = Cov θ + μμᵀ (not the covariance "
+                     "unless μ = 0): F×F numbers as for --cov, symmetric, with S − μμᵀ positive "
+                     "semi-definite (or --cov)"}
+
+
 @app.command()
 def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
           L: int = typer.Option(4, help=f"tokens, ≥ 2 ({_SIZES})"),
@@ -666,14 +771,45 @@ def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
                                          "file) or an installed entry point "
                                          "(attention_verification.activations)"),
           output: str = typer.Option("mean", help="mean: ŷ = (1/H)Σ_h; sum: ŷ = Σ_h"),
-          latex: bool = typer.Option(False, help="print LaTeX instead of plain text")):
+          latex: bool = typer.Option(False, help="print LaTeX instead of plain text"),
+          mean: str | None = typer.Option(None, "--mean", help=_PRIOR_HELP["mean"]),
+          cov: str | None = typer.Option(None, "--cov", help=_PRIOR_HELP["cov"]),
+          second_moment: str | None = typer.Option(None, "--second-moment",
+                                                   help=_PRIOR_HELP["second-moment"]),
+          json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; 'saddle': the "
+                                        "Hessian's coordinates (the state's names m[0,0], ...), the "
+                                        "symbols of θ's moments, the symbolic matrix and, with a "
+                                        "prior, the prior, hessian_at_prior and eigenvalues")):
     """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
     weights, the conditional loss φ(s), the flow on (m, r, b, v) and the saddle Hessian of
-    Lemma III.1 in the head overlaps m at m = 0, r = 0, b = 0, sinks at v = 0 (θ's moments as
-    symbols mu_f, S_ff′); any activation and output convention."""
+    Lemma III.1 in the head overlaps m at m = 0, r = 0, b = 0, sinks at v = 0, symbolic in θ's
+    moments (every index 0-based, as in the state's names: rows m[0,0], m[0,1], ..., the mean
+    mu[0], ..., the second moment S[0,0], S[0,1], ...); any activation and output convention.
+    With a prior (--mean and either --cov or --second-moment) also the Hessian at it and its
+    eigenvalues, ascending. --json: one JSON document (command, params, state_names, time,
+    equations, saddle)."""
     from numerics.reduced import HeadReduced
     from theory.multihead import MultiHeadModel
+    act, moments = _heads_inputs(H, L, F, activation, output, (mean, cov, second_moment))
+    try:
+        rm = HeadReduced(MultiHeadModel(H, L, F, act, output=output))
+        eqs = _equations(rm, None)
+        saddle = _saddle_answer(rm.model, moments)
+    except ValueError as exc:
+        _fail(str(exc))
+    if json_out:
+        _echo_json({"command": "heads", "params": {"H": H, "L": L, "F": F, "activation": act.name,
+                                                   "output": output},
+                    "state_names": list(rm.state_names), "time": rm.time,
+                    "equations": [_equation_json(e) for e in eqs], "saddle": saddle})
+        return
+    for row in [eq.text(latex) for eq in eqs] + _saddle_rows(saddle, latex):
+        typer.echo(row + "\n")
 
+
+def _heads_inputs(H: int, L: int, F: int, activation: str, output: str, prior: tuple):
+    """(the activation, the prior's moments or None) of ``heads``' options; every error at
+    once, one line each, exit 2."""
     from .userfiles import load_activation
     errors = _size_errors(H, L, F) + _cache_errors()
     if output not in ("mean", "sum"):
@@ -683,15 +819,163 @@ def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
         act = load_activation(activation)
     except (ValueError, FileNotFoundError) as exc:
         errors.append(f"--{exc}" if str(exc).startswith("activation=") else f"--activation: {exc}")
+    moments = _prior_moments(F if F >= 1 else None, *prior, errors)
     if errors:
         _fail_all(errors)
+    return act, moments
+
+
+def _prior_moments(F: int | None, mean: str | None, cov: str | None, second: str | None,
+                   errors: list[str]) -> dict | None:
+    """The prior of ``heads --mean ... --cov/--second-moment ...`` as ``_moments``; None when
+    none of them is given, or on an error (each added to ``errors``). ``F`` None: the sizes
+    are wrong, only the options' combination is checked."""
+    if mean is None and cov is None and second is None:
+        return None
+    n0 = len(errors)
+    spread = [flag for flag, text in (("--cov", cov), ("--second-moment", second)) if text is not None]
+    both = ("exactly one of --cov (the covariance Cov θ) and --second-moment (S = E θθᵀ = "
+            "Cov θ + μμᵀ)")
+    if len(spread) == 2:
+        errors.append(f"--cov and --second-moment both given; allowed: {both}")
+    elif not spread:
+        errors.append(f"--mean {mean!r} alone; allowed: --mean with {both}")
+    if mean is None:
+        errors.append(f"{' and '.join(spread)} without --mean; allowed: the prior's mean too "
+                      "(F numbers, e.g. --mean 0,0)")
+    if F is None or len(errors) > n0:
+        return None
+    mu = _vector_option("--mean", mean, F, errors)
+    given = _matrix_option(spread[0], cov if cov is not None else second, F, errors)
+    if len(errors) > n0:
+        return None
+    if cov is not None:
+        return _psd_moments(mu, given, "cov", cov, errors)
+    return _psd_moments(mu, given, "second-moment", second, errors)
+
+
+def _psd_moments(mu, given, flag: str, text: str, errors: list[str]) -> dict | None:
+    """``_moments`` from the mean and the covariance or second moment given by ``--flag``, if
+    the covariance is positive semi-definite, else an error."""
+    import numpy as np
+    C = given if flag == "cov" else given - np.outer(mu, mu)
+    lam = float(np.linalg.eigvalsh(C).min())
+    if lam < -1e-12 * max(1.0, float(np.abs(C).max())):
+        what = ("not positive semi-definite" if flag == "cov" else
+                "S − μμᵀ (the covariance, μ from --mean) is not positive semi-definite")
+        errors.append(f"--{flag} {text!r}: {what} (eigenvalue {lam:.6g} < 0); "
+                      f"{_matrix_allowed('--' + flag, len(mu))}")
+        return None
+    return _moments(flag, mu, cov=given) if flag == "cov" else _moments(flag, mu, second=given)
+
+
+def _moments(given: str, mean, cov=None, second=None) -> dict:
+    """A prior's moments: the mean, the covariance and the second moment (E θθᵀ = Cov + μμᵀ;
+    either one given, the other computed) and which option (or 'prior') gave them."""
+    import numpy as np
+    mean = np.asarray(mean, float)
+    outer = np.outer(mean, mean)
+    cov = np.asarray(second, float) - outer if cov is None else np.asarray(cov, float)
+    second = cov + outer if second is None else np.asarray(second, float)
+    return {"given": given, "mean": mean, "cov": cov, "second_moment": second}
+
+
+def _finite_numbers(text: str) -> list[float] | None:
     try:
-        rm = HeadReduced(MultiHeadModel(H, L, F, act, output=output))
-        rows = _equation_rows(rm, latex, None)
-    except ValueError as exc:
-        _fail(str(exc))
-    for row in rows:
-        typer.echo(row + "\n")
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        return None
+    return values if all(math.isfinite(x) for x in values) else None
+
+
+def _vector_option(flag: str, text: str, F: int, errors: list[str]):
+    """The F numbers of ``flag text`` (comma-separated), or None and an error."""
+    import numpy as np
+    values = _finite_numbers(text)
+    if values is not None and len(values) == F:
+        return np.array(values)
+    why = ("not finite numbers" if values is None else
+           f"{len(values)} number{'s' if len(values) != 1 else ''}")
+    example = ",".join(["0.5"] + ["0"] * (F - 1))
+    errors.append(f"{flag} {text!r}: {why}; allowed: F = {F} finite numbers, comma-separated "
+                  f"(e.g. {flag} {example})")
+    return None
+
+
+def _matrix_option(flag: str, text: str, F: int, errors: list[str]):
+    """The symmetric F × F matrix of ``flag text`` (rows separated by ';', entries by ','), or
+    None and an error."""
+    import numpy as np
+    rows = [_finite_numbers(row) for row in text.split(";")]
+    why = None
+    if any(r is None for r in rows):
+        why = "not finite numbers"
+    elif len(rows) != F or any(len(r) != F for r in rows):
+        why = (f"{len(rows)} row{'s' if len(rows) != 1 else ''} of "
+               f"{' and '.join(str(len(r)) for r in rows)} numbers")
+    else:
+        A = np.array(rows)
+        gap = np.abs(A - A.T)
+        i, j = np.unravel_index(np.argmax(gap), gap.shape)
+        if gap[i, j] <= 1e-12 * max(1.0, float(np.abs(A).max())):
+            return (A + A.T) / 2
+        why = f"not symmetric ([{i},{j}] = {A[i, j]:g}, [{j},{i}] = {A[j, i]:g})"
+    errors.append(f"{flag} {text!r}: {why}; {_matrix_allowed(flag, F)}")
+    return None
+
+
+def _matrix_allowed(flag: str, F: int) -> str:
+    example = ";".join(",".join("1" if i == j else "0" for j in range(F)) for i in range(F))
+    return (f"allowed: {F}×{F} finite numbers, rows separated by ';' and entries by ',' (e.g. "
+            f"{flag} '{example}'), symmetric, " + (
+                "positive semi-definite (the covariance Cov θ)" if flag == "--cov" else
+                "with S − μμᵀ positive semi-definite (the second moment S = E θθᵀ = Cov θ + μμᵀ, "
+                "μ from --mean)"))
+
+
+def _saddle_answer(model, moments: dict | None) -> dict:
+    """The saddle Hessian of Lemma III.1 as an answer: its coordinates (the state's names
+    m[h,f]), the symbols of θ's moments, the symbolic matrix and, at a prior's ``moments``
+    (``_moments``), the prior, the numeric matrix and its eigenvalues (ascending); null
+    without a prior."""
+    import numpy as np
+
+    from theory.models.sagitova2026 import at_moments
+    from theory.multihead import saddle_hessian
+    Hm, ms, mu, S = saddle_hessian(model)
+    doc = {"coordinates": [str(x) for x in ms], "at": "m = 0, r = 0, b = 0, v = 0",
+           "mean_symbols": [str(x) for x in mu],
+           "second_moment_symbols": [[str(x) for x in S.row(i)] for i in range(S.rows)],
+           "hessian": _expression(Hm), "prior": None, "hessian_at_prior": None,
+           "eigenvalues": None}
+    if moments is not None:
+        Hn = at_moments(Hm, moments["mean"], moments["second_moment"], mu, S)
+        doc.update(prior=moments, hessian_at_prior=Hn,
+                   eigenvalues=np.linalg.eigvalsh((Hn + Hn.T) / 2))
+    return doc
+
+
+def _saddle_rows(saddle: dict, latex: bool) -> list[str]:
+    """``heads``' lines for the saddle Hessian at a prior: the matrix and its eigenvalues."""
+    import sympy as sp
+
+    from numerics.reduced.base import Equation
+    prior = saddle["prior"]
+    if prior is None:
+        return []
+    vec = ", ".join(f"{x + 0.0:.12g}" for x in prior["mean"])
+    cov, second = ("; ".join(", ".join(f"{x + 0.0:.12g}" for x in row) for row in prior[k])
+                   for k in ("cov", "second_moment"))
+    at = f"mean ({vec}), covariance ({cov}), second moment ({second})"
+    at_tex = (r"\mu = (" + vec + r"),\ \operatorname{Cov}\theta = (" + cov
+              + r"),\ \mathbb{E}\,\theta\theta^\top = (" + second + ")")
+    eig = ", ".join(f"{x + 0.0:.12g}" for x in saddle["eigenvalues"])
+    return [Equation(f"saddle Hessian at {at}", r"\left.\frac{\partial^2 L}{\partial m^2}"
+                     r"\right|_{m = r = b = 0,\ " + at_tex + "}",
+                     sp.Matrix(saddle["hessian_at_prior"])).text(latex),
+            Equation(f"saddle Hessian eigenvalues (ascending) at {at}",
+                     r"\operatorname{eig}\left.\frac{\partial^2 L}{\partial m^2}\right|_{"
+                     + at_tex + "}", eig, eig).text(latex)]
 
 
 def _pairs(items, what, errors: list[str]) -> dict:
@@ -772,7 +1056,13 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
              param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
                                                     "defaults for the rest)"),
              state: list[str] | None = typer.Option(None, "--state", "--overlap",
-                                                    help="name=value (repeatable; defaults for the rest)")):
+                                                    help="name=value (repeatable; defaults for the rest)"),
+             json_out: bool = typer.Option(False, "--json", help="print one JSON document on "
+                                           "stdout instead of text (errors: one line on stderr, "
+                                           "exit 2, as without it): command, model, name, params, "
+                                           "state_names, time, the state, the loss {name, value, "
+                                           "se (0: not estimated)} and the rhs {state name: "
+                                           "d name/d time}, numbers as JSON numbers")):
     """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
     at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
     evaluate dohmatob2025 --param link=quadratic (or link=PATH.py:NAME, a link of your own: a
@@ -792,14 +1082,30 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
         errors += _state_errors(checker, values)
     if errors:
         _fail_all(errors)
-    for line in _evaluated(rm, params, values):
+    y, loss, se, rhs = _evaluation(rm, params, values)
+    if json_out:
+        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": rm.params,
+                    "state_names": list(rm.state_names), "time": rm.time,
+                    "state": dict(zip(rm.state_names, y)),
+                    "loss": {"name": rm.loss_name, "value": loss, "se": se},
+                    "rhs": {name: r + 0.0 for name, r in zip(rm.state_names, rhs)}})
+        return
+    for line in _evaluated(rm, loss, se, rhs):
         typer.echo(line)
 
 
-def _evaluated(rm, params: dict, values: dict) -> list[str]:
-    """The loss and the flow's right-hand side at ``values``, as lines; one error line naming
-    the values when either is not finite (parameters in range whose formulas overflow, e.g.
-    --param L=1e308; no numpy overflow warning besides it)."""
+def _evaluated(rm, loss: float, se: float, rhs: list[float]) -> list[str]:
+    """``_evaluation``'s loss and right-hand side as lines."""
+    return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
+            + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
+               for name, r in zip(rm.state_names, rhs)])
+
+
+def _evaluation(rm, params: dict, values: dict) -> tuple:
+    """(the packed state, the loss, its standard error, the flow's right-hand side) at
+    ``values``; one error line naming the values when the loss or the right-hand side is not
+    finite (parameters in range whose formulas overflow, e.g. --param L=1e308; no numpy
+    overflow warning besides it)."""
     import numpy as np
     given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
                       *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
@@ -817,9 +1123,7 @@ def _evaluated(rm, params: dict, values: dict) -> list[str]:
     bad = ([rm.loss_name] if not math.isfinite(loss) else []) + bad
     if bad:
         _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; {allowed}")
-    return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
-            + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
-               for name, r in zip(rm.state_names, rhs)])
+    return [float(v) + 0.0 for v in y], float(loss), float(se), rhs
 
 
 def main():

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
-from .base import CodeGenerator, numbers_to_floats
+from .base import CodeGenerator, UnsupportedFunction, numbers_to_floats
 from .numpy_backend import NumpyGenerator
 from .torch_backend import TorchGenerator
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 BACKENDS = {"numpy": NumpyGenerator, "torch": TorchGenerator}
 
 __all__ = ["generate", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BACKENDS",
-           "numbers_to_floats"]
+           "numbers_to_floats", "UnsupportedFunction"]
 
 
 def generate(args: Iterable[sp.Symbol], outputs: Iterable[sp.Expr | float], backend: str = "numpy",

@@ -11,6 +11,16 @@ that evaluates all outputs together, batched over broadcast arrays:
 4. common-subexpression elimination over all outputs at once.
 
 The source is cached on disk by a hash of the expressions, the backend and library versions.
+
+A function of the user's own (docs/functions.md) is a ``sympy.Function`` subclass with
+``fdiff`` and numeric implementations as class attributes named after the backends,
+``numpy = staticmethod(...)`` and ``torch = staticmethod(...)``. The generated source only
+calls it by an identifier derived from the class's module and qualified name
+(``implementation_name``); the implementation itself is never printed into the source, it is
+put into the generated module's namespace when the source is loaded (cached or not). The cache
+key already names the class's module and qualified name (``expression_key``), so two different
+functions never share an entry. A function a backend cannot print is refused before any code
+is generated: :class:`UnsupportedFunction` (a ValueError), one line naming it.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import hashlib
 import numbers
+import re
 from typing import Any
 
 import sympy as sp
@@ -29,7 +40,8 @@ from theory.gaussian import GaussianExpectation
 from .cache import cached_text, content_hash
 
 __all__ = ["CodeGenerator", "GeneratedSource", "numbers_to_floats", "stable_rewrites",
-           "expression_key", "GENERATOR_VERSION"]
+           "expression_key", "GENERATOR_VERSION", "UnsupportedFunction", "UserFunctionPrinting",
+           "implementation_name", "user_implementations"]
 
 GENERATOR_VERSION = "2"
 
@@ -106,6 +118,114 @@ def expression_key(exprs: Sequence[Any]) -> str:
         return field("r", f"{type(item).__qualname__}:{item!r}")   # as srepr would print it
 
     return hashlib.sha256(b"".join(item_digest(sp.sympify(e)) for e in exprs)).hexdigest()
+
+
+class UnsupportedFunction(ValueError):
+    """A function in an expression that a backend cannot evaluate (no implementation, or a
+    derivative that SymPy does not know); its message is one line naming it."""
+
+
+def implementation_name(cls: type) -> str:
+    """The identifier by which generated code calls a user function's implementation: its
+    name (letters, digits and _ only) and a digest of its module and qualified name."""
+    ident = f"{cls.__module__}.{cls.__qualname__}"
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", cls.__name__)[:40]
+    return f"_fn_{stem}_{hashlib.sha256(ident.encode()).hexdigest()[:12]}"
+
+
+def _implementation(cls: type, backend: str):
+    impl = getattr(cls, backend, None) if isinstance(cls, type) and issubclass(cls, sp.Function) \
+        else None
+    return impl if callable(impl) else None
+
+
+def _functions(outputs: Sequence[Any]) -> tuple[dict[type, Any], list]:
+    """({class: one application} of the functions in ``outputs``, [unevaluated Derivative and
+    Subs]), each shared sub-expression visited once (``atoms`` re-walks them)."""
+    classes: dict[type, Any] = {}
+    derivatives: list = []
+    seen: set[int] = set()
+    stack = [sp.sympify(e) for e in outputs]
+    alive = list(stack)                 # ids stay unique while the nodes they name are alive
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node, sp.Basic):
+            continue
+        seen.add(id(node))
+        if isinstance(node, (sp.Derivative, sp.Subs)):
+            derivatives.append(node)
+        elif isinstance(node, sp.Function):
+            classes.setdefault(type(node), node)
+        stack.extend(node.args)
+        alive.extend(node.args)
+    return classes, derivatives
+
+
+def user_implementations(outputs: Sequence[Any], backend: str) -> dict[str, Callable]:
+    """{identifier: implementation} of the user functions in ``outputs`` that define one for
+    ``backend`` (a class attribute of that name); ValueError when two different classes would
+    share an identifier (same module and qualified name, e.g. made in a loop)."""
+    found: dict[str, tuple[type, Callable]] = {}
+    for cls in _functions(outputs)[0]:
+        impl = _implementation(cls, backend)
+        if impl is None:
+            continue
+        name = implementation_name(cls)
+        if name in found and found[name][0] is not cls:
+            raise UnsupportedFunction(
+                f"two different functions are named {cls.__module__}.{cls.__qualname__}; "
+                "allowed: one class per name (define each function once, at module level)")
+        found[name] = (cls, impl)
+    return {name: impl for name, (_, impl) in found.items()}
+
+
+class UserFunctionPrinting:
+    """Printer mixin: a call of a user function with an implementation for ``backend`` is
+    printed as a call of ``implementation_name(its class)``, whatever its name (a class named
+    like a known function, tanh say, still calls its own implementation)."""
+
+    backend = "numpy"
+
+    def _print(self, expr, **kwargs):
+        if isinstance(expr, sp.Function) and _implementation(type(expr), self.backend):
+            args = ", ".join(self._print(a) for a in expr.args)
+            return f"{implementation_name(type(expr))}({args})"
+        return super()._print(expr, **kwargs)
+
+
+_SUPPORTED = ("SymPy's functions that have a {b} counterpart (exp, log, sin, cos, tanh, erf, "
+              "Abs, ... and compositions of them) and functions of your own: a sympy.Function "
+              "subclass with fdiff and {b} = staticmethod(...) (docs/functions.md)")
+
+
+def _function_name(expr) -> str:
+    return getattr(expr.func, "__name__", None) or str(expr.func)
+
+
+def check_printable(printer, outputs: Sequence[Any], backend: str) -> None:
+    """UnsupportedFunction naming a function in ``outputs`` that ``printer`` cannot print, or
+    an unevaluated derivative of one, and what is supported; each class is tried once, on
+    fresh symbols."""
+    atoms, derivatives = _functions(outputs)
+    if derivatives:
+        inner = next(iter(derivatives[0].atoms(sp.Function)), None)
+        name = _function_name(inner) if inner is not None else "a function"
+        raise UnsupportedFunction(
+            f"the derivative of {name} is not known to SymPy; allowed: a function whose "
+            f"derivative SymPy knows: {_SUPPORTED.format(b=backend)}")
+    for cls, atom in sorted(atoms.items(), key=lambda item: item[0].__name__):
+        if _implementation(cls, backend):
+            continue
+        try:
+            probe = atom.func(*sp.symbols(f"_p0:{len(atom.args)}", real=True))
+        except (TypeError, ValueError):
+            probe = atom
+        try:
+            printer.doprint(probe)
+        except NotImplementedError:
+            raise UnsupportedFunction(
+                f"function {_function_name(atom)} has no {backend} implementation; allowed: "
+                f"{_SUPPORTED.format(b=backend)}") from None
 
 
 def _prepare(expr):
@@ -195,8 +315,9 @@ class CodeGenerator(abc.ABC):
     def compile(self, args: Sequence[sp.Symbol], outputs: Sequence[sp.Expr],
                 rule: Any = None) -> Callable[..., tuple]:
         """A callable evaluating all ``outputs`` at broadcast array arguments; returns a tuple."""
+        check_printable(self.printer(), outputs, self.name)
         text = self.source(args, outputs)
-        namespace = {"_RULE": rule}
+        namespace = {"_RULE": rule, **user_implementations(outputs, self.name)}
         # text is generated here or read back through cached_text, which returns an entry only
         # when its HMAC under the user's key matches (anything else is regenerated, never run)
         exec(compile(text, f"<generated {self.name}>", "exec"), namespace)

@@ -9,12 +9,14 @@ from sympy.printing.numpy import SciPyPrinter
 from collections.abc import Callable
 from typing import Any
 
-from .base import CodeGenerator
+from .base import CodeGenerator, UserFunctionPrinting
 
 __all__ = ["NumpyGenerator"]
 
 
-class _Printer(SciPyPrinter):
+class _Printer(UserFunctionPrinting, SciPyPrinter):
+    backend = "numpy"
+
     def __init__(self):
         super().__init__({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
 

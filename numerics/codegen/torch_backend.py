@@ -7,12 +7,14 @@ from typing import Any
 
 from sympy.printing.pytorch import TorchPrinter
 
-from .base import CodeGenerator
+from .base import CodeGenerator, UserFunctionPrinting
 
 __all__ = ["TorchGenerator"]
 
 
-class _Printer(TorchPrinter):
+class _Printer(UserFunctionPrinting, TorchPrinter):
+    backend = "torch"
+
     def _print_OwensT(self, expr):
         return "_owens_t({}, {})".format(*(self._print(a) for a in expr.args))
 

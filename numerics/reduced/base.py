@@ -45,7 +45,7 @@ class Equation:
     def latex_rhs(self) -> str:
         if self.rhs_latex is not None:
             return self.rhs_latex
-        return latex(self.rhs) if isinstance(self.rhs, sp.Basic) else str(self.rhs)
+        return latex(self.rhs) if isinstance(self.rhs, (sp.Basic, sp.MatrixBase)) else str(self.rhs)
 
 
 class ReducedModel(abc.ABC):

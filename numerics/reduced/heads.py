@@ -258,7 +258,9 @@ class HeadReduced(ReducedModel):
     def saddle_equations(self) -> list[Equation]:
         """The saddle Hessian in m at m = r = b = 0 (symbolic in θ's moments, and at the prior's
         moments when there is a prior), from the model's own loss (``theory.multihead.
-        saddle_hessian``: any activation, either output convention, sinks at v = 0)."""
+        saddle_hessian``: any activation, either output convention, sinks at v = 0); its rows
+        and columns are the coordinates m[h,f] in ``state_names`` order, its symbols mu[f] and
+        S[f,g] θ's mean and second moment, every index 0-based as in the state's names."""
         from theory.models.sagitova2026 import at_prior
         from theory.multihead import saddle_hessian
         Hm, ms, mu, S = saddle_hessian(self.model)

@@ -51,7 +51,7 @@ def test_derive_dohmatob_prints_rbar_and_its_overlap_flow():
 def test_derive_sagitova_prints_weights_loss_flow_and_saddle_hessian():
     out = _ok(["derive", "sagitova2026"])
     for piece in ("w_0 = ", "w_3 = ", "phi = ", "dm_hf/dtau = -E sum_l dphi/ds_hl * chi_lf",
-                  "dr/dtau = ", "db_h/dtau = ", "saddle Hessian d2L/dm2", "S_11",
+                  "dr/dtau = ", "db_h/dtau = ", "saddle Hessian d2L/dm2", "S[0,0]",
                   "saddle Hessian at the prior's moments"):
         assert piece in out, piece
 
@@ -216,7 +216,7 @@ def test_cli_derive_prints_the_reduced_equations():
 
 def test_cli_heads_prints_weights_loss_and_the_saddle_hessian():
     res = runner.invoke(app, ["heads", "--H", "2", "--L", "3", "--F", "1"])
-    assert res.exit_code == 0 and "phi = " in res.output and "S_11/27" in res.output
+    assert res.exit_code == 0 and "phi = " in res.output and "S[0,0]/27" in res.output
     bad = runner.invoke(app, ["heads", "--activation", "relu"])
     assert bad.exit_code == 2 and "activation=" in bad.output
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from numerics import generate
 from theory import GaussianExpectation, GaussianLaw, expect
+from theory.gaussian import evaluate
 
 g1, g2, g3 = sp.symbols("g1 g2 g3", real=True)
 
@@ -64,10 +65,20 @@ def test_erf_square_is_owens_t_and_zero_mean_reduces_to_arcsin():
         assert float(e.subs(b, bv).evalf(30)) == pytest.approx(float(target.subs(b, bv)), rel=1e-20)
 
 
-def test_unsupported_integrand_raises_clearly():
-    law = _law([0, 0, 0], sp.eye(3))
-    with pytest.raises(NotImplementedError, match="linear forms"):
-        expect(sp.erf(g1 * g2), law)
+def test_integrand_of_no_linear_form_becomes_one_node_over_its_variables():
+    """erf(g1·g2) is no function of one linear form: one node over (g1, g2), whose value
+    matches quadrature (it raised NotImplementedError before issue 28)."""
+    from scipy import integrate, special, stats
+    mu, C = [0.4, -0.3], [[1.0, 0.3], [0.3, 0.8]]
+    law = _law(mu + [0], [[1, 0.3, 0], [0.3, 0.8, 0], [0, 0, 1]])
+    e = expect(sp.erf(g1 * g2), law)
+    (node,) = e.atoms(GaussianExpectation)
+    assert len(node.variables) == 2
+    dens = stats.multivariate_normal(mu, C).pdf
+    ref = integrate.dblquad(lambda y, x: special.erf(x * y) * dens([x, y]), -9, 9, -9, 9,
+                            epsabs=1e-11)[0]
+    assert evaluate(e, {}) == pytest.approx(ref, abs=1e-9)            # adaptive quadrature
+    assert float(generate([], [e])()[0]) == pytest.approx(ref, abs=1e-4)   # Gauss–Hermite, 40²
 
 
 # --- ReLU closed forms and conditioned quadrature ------------------------------------------

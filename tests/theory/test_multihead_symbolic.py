@@ -36,11 +36,11 @@ def test_declared_shift_invariances_hold_symbolically(name):
 
 # -- the saddle Hessian against the former hand-written one (its own weights and loss) --------
 def _oracle_saddle_hessian(L, H, F, activation):
-    m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m_{h + 1}{f + 1}", real=True))
+    m = sp.Matrix(H, F, lambda h, f: sp.Symbol(f"m[{h},{f}]", real=True))     # as the state
     chi = sp.Matrix(L, F, lambda l, f: sp.Symbol(f"chi_{l + 1}{f + 1}", real=True))
     theta = sp.symbols(f"theta_1:{F + 1}", real=True)
-    mu = sp.symbols(f"mu_1:{F + 1}", real=True)
-    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
+    mu = tuple(sp.Symbol(f"mu[{f}]", real=True) for f in range(F))
+    S = sp.Matrix(F, F, lambda i, j: sp.Symbol(f"S[{min(i, j)},{max(i, j)}]", real=True))
     s = [[sum(m[h, f] * chi[l, f] for f in range(F)) for l in range(L)] for h in range(H)]
     if activation == "softmax":
         A = [[sp.exp(x) / sum(sp.exp(y) for y in row) for x in row] for row in s]

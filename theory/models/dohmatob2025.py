@@ -1,5 +1,5 @@
 """Dohmatob (NeurIPS 2025), "Understanding Softmax Attention Layers: Exact Mean-Field Analysis
-on a Toy Problem" (OpenReview GiqeRe1NsY). Spec: shared/spec/dohmatob2025.md.
+on a Toy Problem" (OpenReview GiqeRe1NsY). The model in full: docs/models/dohmatob2025.md.
 
 This file holds the paper's statements about the random energy model formed by the e^{αd}
 dummy tokens (Eqs. 14–18) and its risk R̄ (Prop. 1), as the paper states them: they are what

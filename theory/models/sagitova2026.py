@@ -1,6 +1,6 @@
 """Sagitova, Duranthon, Zdeborová (2026), "Specialization of softmax attention heads: insights
-from the high-dimensional single-location model" (arXiv 2603.03993). Spec:
-shared/spec/sagitova2026.md — the suite's reading of the paper, parameterised (activation,
+from the high-dimensional single-location model" (arXiv 2603.03993). The model in full:
+docs/models/sagitova2026.md — the suite's reading of the paper, parameterised (activation,
 prior, H, F, L) so that the paper's exact conventions can be swapped in.
 
 Data: spikes k*_f (f ≤ F), latent θ ~ P_θ, location ε uniform on [L]; the projections
@@ -27,7 +27,7 @@ from ..headstate import HeadState
 from ..model import Param
 
 __all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters", "at_prior",
-           "PARAMS", "DEFAULT_PARAMS", "WORDS"]
+           "at_moments", "PARAMS", "DEFAULT_PARAMS", "WORDS"]
 
 
 def _sym(name):
@@ -184,10 +184,22 @@ def bsoftmax_bayes_parameters(prior: DiscretePrior) -> HeadState:
 
 
 def at_prior(expr, prior, mu, S):
-    """Substitute a prior's moments (mu_f = Eθ_f, S_ff′ = Eθ_fθ_f′) into a symbolic matrix
+    """Substitute a prior's moments (mu[f] = Eθ_f, S[f,g] = Eθ_fθ_g) into a symbolic matrix
     from ``theory.multihead.saddle_hessian`` and return it as a float array."""
-    F = prior.F
-    second = prior.cov() + np.outer(prior.mean(), prior.mean())
+    return at_moments(expr, prior.mean(), prior.cov() + np.outer(prior.mean(), prior.mean()),
+                      mu, S)
+
+
+def at_moments(expr, mean, second_moment, mu, S):
+    """``expr`` (a symbolic matrix from ``theory.multihead.saddle_hessian``) at θ's mean
+    (F numbers, for the symbols mu[f]) and second moment E θθᵀ (F × F, symmetric, for the
+    symbols S[f,g]), as a float array."""
+    mean = np.asarray(mean, float).ravel()
+    second = np.asarray(second_moment, float)
+    F = len(mu)
+    if mean.shape != (F,) or second.shape != (F, F):
+        raise ValueError(f"at_moments: mean of shape {mean.shape} and second moment of shape "
+                         f"{second.shape}; allowed: ({F},) and ({F}, {F})")
     subs = {S[a, b]: second[a, b] for a in range(F) for b in range(F)}
-    subs.update({mu[a]: prior.mean()[a] for a in range(F)})
+    subs.update({mu[a]: mean[a] for a in range(F)})
     return np.array(expr.subs(subs).evalf(), float)

@@ -1,5 +1,5 @@
 """Claims of Dohmatob (NeurIPS 2025), softmax attention in the random-energy-model regime.
-Spec: shared/spec/dohmatob2025.md. One module per section of the spec; importing the package
+Model and claims: docs/models/dohmatob2025.md. One module per section of the spec; importing the package
 registers every claim, in the order of the spec's file:
 
 * ``rem_constants``: REM constants (Eqs. 14–18), Gibbs averages (Props. 12–13):

@@ -1,5 +1,5 @@
 """Claims of Marion, Berthier, Biau, Boyer (ICLR 2025), arXiv 2410.01537: erf attention on
-single-location regression. Spec: shared/spec/marion2025.md.
+single-location regression. Model and claims: docs/models/marion2025.md.
 
 One module per part of the paper: ``sec3_risk`` (the risk in closed form, the linear baseline,
 the Bayes limit: Thm 1, Prop. 3, Cor. 2), ``sec5_dynamics`` (the invariant manifold, the saddle,

@@ -1,6 +1,6 @@
 """Claims of Sagitova, Duranthon, Zdeborová (2026), multi-head softmax attention in the
-single-location model (spec: shared/spec/sagitova2026.md, the suite's reading of the paper), one
-module per section of the paper; importing this package registers them all.
+single-location model (model and claims: docs/models/sagitova2026.md, the suite's reading of the
+paper), one module per section of the paper; importing this package registers them all.
 
 - ``sec3_landscape``: the reduced loss (Prop. III.1) and the saddle Hessian (Lemma III.1);
 - ``sec3_dynamics``: SGD → gradient flow (Prop. III.2), the symmetric manifold, the

@@ -11,6 +11,7 @@ import sympy as sp
 from numerics.multihead import HeadState, draw, finite_d_loss, reduced_loss
 from theory.models.sagitova2026 import GaussianPrior, at_prior
 from theory.multihead import MultiHeadModel, head_difference_block, saddle_hessian
+from theory.printing import latex
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...stats import finite
@@ -219,7 +220,7 @@ def lemma_iii1(ctx, block=None):
     for k, r in enumerate(rows):
         r["numeric_agrees"] = bool(check.ok[k * per:(k + 1) * per].all())
     evidence = {"L": L, "H": H, "F": F, "symbolic_hessian": str(B_sym),
-                "symbolic_hessian_latex": sp.latex(B_sym), "second_moment_symbols": str(S),
+                "symbolic_hessian_latex": latex(B_sym), "second_moment_symbols": str(S),
                 "rows": rows, "z": check.z, "n": n, "check": check.evidence()}
     if check.decision == "refuted":
         w = rows[check.details["worst_index"] // per]
