@@ -109,3 +109,15 @@ def same_law(a, b, records):
     from scipy.stats import norm
     z = norm.isf(1e-3 / (2 * len(zs)))
     return float(zs.max()), z
+
+
+def compiled_flow(cm, params, q0, t_eval):
+    """A compiled model's overlap flow by Radau with its symbolic Jacobian (the front door)."""
+    import numpy as np
+
+    from numerics.ode import integrate
+    p = cm.model.check_params(params)
+    tr = integrate(lambda q: cm.rhs(p, q, check=False), np.asarray(q0, float), t_eval,
+                   jac=lambda q: cm.jacobian(p, q, check=False), method="Radau")
+    assert tr.ok, tr.message
+    return tr

@@ -12,6 +12,7 @@ import pytest
 from numerics import compiled
 from numerics.ode import ADAPTIVE, SCHEMES, STATUSES, Status, Trajectory, integrate
 from theory.models.marion2025 import MODEL
+from tests.helpers import compiled_flow
 
 T = np.linspace(0.0, 2.0, 21)
 
@@ -169,15 +170,6 @@ P = dict(d=64, L=3, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 
 
-def _flow(cm, params, q0, t_eval):
-    """A compiled model's overlap flow by Radau with its symbolic Jacobian (the front door)."""
-    p = cm.model.check_params(params)
-    tr = integrate(lambda q: cm.rhs(p, q, check=False), np.asarray(q0, float), t_eval,
-                   jac=lambda q: cm.jacobian(p, q, check=False), method="Radau")
-    assert tr.ok, tr.message
-    return tr
-
-
 def test_adaptive_and_fixed_step_agree_on_linear_ode():
     A = np.array([[-1.0, 2.0], [-2.0, -1.0]])
     t = np.linspace(0, 3, 7)
@@ -201,5 +193,5 @@ def test_euler_maruyama_ornstein_uhlenbeck_variance():
 
 def test_flow_keeps_overlaps_inside_the_sphere():
     cm = compiled(MODEL)
-    tr = _flow(cm, P, cm.q_vector(INIT), np.linspace(0, 20, 11))
+    tr = compiled_flow(cm, P, cm.q_vector(INIT), np.linspace(0, 20, 11))
     assert np.all(np.abs(tr.y) <= 1 + 1e-9)

@@ -8,20 +8,11 @@ import pytest
 import torch
 
 from numerics import SimulationConfig, compiled, simulate
-from numerics.ode import integrate
 from theory.models.marion2025 import MODEL
+from tests.helpers import compiled_flow
 
 P = dict(d=64, L=3, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
-
-
-def _flow(cm, params, q0, t_eval):
-    """A compiled model's overlap flow by Radau with its symbolic Jacobian (the front door)."""
-    p = cm.model.check_params(params)
-    tr = integrate(lambda q: cm.rhs(p, q, check=False), np.asarray(q0, float), t_eval,
-                   jac=lambda q: cm.jacobian(p, q, check=False), method="Radau")
-    assert tr.ok, tr.message
-    return tr
 
 
 def test_sgd_is_reproducible_and_seeds_are_independent():
@@ -52,7 +43,7 @@ def test_ode_tracks_batched_sgd():
                            init=INIT, device="cpu", seed=2)
     res = simulate(MODEL, p, cfg)
     cm = compiled(MODEL)
-    ode = _flow(cm, p, cm.q_vector(INIT), res.t).y
+    ode = compiled_flow(cm, p, cm.q_vector(INIT), res.t).y
     # finite-d noise drift ∝ lr·d/batch ≈ 0.03 per unit time plus fluctuations
     assert np.max(np.abs(res.mean() - ode)) < 0.06
 
