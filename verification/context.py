@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .checks.policies import Ledger
+from .declare import PROFILES
+from .domain import setting_key
 
 __all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA"]
 
-PROFILES = ("quick", "full")
 DEFAULT_ALPHA = 1e-4
 """A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
 
@@ -67,6 +68,9 @@ class Context:
     """The content hash of the claim's simulations (code, parameters, seed, profile, device,
     versions, mutation; not the perturbation, which only changes the judging): the prefix of
     every subtask key of ``map``."""
+    setting: tuple = ()
+    """The setting of the claim's domain being judged, as sorted (name, value) pairs (empty: a
+    claim without coordinates); it is part of every seed ``claim_seed`` derives."""
     mapper: Mapper | None = field(default=None, compare=False, repr=False)
     """How ``map`` runs its calls, set by the run's tasks (``verification.tasks.map_subtasks``:
     each call a task of the run's engine, stored under ``task_key``); None: ``in_order``."""
@@ -91,7 +95,8 @@ class Context:
 
     def claim_seed(self, claim_id: str) -> int:
         """A seed per claim derived from the run seed (independent streams, reproducible)."""
-        h = hashlib.sha256(f"{self.seed}:{claim_id}".encode()).digest()
+        at = "" if not self.setting else "@" + setting_key(dict(self.setting))
+        h = hashlib.sha256(f"{self.seed}:{claim_id}{at}".encode()).digest()
         return int.from_bytes(h[:4], "little")
 
     def rng(self, claim_id: str) -> np.random.Generator:

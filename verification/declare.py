@@ -17,12 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .domain import Domain, as_domain, setting_key
+
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY"]
+__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "combine_settings"]
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
+PROFILES = ("quick", "full")
+"""The run profiles: each a named point set of every claim's domain."""
 
 
 @dataclass
@@ -45,7 +49,9 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Claim:
-    """One registered paper statement: ``check(ctx, **overrides) -> Outcome``."""
+    """One registered paper statement over its parameter domain: ``check(ctx, **setting,
+    **overrides) -> Outcome`` judges one setting; calling the claim judges the settings its
+    context's profile names (``points``) and combines them (``combine_settings``)."""
 
     id: str
     paper: str
@@ -66,9 +72,42 @@ class Claim:
     where the substitutes come from. None for the paper's own claim."""
     extra_modules: tuple[str, ...] = ()
     """Modules beyond ``module`` whose code the claim runs (a variant's substitutes)."""
+    domain: Domain = field(default_factory=lambda: Domain({}))
+    """What the statement quantifies over (``verification.domain``); no coordinate: one
+    setting, the empty one."""
+    points: dict[str, tuple[dict, ...]] | None = None
+    """The settings each profile judges ({"quick": [...], "full": [...]}); None: the
+    reference alone."""
+
+    def settings(self, profile: str) -> tuple[dict, ...]:
+        """The settings ``profile`` judges (validated when the claim was declared)."""
+        if self.points is None:
+            return (self.domain.reference,)
+        return self.points[profile]
 
     def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
-        return self.check(ctx, **overrides)
+        """The verdict over the settings of ``ctx.profile``: each judged at α/n (Bonferroni
+        over the n settings, so the combined verdict keeps the claim's α), one ledger."""
+        if not self.domain.coordinates:
+            return self.check(ctx, **overrides)
+        settings = self.settings(ctx.profile)
+        share = dataclasses.replace(ctx, alpha=ctx.alpha / len(settings))
+        outcomes = []
+        for i, setting in enumerate(settings):
+            part = dataclasses.replace(share, progress=_part(ctx, i, len(settings)))
+            outcomes.append(self.at(part, setting, **overrides))
+        return combine_settings(self.domain, settings, outcomes)
+
+    def at(self, ctx: Context, setting: dict, **overrides: Any) -> Outcome:
+        """The Outcome at one ``setting`` of the domain (validated: a ValueError names the
+        coordinate and its allowed range), judged at ``ctx.alpha``."""
+        setting = self.domain.validate(setting)
+        if setting:
+            key = setting_key(setting)
+            ctx = dataclasses.replace(
+                ctx, setting=tuple(sorted(setting.items())),
+                task_key=_subkey(ctx.task_key, key) if ctx.task_key else ctx.task_key)
+        return self.check(ctx, **setting, **overrides)
 
     def variant(self, name: str | None = None, **overrides: Any) -> Claim:
         """This claim run on substituted inputs (a model, a formula: the keyword overrides the
@@ -106,23 +145,108 @@ REGISTRY: dict[str, Claim] = {}
 
 def claim(id: str, label: str, statement: str, statistical: bool = True,
           reading: str = "", alpha: float | None = None,
-          mutations: dict[str, Callable[[], dict]] | None = None
+          mutations: dict[str, Callable[[], dict]] | None = None,
+          domain: Domain | dict | None = None, reference: dict | None = None,
+          where: Any = (), points: dict | list | None = None
           ) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
     """Register a claim check under ``id`` ('<paper>:<claim>'); ``alpha`` its own
-    false-refutation probability (default ``verification.context.DEFAULT_ALPHA``)."""
+    false-refutation probability (default ``verification.context.DEFAULT_ALPHA``).
+
+    domain/where/reference: what the statement quantifies over (``verification.domain``); the
+    check then takes each coordinate as a keyword argument. points: the settings the profiles
+    judge, {"quick": [...], "full": [...]} or one list for both (default: the reference)."""
     if alpha is not None and not 0 < alpha < 1:
         raise ValueError(f"claim {id}: alpha={alpha!r}; allowed: 0 < alpha < 1")
     paper = id.split(":", 1)[0]
+    try:
+        dom = as_domain(domain, reference, where)
+        named = _points(dom, points)
+    except ValueError as exc:
+        raise ValueError(f"claim {id}: {exc}") from None
 
     def wrap(fn):
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
+        _takes_coordinates(id, fn, dom)
         REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
-                            mutations, _module_of(fn))
+                            mutations, _module_of(fn), domain=dom, points=named)
         fn.claim = REGISTRY[id]
         return fn
 
     return wrap
+
+
+def _points(dom: Domain, points: dict | list | None) -> dict[str, tuple[dict, ...]] | None:
+    if points is None:
+        return None
+    if isinstance(points, (list, tuple)):
+        points = {p: points for p in PROFILES}
+    if set(points) != set(PROFILES):
+        raise ValueError(f"points has profiles {sorted(points)}; allowed: exactly {list(PROFILES)}")
+    out = {}
+    for profile, settings in points.items():
+        if not settings:
+            raise ValueError(f"points[{profile!r}] is empty; allowed: one setting or more")
+        out[profile] = tuple(dom.validate(s, what=f"points[{profile!r}]") for s in settings)
+    return out
+
+
+def _takes_coordinates(id: str, fn: Callable, dom: Domain) -> None:
+    import inspect
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    missing = [k for k in dom.names if k not in params]
+    if missing:
+        raise ValueError(f"claim {id}: the check does not take the domain's coordinate(s) "
+                         f"{missing} as keyword arguments")
+
+
+def _subkey(parent: str, setting: str) -> str:
+    import hashlib
+    return hashlib.sha256(f"{parent}|{setting}".encode()).hexdigest()
+
+
+def _part(ctx: Context, i: int, n: int):
+    if ctx.progress is None:
+        return None
+    return lambda f: ctx.progress((i + min(max(float(f), 0.0), 1.0)) / n)
+
+
+_PRECEDENCE = ("refuted", "error", "inconclusive", "confirmed")
+
+
+def combine_settings(domain: Domain, settings: tuple[dict, ...], outcomes: list[Outcome]) -> Outcome:
+    """One Outcome for a claim judged at several settings: refuted where any setting is (the
+    one closest to the reference is quoted), else error, else inconclusive, else confirmed;
+    the evidence lists every setting's verdict. One setting: its Outcome, naming the setting."""
+    n = len(outcomes)
+    verdict = next(v for v in _PRECEDENCE if any(o.verdict == v for o in outcomes))
+    hits = [i for i, o in enumerate(outcomes) if o.verdict == verdict]
+    i = min(hits, key=lambda j: domain.distance(settings[j], domain.reference))
+    at = setting_key(settings[i])
+    holds = sum(o.verdict == "confirmed" for o in outcomes)
+    rows = [{"setting": s, "verdict": o.verdict, "summary": o.summary}
+            for s, o in zip(settings, outcomes)]
+    if n == 1:
+        o = outcomes[0]
+        evidence = {**o.evidence, "domain": {"setting": settings[0], "settings": rows}}
+        return Outcome(o.verdict, f"at {at}: {o.summary}", evidence, o.tracked, o.arrays,
+                       o.figures)
+    head = {"confirmed": f"confirmed at all {n} settings of the domain",
+            "refuted": f"refuted at {len(hits)} of {n} settings of the domain (holds at "
+                       f"{100 * holds / n:.0f} %)",
+            "inconclusive": f"undecided at {len(hits)} of {n} settings of the domain, "
+                            f"confirmed at {holds}",
+            "error": f"no verdict at {len(hits)} of {n} settings of the domain"}[verdict]
+    where = "closest to the reference" if len(hits) > 1 else "at"
+    summary = f"{head}; {where} {at}: {outcomes[i].summary}"
+    evidence = {"domain": {"settings": rows, "holds_at": holds / n}, "settings": [
+        {"setting": s, "verdict": o.verdict, "evidence": o.evidence}
+        for s, o in zip(settings, outcomes)]}
+    tracked = {f"s{j}:{k}": v for j, o in enumerate(outcomes) for k, v in o.tracked.items()}
+    arrays = {f"s{j}/{k}": v for j, o in enumerate(outcomes) for k, v in o.arrays.items()}
+    return Outcome(verdict, summary, evidence, tracked, arrays, outcomes[i].figures)
 
 
 def _module_of(obj: Any) -> str:

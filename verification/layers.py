@@ -34,7 +34,7 @@ LAYERS: tuple[Layer, ...] = (
                                                          "numerics.codegen.signing"), hashed=False),
     Layer("numerics: generated code, expectations, flows, SGD", ("numerics",), hashed=True),
     Layer("claim API: what a claim computes and judges with",
-          ("verification.declare", "verification.registry", "verification.stats",
+          ("verification.domain", "verification.declare", "verification.registry", "verification.stats",
            "verification.checks", "verification.context"), hashed=True),
     Layer("claims: the papers' statements", ("verification.claims",), hashed=True),
     Layer("catalogue: which claims, models and users' files there are",

@@ -60,13 +60,17 @@ def environment() -> dict[str, str | None]:
     return env
 
 
-def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outcome]:
+def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
+              **overrides: Any) -> tuple[dict, Outcome]:
     """(entry for report.json, Outcome). The claim runs with its own α (if it declares one)
-    and a fresh ledger, whatever ``ctx`` carried; exceptions become verdict 'error'."""
+    and a fresh ledger, whatever ``ctx`` carried, over its profile's settings or, given
+    ``setting``, at that one setting of its domain (at the whole α: a map's point); exceptions
+    become verdict 'error'."""
     ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
     start = time.perf_counter()
     try:
-        outcome = claim(ctx, **overrides)
+        outcome = (claim(ctx, **overrides) if setting is None
+                   else claim.at(ctx, setting, **overrides))
         if not isinstance(outcome, Outcome):
             raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
     except (NaNInEvidence, OutsideRealisableSet) as exc:
@@ -94,6 +98,12 @@ def run_claim(claim: Claim, ctx: Context, **overrides: Any) -> tuple[dict, Outco
              "evidence": evidence, "seconds": seconds}
     if ctx.perturbation is not None:      # calibration: did the perturbation change anything?
         entry["perturbation_applied"] = ctx.ledger.perturbation_applied
+    if claim.domain.coordinates:
+        entry["domain"] = {"coordinates": claim.domain.to_json()["coordinates"],
+                           "where": [n for n, _ in claim.domain.where],
+                           "reference": claim.domain.reference,
+                           "settings": [setting] if setting is not None
+                           else list(claim.settings(ctx.profile))}
     if claim.reading:
         entry["reading"] = claim.reading
     if claim.provenance:
@@ -146,10 +156,16 @@ def _versions() -> dict:
 
 
 def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: int, device: str,
-              mutation: str | None, perturbation: tuple | None = None) -> str:
+              mutation: str | None, perturbation: tuple | None = None,
+              setting: dict | None = None) -> str:
     """The content hash of one claim run (see ``verification.store``); ``module``: the modules
-    whose code it runs (this module's, which builds the entry, is added); ``perturbation=None``
-    gives the key its simulations share with the perturbed runs of calibration."""
+    whose code it runs (this module's, which builds the entry, is added); ``setting``: one
+    setting of its domain (a map's point; None: the profile's settings). With
+    ``mutation=perturbation=None`` it is the key the claim's simulations (``Context.map``) are
+    stored under, shared by its perturbed and mutated runs: a subtask's result depends only on
+    its function, its item and the run's seed, profile, device and setting, so a declared
+    mutation that changes only the judged side reuses the true model's simulations, and one
+    that changes the simulated model shows in the items it maps over."""
     from .codehash import code_hash
     modules = [module] if isinstance(module, str) else list(module)
     return task_key(kind="claim", claim=claim_id,
@@ -157,7 +173,7 @@ def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: in
                     profile=profile,
                     seed=int(seed), device=device, mutation=mutation,
                     perturbation=list(perturbation) if perturbation else None,
-                    versions=_versions(), suite=SUITE_VERSION)
+                    setting=setting, versions=_versions(), suite=SUITE_VERSION)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,26 +192,32 @@ class ClaimTask:
     store: ResultStore | None = None
     key: str = ""
     sim_key: str = ""
+    setting: dict | None = None
+    """One setting of the claim's domain (a map's point); None: the profile's settings."""
     claim: Any = dataclasses.field(default=None, compare=False, repr=False)
     """The Claim itself (it travels by reference to its module; an unregistered claim, as a
     test or notebook builds one, travels whole)."""
 
     @classmethod
     def make(cls, claim, profile: str, seed: int, device: str, perturbation=None, mutation=None,
-             figures: bool = True, store: ResultStore | None = None) -> ClaimTask:
+             figures: bool = True, store: ResultStore | None = None,
+             setting: dict | None = None) -> ClaimTask:
         if mutation is not None and mutation not in (claim.mutations or {}):
             raise ValueError(f"mutation={mutation!r}; allowed for {claim.id}: "
                              f"{sorted(claim.mutations or {})}")
+        if setting is not None:
+            setting = claim.domain.validate(setting)
         module = claim.module or claim.check.__module__
         modules = [module, *claim.extra_modules]
         try:
-            key = claim_key(claim.id, modules, profile, seed, device, mutation, perturbation)
-            sim = claim_key(claim.id, modules, profile, seed, device, mutation)
+            key = claim_key(claim.id, modules, profile, seed, device, mutation, perturbation,
+                            setting)
+            sim = claim_key(claim.id, modules, profile, seed, device, None, None, setting)
         except ValueError:      # code without a source file (typed in a notebook): not stored,
             key = sim = ""      # since nothing could tell when it changed
             store = None
         return cls(claim.id, module, profile, int(seed), device, perturbation, mutation,
-                   figures, store, key, sim, claim)
+                   figures, store, key, sim, setting, claim)
 
     def lookup(self) -> dict | None:
         """The stored result when usable (it has figures if figures are wanted), else None. An
@@ -265,7 +287,7 @@ def claim_task(task: ClaimTask) -> dict:
                   perturbation=task.perturbation, store=task.store, task_key=task.sim_key,
                   mapper=map_subtasks)
     with single_thread():
-        entry, outcome = run_claim(claim, ctx, **overrides)
+        entry, outcome = run_claim(claim, ctx, task.setting, **overrides)
     figures, figure_error = {}, None
     if task.figures:
         try:

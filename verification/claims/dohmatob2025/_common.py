@@ -55,14 +55,18 @@ PER_LINK: list[str] = []
 """The names of the per-link claims, in registration order (``link_variants``)."""
 
 
-def _per_link(name, label, statement, check, statistical=True, reading="", mutations=None):
-    """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **overrides)``;
-    ``mutations(link)``: that link's declared formula mutations."""
+def _per_link(name, label, statement, check, statistical=True, reading="", mutations=None,
+              **domain):
+    """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **setting,
+    **overrides)``; ``mutations(link)``: that link's declared formula mutations; ``domain``:
+    the ``claim`` decorator's domain, where, reference and points, each either the value or a
+    function of the link giving it."""
     PER_LINK.append(name)
     for link in LINK_NAMES:
+        per = {k: (v(link) if callable(v) and k != "where" else v) for k, v in domain.items()}
         claim(f"{PAPER}:{name}[link={link}]", label, statement.format(link=link),
               statistical=statistical, reading=reading,
-              mutations=None if mutations is None else mutations(link)
+              mutations=None if mutations is None else mutations(link), **per
               )(functools.partial(check, link=link))
 
 

@@ -11,6 +11,7 @@ import sympy as sp
 from theory import OwensT, derive
 from theory.derived import OverlapDerivation
 from theory.models.marion2025 import MODEL, L, d, eta, nu, rho, theta
+from ...domain import Domain, Integers, Interval
 
 PAPER = "marion2025"
 MANIFOLD = {theta: 0, eta: 0, rho: 0}     # M = {θ = η = ρ = 0}
@@ -20,6 +21,12 @@ OVERLAP_NAMES = ("kappa", "nu", "theta", "eta", "rho")
 SETTINGS = [(8, 2, 0.5, 0.5, 0.1), (16, 3, 1.0, 1.0, 0.3), (32, 5, 0.3, 0.7, 0.0),
             (12, 4, 2.0, 1.5, 0.5), (24, 2, 0.8, 0.3, 0.2), (10, 6, 0.4, 1.2, 0.1),
             (40, 3, 0.25, 0.9, 0.2), (6, 3, 1.5, 0.6, 0.4)]
+
+
+DOMAIN = Domain({"d": Integers(4, 64, log=True), "L": Integers(2, 8),
+                 "lam": Interval(0.1, 3.0, log=True), "gamma": Interval(0.1, 2.0),
+                 "eps": Interval(0.0, 1.0)})
+"""(d, L, λ, γ, ε): the model's parameters, over which Marion et al.'s statements quantify."""
 
 
 def _params(s):

@@ -16,7 +16,7 @@ from theory.models.marion2025 import MODEL, L, d, eps, eta, gamma, kappa, lam, n
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import PAPER, SETTINGS, _hp, _params, _random_overlaps, mutated_risk
+from ._common import DOMAIN, PAPER, SETTINGS, _hp, _params, _random_overlaps, mutated_risk
 
 
 # -------------------------------------------------------------------------------------------
@@ -39,11 +39,10 @@ def _thm1_mutant(term: str, factor):
     return lambda: {"theory": _theory_from(mutated_risk(term, factor))}
 
 
-def _simulate_thm1(ctx, model, theory, n_points, n_mc):
+def _simulate_thm1(ctx, model, theory, p, n_points, n_mc):
     rng = ctx.rng(thm1_risk.claim.id)
     points = []
     for i in range(n_points):
-        p = _params(SETTINGS[i % len(SETTINGS)])
         ov = _random_overlaps(rng, on_manifold=(i % 2 == 0))
         est = direct_risk_mc(model, p, ov, n_mc, seed=ctx.claim_seed(f"thm1:{i}"),
                              device=ctx.device)
@@ -67,15 +66,18 @@ def draw_risk_vs_mc(fig, th, mc, se, z):
 @claim(f"{PAPER}:thm1-risk", "Thm 1",
        "The population risk is an explicit function of (κ, ν, θ, η, ρ) and (d, L, λ, γ, ε), "
        "exact at every finite d.",
+       domain=DOMAIN, points=[_params(s) for s in SETTINGS],
        mutations={"dropped term: noise-token term (L−1)(…)":
                   _thm1_mutant("noise-token term (L−1)(…)", 0),
                   "dropped term: signal cross term −2γ²ν·erf":
                   _thm1_mutant("signal cross term -2γ²ν·erf", 0)})
-def thm1_risk(ctx, model=MODEL, theory=None):
+def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, theory=None):
     """Thm 1. Derived closed form vs finite-d Monte Carlo in R^d at vectors realising the
-    overlaps; |theory − mc| ≤ z·stderr with no finite-size term (exact at finite d)."""
-    n_points, n_mc = ctx.pick(10, 24), ctx.pick(150_000, 1_000_000)
-    points = _simulate_thm1(ctx, model, theory or _derived_theory(model), n_points, n_mc)
+    overlaps (random, on and off M); |theory − mc| ≤ z·stderr with no finite-size term (exact
+    at finite d)."""
+    n_points, n_mc = ctx.pick(2, 3), ctx.pick(150_000, 1_000_000)
+    p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
+    points = _simulate_thm1(ctx, model, theory or _derived_theory(model), p, n_points, n_mc)
     th, mc, se = (np.array([q[k] for q in points]) for k in ("theory", "mc", "mc_stderr"))
     check = estimate_vs_theory(ctx, mc, se, th, name="derived risk vs Monte Carlo")
     score, z = check.score, check.z
