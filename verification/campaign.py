@@ -42,10 +42,11 @@ class Campaign:
         self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
 
     def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
-             figures: bool = False) -> ClaimTask:
-        """One run of ``claim`` at ``seed`` (under a declared mutation or a perturbation)."""
+             figures: bool = False, setting: dict | None = None) -> ClaimTask:
+        """One run of ``claim`` at ``seed`` (under a declared mutation or a perturbation; over
+        the profile's settings or, given ``setting``, at that one)."""
         return ClaimTask.make(claim, self.profile, seed, self.device, perturbation, mutation,
-                              figures=figures, store=self.store)
+                              figures=figures, store=self.store, setting=setting)
 
     def locked(self) -> AbstractContextManager:
         """The output folder held against a second campaign writing in it (a one-line

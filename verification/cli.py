@@ -490,6 +490,54 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
 
 
+@app.command("map")
+def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
+                                               help="the claim's id (see 'list')"),
+                claims_file: list[Path] | None = typer.Option(None, "--claims", help=_CLAIMS_HELP),
+                points: int = typer.Option(64, "--points", help="settings sampled over the "
+                                           "domain (scrambled Sobol over the ranges, every "
+                                           "choice), before the boundaries are refined"),
+                seed: int = typer.Option(0, help="seed of the sampling and of the claim's runs"),
+                profile: Profile = typer.Option(Profile.quick, help="the effort judging each "
+                                                "setting (quick or full)"),
+                device: Device = typer.Option(Device.auto, help="torch device for simulations"),
+                out: Path | None = typer.Option(None, help="folder for map.json, map.md, map.html "
+                                                "and figures/ (default: maps/<claim>)"),
+                workers: int | None = typer.Option(None, help=_WORKERS_HELP),
+                scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+                store: Path | None = typer.Option(None, help=_STORE_HELP),
+                force: bool = typer.Option(False, help="judge every setting again"),
+                refine: bool = typer.Option(True, help="locate the boundaries between verdicts "
+                                            "and shrink a counterexample (--no-refine: the "
+                                            "sample only)"),
+                figures: bool = typer.Option(True, help="draw a panel per pair of ranged "
+                                             "coordinates")):
+    """Map where CLAIM holds over its declared domain: judge sampled settings, bisect between
+    neighbours of different verdicts to locate the boundary (to 1 % of each range), shrink the
+    refuted setting nearest the reference to a minimal counterexample.
+
+    Each setting is a stored task: a map that is interrupted (even killed) resumes when the same
+    command is run again. Writes map.json, map.md, map.html and figures/."""
+    from .mapping import map_claim, map_summary
+    errors = _check_common(seed=seed, workers=workers)
+    if points < 1:
+        errors.append(f"--points {points}; allowed: an integer ≥ 1")
+    _check_run_options(errors, workers, scheduler, False, (None, None, None))
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in claim_id)
+    out = out if out is not None else Path("maps") / safe
+    note = f"{out / 'map.json'} is marked incomplete; the same command resumes from the store"
+    try:
+        claims = _select(None, [claim_id], claims_file)
+        with _interrupt_note(note):
+            doc = map_claim(claims[0], points=points, seed=seed, profile=profile.value,
+                            device=device.value, out=out, workers=workers, scheduler=scheduler,
+                            store=store, force=force, figures=figures, refine=refine, show=True)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(map_summary(doc))
+    typer.echo(f"wrote {', '.join(str(out / f) for f in doc.get('files', ['map.json']))}")
+
+
 def _seed_list(seeds: str, errors: list[str]) -> list[int]:
     """The distinct seeds of ``--seeds 0,1,2``; an error appended for anything else."""
     try:

@@ -45,8 +45,9 @@ LAYERS: tuple[Layer, ...] = (
            "verification.campaign"), hashed=False),
     Layer("reports: what is written about a run", ("verification.report", "verification.guard"),
           hashed=False),
-    Layer("runs: a run, a sweep, a calibration", ("verification.runner", "verification.sweep",
-                                                  "verification.calibrate"), hashed=False),
+    Layer("runs: a run, a sweep, a calibration, a map",
+          ("verification.runner", "verification.sweep", "verification.calibrate",
+           "verification.mapping"), hashed=False),
     Layer("interface: the public names and the command line",
           ("verification", "verification.cli", "verification.__main__"), hashed=False),
 )

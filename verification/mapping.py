@@ -1,0 +1,504 @@
+"""Where a claim holds over its domain: ``map`` samples the domain, judges each setting as a
+task of the engine (stored: a map killed midway resumes from what it finished), locates the
+boundaries between verdicts and shrinks a refuted setting to a minimal counterexample.
+
+The pipeline, one pass per function:
+
+1. ``sample``: scrambled Sobol points over the ranged coordinates, every choice
+   (``Domain.sample``); each judged at the claim's α (``Claim.at``);
+2. ``locate_boundaries``: each setting paired with its nearest neighbour of another verdict
+   (same choices), the segment between them bisected until it is shorter than ``BOUNDARY_TOL``
+   of every range;
+3. ``shrink``: the refuted setting nearest the reference moved towards it while it stays
+   refuted: along the segment, then coordinate by coordinate (integers down, choices to the
+   first), each move bisected to ``BOUNDARY_TOL``, until no move keeps it refuted.
+
+Why not python-adaptive or hypothesis: adaptive's learners refine a real-valued function over a
+box (no integer or choice coordinates, no constraints, and a verdict is a category, not a value
+with a loss to spread), and its runners ask for one point at a time, while a verdict boundary
+only needs a bisection per pair of neighbours, batched over pairs. hypothesis's ``find`` shrinks
+its own choice sequence from generated examples, hundreds of them, each here a simulation; the
+shrink here starts from a counterexample the map already has and moves it towards a declared
+reference with a bounded number of judgements. Both walks are deterministic given the verdicts,
+so a resumed map takes the same steps and reads them from the store.
+
+Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "profile",
+"complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage"}],
+"boundary": [{"setting", "between"}], "counterexample": {"setting", "summary"} | null,
+"holds_at"}, map.md, map.html and figures/ (one panel per pair of ranged coordinates)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import contextlib
+import math
+from pathlib import Path
+import time
+from typing import TYPE_CHECKING, Any
+
+from .domain import setting_key
+from .records import write_json
+
+if TYPE_CHECKING:
+    from .campaign import Campaign
+    from .declare import Claim
+
+__all__ = ["map_claim", "write_map", "BOUNDARY_TOL", "MAP_FILES"]
+
+BOUNDARY_TOL = 0.01
+"""Boundaries and counterexamples are located to this fraction of each coordinate's range."""
+MAX_SHRINK_JUDGEMENTS = 64
+"""The shrink stops after this many judgements (the map records that it did)."""
+MAP_FILES = ("map.json", "map.md", "map.html", "figures")
+JUDGED = ("confirmed", "refuted", "inconclusive")
+
+
+class _Judge:
+    """Settings judged as tasks of the campaign's engine, stored ones first; the engine is
+    started at the first setting left to compute and kept for the whole map."""
+
+    def __init__(self, campaign: Campaign, claim: Claim, seed: int, figures: bool,
+                 on_point: Callable[[dict], None], progress=None):
+        self.campaign, self.claim, self.seed, self.figures = campaign, claim, seed, figures
+        self.on_point, self.progress = on_point, progress
+        self.seen: dict[str, dict] = {}
+        self._stack = contextlib.ExitStack()
+        self._entered = False
+
+    def __enter__(self) -> _Judge:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.__exit__(*exc)
+
+    def __call__(self, settings: Sequence[dict], stage: str) -> list[dict]:
+        """The point record of each setting ({"setting", "verdict", "summary", "contract",
+        "stage"}), judging those not seen yet."""
+        from .tasks import claim_task, failed_result
+        todo: dict[str, Any] = {}
+        for s in settings:
+            key = setting_key(s)
+            if key not in self.seen and key not in todo:
+                todo[key] = self.campaign.task(self.claim, self.seed, setting=s,
+                                               figures=self.figures)
+        pending = []
+        for key, spec in todo.items():
+            hit = spec.lookup()
+            if hit is not None:
+                self._record(key, spec.setting, hit, stage)
+            else:
+                pending.append((key, spec))
+        if pending:
+            engine = self.campaign.engine
+            if not self._entered:
+                self._stack.enter_context(engine)
+                self._entered = True
+            index = {engine.submit(claim_task, spec).index: (key, spec) for key, spec in pending}
+            for handle, result in engine.completed():
+                key, spec = index[handle.index]
+                if isinstance(result, Exception):
+                    result = failed_result(spec, result)
+                self._record(key, spec.setting, result, stage)
+        return [self.seen[setting_key(s)] for s in settings]
+
+    def _record(self, key: str, setting: dict, result: dict, stage: str) -> None:
+        entry = result["entry"]
+        point = {"setting": setting, "verdict": entry["verdict"], "summary": entry["summary"],
+                 "contract": entry.get("contract"), "stage": stage,
+                 "seconds": round(float(entry.get("seconds") or 0.0), 3),
+                 "reused": bool(result.get("reused"))}
+        self.seen[key] = point
+        self.on_point(point)
+        if self.progress is not None:
+            self.progress(point)
+
+
+# --- the passes ------------------------------------------------------------------------------
+def sample(claim: Claim, judge: _Judge, n: int, seed: int) -> list[dict]:
+    return judge(claim.domain.sample(n, seed), "sample")
+
+
+def _segment(domain, a: dict, b: dict, t: float) -> dict:
+    """The setting at fraction ``t`` from ``a`` to ``b`` (in each range's own scale; a and b
+    share their choices)."""
+    ua, ub = domain.to_unit(a), domain.to_unit(b)
+    return domain.from_unit([x + t * (y - x) for x, y in zip(ua, ub)],
+                            {k: a[k] for k in domain.choices})
+
+
+def _close(domain, a: dict, b: dict) -> bool:
+    """Whether a and b are within ``BOUNDARY_TOL`` of every range (integers: adjacent)."""
+    for k in domain.ranged:
+        c = domain.coordinates[k]
+        if type(c).__name__ == "Integers":
+            if abs(a[k] - b[k]) > 1 and abs(c.to_unit(a[k]) - c.to_unit(b[k])) > BOUNDARY_TOL:
+                return False
+        elif abs(c.to_unit(a[k]) - c.to_unit(b[k])) > BOUNDARY_TOL:
+            return False
+    return True
+
+
+def _pairs(domain, points: list[dict]) -> list[tuple[dict, dict]]:
+    """Each judged point with its nearest neighbour (same choices) of another judged verdict;
+    each pair once."""
+    judged = [p for p in points if p["verdict"] in JUDGED]
+    pairs, seen = [], set()
+    for p in judged:
+        others = [q for q in judged if q["verdict"] != p["verdict"]
+                  and all(q["setting"][k] == p["setting"][k] for k in domain.choices)]
+        if not others:
+            continue
+        up = domain.to_unit(p["setting"])
+        q = min(others, key=lambda o: math.dist(up, domain.to_unit(o["setting"])))
+        key = frozenset((setting_key(p["setting"]), setting_key(q["setting"])))
+        if key not in seen:
+            seen.add(key)
+            pairs.append((p, q))
+    return pairs
+
+
+def locate_boundaries(claim: Claim, judge: _Judge, points: list[dict]) -> list[dict]:
+    """Bisect every pair of neighbours with different verdicts (all pairs one step at a time,
+    each step one batch of tasks); the boundary is the midpoint of each final bracket."""
+    domain = claim.domain
+    if not domain.ranged:
+        return []
+    brackets = [[p, q] for p, q in _pairs(domain, points)]
+    done: list[dict] = []
+    while brackets:
+        open_, mids = [], []
+        for a, b in brackets:
+            if _close(domain, a["setting"], b["setting"]):
+                done.append(_boundary(domain, a, b))
+                continue
+            m = _segment(domain, a["setting"], b["setting"], 0.5)
+            if not domain.satisfies(m) or m in (a["setting"], b["setting"]):
+                done.append(_boundary(domain, a, b))
+                continue
+            open_.append((a, b))
+            mids.append(m)
+        judged = judge(mids, "boundary") if mids else []
+        brackets = []
+        for (a, b), m in zip(open_, judged):
+            if m["verdict"] == a["verdict"]:
+                brackets.append([m, b])
+            elif m["verdict"] == b["verdict"]:
+                brackets.append([a, m])
+            elif m["verdict"] in JUDGED:         # a third verdict between: two boundaries
+                brackets += [[a, m], [m, b]]
+            else:                                 # an error between: no boundary located there
+                done.append({**_boundary(domain, a, b), "error_between": m["summary"]})
+    return _unique(done)
+
+
+def _boundary(domain, a: dict, b: dict) -> dict:
+    return {"setting": _segment(domain, a["setting"], b["setting"], 0.5),
+            "between": [a["verdict"], b["verdict"]],
+            "bracket": [a["setting"], b["setting"]]}
+
+
+def _unique(rows: list[dict]) -> list[dict]:
+    out, seen = [], set()
+    for r in rows:
+        k = setting_key(r["setting"])
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
+def shrink(claim: Claim, judge: _Judge, points: list[dict],
+           budget: int = MAX_SHRINK_JUDGEMENTS) -> dict | None:
+    """The minimal counterexample: the refuted setting nearest the reference, moved towards it
+    while it stays refuted (segment first, then each coordinate; each move bisected)."""
+    domain, ref = claim.domain, claim.domain.reference
+    refuted = [p for p in points if p["verdict"] == "refuted"]
+    if not refuted:
+        return None
+    best = min(refuted, key=lambda p: (domain.distance(p["setting"], ref),
+                                       setting_key(p["setting"])))
+    spent = 0
+
+    def refuted_at(s: dict) -> dict | None:
+        nonlocal spent
+        if not domain.satisfies(s):
+            return None
+        spent += 1
+        p = judge([s], "shrink")[0]
+        return p if p["verdict"] == "refuted" else None
+
+    def towards(current: dict, target: dict) -> dict:
+        """The setting nearest ``target`` on the segment from current that is refuted (assumed
+        monotone along the segment: bisected to ``BOUNDARY_TOL``)."""
+        hit = refuted_at(target)
+        if hit is not None:
+            return hit
+        far, near = current, target         # far: refuted; near: not
+        while not _close(domain, far["setting"], near) and spent < budget:
+            mid = _segment(domain, far["setting"], near, 0.5)
+            if mid in (far["setting"], near):
+                break
+            hit = refuted_at(mid)
+            if hit is not None:
+                far = hit
+            else:
+                near = mid
+        return far
+
+    changed = True
+    while changed and spent < budget:
+        changed = False
+        moves = []
+        if domain.ranged:
+            moves.append(_with(best["setting"], {k: ref[k] for k in domain.ranged}))
+        moves += [_with(best["setting"], {k: ref[k]}) for k in domain.names]
+        for target in moves:
+            if spent >= budget:
+                break
+            if target == best["setting"]:
+                continue
+            if any(target[k] != best["setting"][k] for k in domain.choices):
+                hit = refuted_at(target)     # a choice moves whole: first option, or not at all
+                new = hit or best
+            else:
+                new = towards(best, target)
+            if new["setting"] != best["setting"] and (
+                    domain.distance(new["setting"], ref) < domain.distance(best["setting"], ref)
+                    or _closer_somewhere(domain, new["setting"], best["setting"], ref)):
+                best, changed = new, True
+    return {"setting": best["setting"], "summary": best["summary"],
+            "judgements": spent, "budget_exhausted": spent >= budget}
+
+
+def _with(setting: dict, change: dict) -> dict:
+    return {**setting, **change}
+
+
+def _closer_somewhere(domain, new: dict, old: dict, ref: dict) -> bool:
+    un, uo, ur = domain.to_unit(new), domain.to_unit(old), domain.to_unit(ref)
+    return sum(abs(a - c) for a, c in zip(un, ur)) < sum(abs(b - c) for b, c in zip(uo, ur)) - 1e-12
+
+
+# --- the command -----------------------------------------------------------------------------
+def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "quick",
+              device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
+              scheduler: str | None = None, store: str | Path | None = None,
+              force: bool = False, figures: bool = True, refine: bool = True,
+              show: bool = False, console=None) -> dict:
+    """Map ``claim`` over its domain (see the module docstring) and return map.json's content;
+    with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
+    end), map.md, map.html and figures/ there. Options are checked before any work."""
+    from .campaign import Campaign
+    if not claim.domain.coordinates:
+        raise ValueError(f"{claim.id} declares no domain: there is nothing to map "
+                         "(@claim(domain=...))")
+    if not (isinstance(points, int) and points >= 1):
+        raise ValueError(f"--points {points!r}; allowed: an integer ≥ 1")
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler)
+    start = time.perf_counter()
+    doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),
+           "reference": claim.domain.reference, "seed": int(seed), "profile": profile,
+           "points_requested": points, "complete": False, "seconds": 0.0, "points": [],
+           "boundary": [], "counterexample": None, "holds_at": None}
+    out_path = campaign.out
+
+    def on_point(point: dict) -> None:
+        doc["points"].append(point)
+
+    def flush() -> None:
+        doc["seconds"] = round(time.perf_counter() - start, 2)
+        if out_path is not None:
+            write_json(out_path / "map.json", doc)
+
+    with campaign.locked(), _progress(show, console) as bar:
+        task = bar.add_task(f"map {claim.id}", total=points) if bar else None
+        tick = (lambda p: bar.update(task, advance=1,
+                                     description=f"map {claim.id} ({p['stage']})")) if bar else None
+        if out_path is not None:
+            _clear(out_path)
+            flush()
+        with _Judge(campaign, claim, seed, False, on_point, tick) as judge:
+            sampled = sample(claim, judge, points, seed)
+            flush()
+            if refine:
+                doc["boundary"] = locate_boundaries(claim, judge, sampled)
+                flush()
+                doc["counterexample"] = shrink(claim, judge, sampled)
+        judged = [p for p in sampled if p["verdict"] in JUDGED]
+        doc["holds_at"] = (sum(p["verdict"] == "confirmed" for p in judged) / len(judged)
+                           if judged else None)
+        doc["sampled"] = len(sampled)
+        doc["complete"] = True
+        flush()
+        if out_path is not None:
+            write_map(out_path, doc, figures)
+            flush()
+    return doc
+
+
+def _clear(out: Path) -> None:
+    import shutil
+    for name in MAP_FILES:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+class _NoBar:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _progress(show: bool, console):
+    if not show:
+        return _NoBar()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=True)
+
+
+# --- what is written -------------------------------------------------------------------------
+COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700",
+           "error": "#6e7781"}
+
+
+def draw_pair(fig, doc: dict, x: str, y: str) -> None:
+    """One panel: the sampled and refined settings projected on (x, y), coloured by verdict;
+    boundary points as crosses, the minimal counterexample as a star."""
+    ax = fig.add_subplot()
+    coords = doc["domain"]["coordinates"]
+    for verdict, colour in COLOURS.items():
+        pts = [p["setting"] for p in doc["points"] if p["verdict"] == verdict]
+        if pts:
+            ax.scatter([s[x] for s in pts], [s[y] for s in pts], s=18, c=colour, label=verdict,
+                       alpha=0.85, edgecolors="none")
+    if doc["boundary"]:
+        ax.scatter([b["setting"][x] for b in doc["boundary"]],
+                   [b["setting"][y] for b in doc["boundary"]], marker="x", s=28, c="k",
+                   linewidths=1, label="boundary")
+    ce = doc.get("counterexample")
+    if ce:
+        ax.scatter([ce["setting"][x]], [ce["setting"][y]], marker="*", s=220, c="#cf222e",
+                   edgecolors="k", linewidths=0.8, label="minimal counterexample", zorder=5)
+    ref = doc["reference"]
+    ax.scatter([ref[x]], [ref[y]], marker="D", s=40, facecolors="none", edgecolors="k",
+               label="reference")
+    for axis, name in ((ax.set_xscale, x), (ax.set_yscale, y)):
+        if coords[name].get("log"):
+            axis("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    others = [k for k in coords if k not in (x, y)]
+    ax.set_title(f"{doc['claim']}: {x} × {y}" + (f" (projected over {', '.join(others)})"
+                                                 if others else ""), fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+
+
+def _pairs_of(doc: dict) -> list[tuple[str, str]]:
+    ranged = [k for k, c in doc["domain"]["coordinates"].items() if c["kind"] != "choice"]
+    return [(a, b) for i, a in enumerate(ranged) for b in ranged[i + 1:]]
+
+
+def write_map(out: Path, doc: dict, figures: bool = True) -> list[str]:
+    """map.md, map.html and figures/<x>-<y>.png (one per pair of ranged coordinates)."""
+    from numerics.codegen.cache import atomic_write_text
+    written, pngs = [], {}
+    if figures:
+        from .tasks import render_png
+        import functools
+        draws = {f"{x}-{y}": functools.partial(draw_pair, doc=doc, x=x, y=y)
+                 for x, y in _pairs_of(doc)}
+        pngs = render_png(draws)
+        (out / "figures").mkdir(exist_ok=True)
+        for name, data in pngs.items():
+            path = out / "figures" / f"{name}.png"
+            tmp = path.with_suffix(".png.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+            written.append(f"figures/{name}.png")
+    atomic_write_text(out / "map.md", map_markdown(doc, [f"figures/{n}.png" for n in pngs]))
+    atomic_write_text(out / "map.html", map_html(doc, pngs))
+    doc["files"] = ["map.json", "map.md", "map.html", *written]
+    return written
+
+
+def map_summary(doc: dict) -> str:
+    """One line: where the claim holds over what was sampled, and its minimal counterexample."""
+    n = doc.get("sampled") or len(doc["points"])
+    holds = doc.get("holds_at")
+    ce = doc.get("counterexample")
+    line = (f"{doc['claim']}: holds at {100 * holds:.0f} % of {n} sampled settings"
+            if holds is not None else f"{doc['claim']}: no sampled setting could be judged")
+    line += f"; {len(doc['boundary'])} boundary points"
+    if ce:
+        line += f"; minimal counterexample {setting_key(ce['setting'])}"
+    else:
+        line += "; no counterexample"
+    return line
+
+
+def map_markdown(doc: dict, figures: Sequence[str]) -> str:
+    lines = [f"# Map of {doc['claim']}", "", f"> {doc['statement']}", "",
+             f"- {map_summary(doc)}",
+             f"- domain: " + ", ".join(f"{k} {_describe(c)}"
+                                       for k, c in doc["domain"]["coordinates"].items())
+             + "".join(f"; {w}" for w in doc["domain"]["where"]),
+             f"- reference: {setting_key(doc['reference'])}",
+             f"- profile {doc['profile']}, seed {doc['seed']}, {len(doc['points'])} judgements, "
+             f"{doc['seconds']:.1f} s" + ("" if doc["complete"] else " (incomplete)"), ""]
+    counts: dict[str, int] = {}
+    for p in doc["points"]:
+        if p["stage"] == "sample":
+            counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
+    lines += ["| verdict | sampled settings |", "|---|---|"]
+    lines += [f"| {v} | {counts[v]} |" for v in sorted(counts)]
+    ce = doc.get("counterexample")
+    if ce:
+        lines += ["", "## Minimal counterexample", "", f"`{setting_key(ce['setting'])}`: "
+                  f"{ce['summary']}"]
+    if doc["boundary"]:
+        lines += ["", "## Boundary", "", "| setting | between |", "|---|---|"]
+        lines += [f"| {setting_key(b['setting'])} | {' / '.join(b['between'])} |"
+                  for b in doc["boundary"]]
+    lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
+    lines += ["", "## Settings judged", "", "| stage | setting | verdict | summary |",
+              "|---|---|---|---|"]
+    lines += [f"| {p['stage']} | {setting_key(p['setting'])} | {p['verdict']} | "
+              f"{p['summary'].replace('|', '/')[:160]} |" for p in doc["points"]]
+    return "\n".join(lines) + "\n"
+
+
+def _describe(c: dict) -> str:
+    if c["kind"] == "choice":
+        return "∈ {" + ", ".join(map(str, c["options"])) + "}"
+    return f"∈ [{c['lo']:g}, {c['hi']:g}]" + (" (log)" if c.get("log") else "") + (
+        " integer" if c["kind"] == "integer" else "")
+
+
+def map_html(doc: dict, pngs: dict[str, bytes]) -> str:
+    import base64
+    import html
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(p['stage'])}</td><td><code>{esc(setting_key(p['setting']))}</code></td>"
+        f"<td style='color:{COLOURS.get(p['verdict'], '#000')}'><b>{esc(p['verdict'])}</b></td>"
+        f"<td>{esc(p['summary'][:240])}</td></tr>" for p in doc["points"])
+    figs = "".join(f"<figure><img alt='{esc(n)}' src='data:image/png;base64,"
+                   f"{base64.b64encode(b).decode()}'><figcaption>{esc(n)}</figcaption></figure>"
+                   for n, b in pngs.items())
+    ce = doc.get("counterexample")
+    ce_html = (f"<p><b>Minimal counterexample</b> (★): <code>{esc(setting_key(ce['setting']))}"
+               f"</code>: {esc(ce['summary'])}</p>" if ce else "<p>No counterexample.</p>")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Map of {esc(doc['claim'])}"
+            "</title><style>body{font-family:sans-serif;max-width:70em;margin:auto}"
+            "td,th{border-bottom:1px solid #ddd;padding:2px 6px;font-size:90%}"
+            "img{max-width:100%}</style></head><body>"
+            f"<h1>Map of {esc(doc['claim'])}</h1><blockquote>{esc(doc['statement'])}</blockquote>"
+            f"<p>{esc(map_summary(doc))}</p>{ce_html}{figs}"
+            f"<table><tr><th>stage</th><th>setting</th><th>verdict</th><th>summary</th></tr>"
+            f"{rows}</table></body></html>\n")
