@@ -217,66 +217,77 @@ def shrink(claim: Claim, judge: _Judge, points: list[dict],
         return None
     best = min(refuted, key=lambda p: (domain.distance(p["setting"], ref),
                                        setting_key(p["setting"])))
-    spent = 0
+    walk = _Shrink(domain, judge, budget)
+    changed = True
+    while changed and not walk.exhausted:
+        changed = False
+        moves = [_with(best["setting"], {k: ref[k] for k in domain.ranged})] if domain.ranged else []
+        moves += [_with(best["setting"], {k: ref[k]}) for k in domain.names]
+        for target in moves:
+            if walk.exhausted:
+                break
+            if target == best["setting"]:
+                continue
+            new = walk.move(best, target)
+            if new["setting"] != best["setting"] and _nearer(domain, new["setting"],
+                                                              best["setting"], ref):
+                best, changed = new, True
+    return {"setting": best["setting"], "summary": best["summary"],
+            "judgements": walk.spent, "budget_exhausted": walk.exhausted}
 
-    def refuted_at(s: dict) -> dict | None:
-        nonlocal spent
-        if not domain.satisfies(s):
+
+class _Shrink:
+    """The judgements one shrink spends (at most ``budget``)."""
+
+    def __init__(self, domain, judge: _Judge, budget: int):
+        self.domain, self.judge, self.budget, self.spent = domain, judge, budget, 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent >= self.budget
+
+    def refuted_at(self, s: dict) -> dict | None:
+        if not self.domain.satisfies(s):
             return None
-        spent += 1
-        p = judge([s], "shrink")[0]
+        self.spent += 1
+        p = self.judge([s], "shrink")[0]
         return p if p["verdict"] == "refuted" else None
 
-    def towards(current: dict, target: dict) -> dict:
-        """The setting nearest ``target`` on the segment from current that is refuted (assumed
-        monotone along the segment: bisected to ``BOUNDARY_TOL``)."""
-        hit = refuted_at(target)
+    def move(self, current: dict, target: dict) -> dict:
+        """The refuted setting nearest ``target`` on the segment from ``current`` (bisected to
+        ``BOUNDARY_TOL``, the verdict taken as monotone along it); a choice moves whole."""
+        hit = self.refuted_at(target)
         if hit is not None:
             return hit
+        if any(target[k] != current["setting"][k] for k in self.domain.choices):
+            return current
         far, near = current, target         # far: refuted; near: not
-        while not _close(domain, far["setting"], near) and spent < budget:
-            mid = _segment(domain, far["setting"], near, 0.5)
+        while not _close(self.domain, far["setting"], near) and not self.exhausted:
+            mid = _segment(self.domain, far["setting"], near, 0.5)
             if mid in (far["setting"], near):
                 break
-            hit = refuted_at(mid)
+            hit = self.refuted_at(mid)
             if hit is not None:
                 far = hit
             else:
                 near = mid
         return far
 
-    changed = True
-    while changed and spent < budget:
-        changed = False
-        moves = []
-        if domain.ranged:
-            moves.append(_with(best["setting"], {k: ref[k] for k in domain.ranged}))
-        moves += [_with(best["setting"], {k: ref[k]}) for k in domain.names]
-        for target in moves:
-            if spent >= budget:
-                break
-            if target == best["setting"]:
-                continue
-            if any(target[k] != best["setting"][k] for k in domain.choices):
-                hit = refuted_at(target)     # a choice moves whole: first option, or not at all
-                new = hit or best
-            else:
-                new = towards(best, target)
-            if new["setting"] != best["setting"] and (
-                    domain.distance(new["setting"], ref) < domain.distance(best["setting"], ref)
-                    or _closer_somewhere(domain, new["setting"], best["setting"], ref)):
-                best, changed = new, True
-    return {"setting": best["setting"], "summary": best["summary"],
-            "judgements": spent, "budget_exhausted": spent >= budget}
-
 
 def _with(setting: dict, change: dict) -> dict:
     return {**setting, **change}
 
 
-def _closer_somewhere(domain, new: dict, old: dict, ref: dict) -> bool:
+def _nearer(domain, new: dict, old: dict, ref: dict) -> bool:
+    """Whether ``new`` is nearer the reference than ``old``: in the largest coordinate distance,
+    or in the sum of them (a move of one coordinate), or in its choices."""
+    if domain.distance(new, ref) < domain.distance(old, ref):
+        return True
     un, uo, ur = domain.to_unit(new), domain.to_unit(old), domain.to_unit(ref)
-    return sum(abs(a - c) for a, c in zip(un, ur)) < sum(abs(b - c) for b, c in zip(uo, ur)) - 1e-12
+    closer = sum(abs(a - c) for a, c in zip(un, ur)) < sum(abs(b - c) for b, c in zip(uo, ur)) - 1e-12
+    fewer = sum(new[k] != ref[k] for k in domain.choices) < sum(old[k] != ref[k]
+                                                                 for k in domain.choices)
+    return closer or fewer
 
 
 # --- the command -----------------------------------------------------------------------------
@@ -445,7 +456,7 @@ def map_summary(doc: dict) -> str:
 def map_markdown(doc: dict, figures: Sequence[str]) -> str:
     lines = [f"# Map of {doc['claim']}", "", f"> {doc['statement']}", "",
              f"- {map_summary(doc)}",
-             f"- domain: " + ", ".join(f"{k} {_describe(c)}"
+             "- domain: " + ", ".join(f"{k} {_describe(c)}"
                                        for k, c in doc["domain"]["coordinates"].items())
              + "".join(f"; {w}" for w in doc["domain"]["where"]),
              f"- reference: {setting_key(doc['reference'])}",

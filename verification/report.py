@@ -127,6 +127,8 @@ def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, st
                   "", c["summary"], ""]
         if c.get("reading"):
             lines += [f"*Reading chosen:* {c['reading']}", ""]
+        if c.get("domain"):
+            lines += [f"*Domain:* {domain_text(c['domain'])}", ""]
         for name, rel in figure_paths.items():
             if name.startswith(c["id"]):
                 lines += [f"![{name}]({rel})", ""]
@@ -232,13 +234,33 @@ def _counts_html(claims: list[dict]) -> str:
             "</table></section>")
 
 
+def domain_text(domain: dict) -> str:
+    """What a verdict covers: the claim's domain, its reference and the settings judged (a map,
+    ``python -m verification map``, judges the rest)."""
+    coords = []
+    for k, c in domain["coordinates"].items():
+        if c["kind"] == "choice":
+            coords.append(f"{k} ∈ {{{', '.join(map(str, c['options']))}}}")
+        else:
+            coords.append(f"{k} ∈ [{c['lo']:g}, {c['hi']:g}]" + (" (log)" if c.get("log") else ""))
+    n = len(domain.get("settings", []))
+    ref = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in domain["reference"].items())
+    return ("; ".join(coords + list(domain.get("where", []))) + f"; reference {ref}; "
+            f"judged at {n} setting{'s' if n != 1 else ''} (map the rest with "
+            "`python -m verification map`)")
+
+
 def _claim_html(c: dict, figure_paths: Mapping[str, str]) -> str:
     figs = "".join(f"<img src='{html.escape(rel)}' style='max-width:640px'>"
                    for name, rel in figure_paths.items() if name.startswith(c["id"]))
     return (f"<h3 id='{html.escape(c['id'])}'>{html.escape(c['id'])} — {html.escape(c['label'])}: "
             f"{_verdict_html(c['verdict'])}</h3>"
             f"<blockquote class='statement'>{html.escape(c['statement'])}</blockquote>"
-            f"<p>{html.escape(c['summary'])}</p>{_equations_html(c.get('evidence', {}))}"
+            f"<p>{html.escape(c['summary'])}</p>"
+            + (f"<p><i>Domain:</i> {html.escape(domain_text(c['domain']))}</p>"
+               if c.get("domain") else "")
+            + f"{_equations_html(c.get('evidence', {}))}"
             f"{figs}<details><summary>evidence</summary><pre>"
             f"{html.escape(_fmt_evidence(c['evidence'], 4000))}</pre></details>")
 

@@ -68,6 +68,30 @@ def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
     become verdict 'error'."""
     ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
     start = time.perf_counter()
+    outcome = _judged(claim, ctx, setting, overrides)
+    seconds = time.perf_counter() - start
+    outcome = _with_check_arrays(outcome, ctx)
+    evidence = dict(outcome.evidence)
+    if outcome.tracked:
+        evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
+    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
+             "statement": claim.statement, "verdict": outcome.verdict,
+             "summary": outcome.summary, "contract": contract_of(claim, ctx),
+             "evidence": evidence, "seconds": seconds}
+    if ctx.perturbation is not None:      # calibration: did the perturbation change anything?
+        entry["perturbation_applied"] = ctx.ledger.perturbation_applied
+    if claim.domain.coordinates:
+        entry["domain"] = _domain_entry(claim, ctx, setting)
+    if claim.reading:
+        entry["reading"] = claim.reading
+    if claim.provenance:
+        entry["provenance"] = claim.provenance
+    return entry, outcome
+
+
+def _judged(claim: Claim, ctx: Context, setting: dict | None, overrides: dict) -> Outcome:
+    """The claim's Outcome (over its profile's settings, or at ``setting``); an exception is
+    the verdict 'error'."""
     try:
         outcome = (claim(ctx, **overrides) if setting is None
                    else claim.at(ctx, setting, **overrides))
@@ -87,28 +111,14 @@ def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
                           "returns an Outcome, it does not end the process",
                           {"error": f"{type(exc).__name__}: {exc}",
                            "traceback": traceback.format_exc(limit=8)})
-    seconds = time.perf_counter() - start
-    outcome = _with_check_arrays(outcome, ctx)
-    evidence = dict(outcome.evidence)
-    if outcome.tracked:
-        evidence["tracked"] = {k: {"value": v, "tol": t} for k, (v, t) in outcome.tracked.items()}
-    entry = {"id": claim.id, "paper": claim.paper, "label": claim.label,
-             "statement": claim.statement, "verdict": outcome.verdict,
-             "summary": outcome.summary, "contract": contract_of(claim, ctx),
-             "evidence": evidence, "seconds": seconds}
-    if ctx.perturbation is not None:      # calibration: did the perturbation change anything?
-        entry["perturbation_applied"] = ctx.ledger.perturbation_applied
-    if claim.domain.coordinates:
-        entry["domain"] = {"coordinates": claim.domain.to_json()["coordinates"],
-                           "where": [n for n, _ in claim.domain.where],
-                           "reference": claim.domain.reference,
-                           "settings": [setting] if setting is not None
-                           else list(claim.settings(ctx.profile))}
-    if claim.reading:
-        entry["reading"] = claim.reading
-    if claim.provenance:
-        entry["provenance"] = claim.provenance
-    return entry, outcome
+    return outcome
+
+
+def _domain_entry(claim: Claim, ctx: Context, setting: dict | None) -> dict:
+    """What the verdict covers: the claim's domain and the settings judged."""
+    return {"coordinates": claim.domain.to_json()["coordinates"],
+            "where": [n for n, _ in claim.domain.where], "reference": claim.domain.reference,
+            "settings": [setting] if setting is not None else list(claim.settings(ctx.profile))}
 
 
 def _with_check_arrays(outcome: Outcome, ctx: Context) -> Outcome:
