@@ -228,6 +228,18 @@ def _shared_text(texts: list[str]) -> str:
     return f"{_md(texts[0][:cut])} (per sub-claim: {tails})."
 
 
+def _domain(c) -> str:
+    """What the claim quantifies over, its reference and how many settings each profile judges
+    (``python -m verification map`` judges the rest)."""
+    dom = c.domain
+    if not dom.coordinates:
+        return ""
+    ref = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                    for k, v in dom.reference.items())
+    counts = ", ".join(f"{p} {len(c.settings(p))}" for p in ("quick", "full"))
+    return f"{dom.describe()}; reference {ref}; settings judged per profile: {counts}."
+
+
 def _claims(paper: str) -> str:
     """The claims block: per claim (or claim with sub-claims) its label, id(s), statement and
     the reading the check chose."""
@@ -239,6 +251,9 @@ def _claims(paper: str) -> str:
         readings = [c.reading for c in group if c.reading]
         if readings:
             out.append(f"  *Reading:* {_shared_text(readings)}")
+        domains = [_domain(c) for c in group]
+        if any(domains):
+            out.append(f"  *Domain:* {_shared_text(domains)}")
     n = sum(len(g) for g in groups)
     head = (f"{n} claims (`python -m verification list --paper {paper}`), in the registry's "
             "order; the id is what `run --claim` takes, the label the paper's own numbering.")

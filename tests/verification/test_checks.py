@@ -129,7 +129,8 @@ def test_exact_claim_has_alpha_zero_and_unstated_contracts_say_so():
     exact = Claim("x:exact", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"),
                   statistical=False)
     entry, _ = run_claim(exact, Context())
-    assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 0, "exact": True}
+    assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 0, "exact": True,
+                                 "families": []}
     silent = Claim("x:silent", "x", "-", "s", lambda ctx: Outcome("confirmed", "x"))
     entry, _ = run_claim(silent, Context())
     assert entry["contract"]["stated"] is False and entry["contract"]["alpha"] is None
@@ -141,6 +142,19 @@ def test_two_families_spend_two_alphas():
     led.spend("b", 5, 1e-4, 0.3)
     k = led.contract()
     assert k.alpha == pytest.approx(2e-4) and k.comparisons == 7 and k.resolution == 0.3
+    assert [(f.name, f.comparisons, f.resolution) for f in k.families] == [("a", 2, 0.1),
+                                                                           ("b", 5, 0.3)]
+
+
+def test_a_family_spent_at_several_settings_is_one_family_in_the_contract():
+    led = Ledger()
+    for res in (0.1, 0.4, 0.2):                 # one quantity checked at three settings
+        led.spend("risk", 2, 1e-4 / 3, res)
+    led.spend("slope", 1, 1e-4, 0.9)
+    fams = led.contract().to_json()["families"]
+    assert [f["name"] for f in fams] == ["risk", "slope"]
+    assert fams[0]["comparisons"] == 6 and fams[0]["resolution"] == 0.4
+    assert fams[0]["alpha"] == pytest.approx(1e-4) and led.contract().resolution == 0.9
 
 
 def test_a_state_outside_the_realisable_set_gives_error_never_a_verdict():
@@ -279,7 +293,10 @@ def test_exact_confirms_equal_values_and_spends_no_alpha():
     check = checks.exact(ctx, [sp.Rational(1, 3), mp.mpf(2) / 3, 0.5], [1 / 3, 2 / 3, 0.5],
                          atol=1e-12)
     assert check.decision == "confirmed" and check.resolution is None and check.z == 1.0
-    assert ctx.ledger.contract().to_json() == {"alpha": 0.0, "resolution": None, "comparisons": 3}
+    assert ctx.ledger.contract().to_json() == {
+        "alpha": 0.0, "resolution": None, "comparisons": 3,
+        "families": [{"name": "exact", "alpha": 0.0, "resolution": None, "comparisons": 3,
+                      "exact": True}]}
     assert ctx.ledger.unresolved() == []         # exact: no resolution by design, not unstated
 
 
@@ -330,8 +347,10 @@ def test_an_exact_claim_states_alpha_zero_and_no_unstated_resolution():
         entry, _ = run_claim(Claim("x:exact-policy", "x", "-", "s", check,
                                    statistical=statistical), Context())
         assert entry["verdict"] == "confirmed"
-        assert entry["contract"] == {"alpha": 0.0, "resolution": None, "comparisons": 2,
-                                     "exact": not statistical}
+        assert entry["contract"] == {
+            "alpha": 0.0, "resolution": None, "comparisons": 2, "exact": not statistical,
+            "families": [{"name": "identity", "alpha": 0.0, "resolution": None,
+                          "comparisons": 2, "exact": True}]}
 
 
 # -- every comparison in the evidence -----------------------------------------------------------

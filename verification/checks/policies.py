@@ -71,15 +71,44 @@ class Family:
 
 @dataclass(frozen=True)
 class Contract:
-    """A verdict's error contract (see the module docstring)."""
+    """A verdict's error contract (see the module docstring): the claim's totals, and each
+    family of comparisons (one per checked quantity, by name; a family spent at several
+    settings of the claim's domain is one, its α and comparisons summed, its resolution the
+    coarsest)."""
 
     alpha: float
     resolution: float | None
     comparisons: int
+    families: tuple[Family, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "resolution": self.resolution,
-                "comparisons": self.comparisons}
+                "comparisons": self.comparisons,
+                "families": [{"name": f.name, "alpha": f.alpha, "resolution": f.resolution,
+                              "comparisons": f.comparisons, "exact": f.exact}
+                             for f in self.families]}
+
+
+def _coarsest(res: list[float | None]) -> float | None:
+    """The largest resolution (inf when any is not finite; None when none is stated)."""
+    stated = [r for r in res if r is not None]
+    if not stated:
+        return None
+    finite_res = [r for r in stated if math.isfinite(r)]
+    return max(finite_res) if len(finite_res) == len(stated) else math.inf
+
+
+def merged_families(families: Sequence[Family]) -> tuple[Family, ...]:
+    """The families by name, in the order first spent (``Contract.families``)."""
+    out: dict[str, Family] = {}
+    for f in families:
+        g = out.get(f.name)
+        if g is None:
+            out[f.name] = f
+        else:
+            out[f.name] = Family(f.name, g.comparisons + f.comparisons, g.alpha + f.alpha,
+                                 _coarsest([g.resolution, f.resolution]), g.exact and f.exact)
+    return tuple(out.values())
 
 
 @dataclass
@@ -140,11 +169,9 @@ class Ledger:
         if not self.families:
             return Contract(0.0, None, 0)
         alpha = min(1.0, sum(f.alpha for f in self.families))
-        res = [f.resolution for f in self.families if f.resolution is not None]
-        finite_res = [r for r in res if math.isfinite(r)]
-        resolution = None if not res else (max(finite_res) if len(finite_res) == len(res)
-                                            else math.inf)
-        return Contract(alpha, resolution, sum(f.comparisons for f in self.families))
+        resolution = _coarsest([f.resolution for f in self.families])
+        return Contract(alpha, resolution, sum(f.comparisons for f in self.families),
+                        merged_families(self.families))
 
 
 # --- results ---------------------------------------------------------------------------------
