@@ -22,6 +22,14 @@ def verdict(claim_id, **overrides):
     return entry
 
 
+def per_setting(entry):
+    """The evidence of each setting the entry's claim judged (one setting: the entry's own)."""
+    ev = entry["evidence"]
+    if len(ev["domain"]["settings"]) == 1:
+        return [ev]
+    return [s["evidence"] for s in ev["settings"]]
+
+
 def test_thm1_refutes_a_mutated_risk_formula():
     risk = derive(m.MODEL).risk
     # the cross term between noise tokens, its sign flipped (a typical algebra slip)
@@ -34,7 +42,7 @@ def test_thm1_refutes_a_mutated_risk_formula():
     theory = lambda p, ov: float(f(*cm.param_values(p), *cm.q_vector(ov))[0])
     entry = verdict("marion2025:thm1-risk", theory=theory)
     assert entry["verdict"] == "refuted", entry["summary"]
-    assert len(entry["evidence"]["points"]) >= 8
+    assert sum(len(ev["points"]) for ev in per_setting(entry)) >= 8
 
 
 def test_thm1_confirms_the_derived_risk_and_records_the_spec_evidence():
@@ -42,7 +50,7 @@ def test_thm1_confirms_the_derived_risk_and_records_the_spec_evidence():
     assert entry["verdict"] == "confirmed", entry["summary"]
     keys = {"d", "L", "lam", "gamma", "eps", "kappa", "nu", "theta", "eta", "rho", "theory",
             "mc", "mc_stderr"}
-    pts = entry["evidence"]["points"]
+    pts = [p for ev in per_setting(entry) for p in ev["points"]]
     assert len(pts) >= 8 and all(keys <= set(p) for p in pts)
     assert {p["d"] for p in pts} >= {8, 16, 32} and any(abs(p["rho"]) > 0.05 for p in pts)
 
@@ -62,11 +70,36 @@ def test_prop3_refutes_a_wrong_formula():
     wrong = m.eps**2 + m.gamma**2 - m.gamma**4 / (m.gamma**2 + m.L)
     entry = verdict("marion2025:prop3-linear", formula=wrong)
     assert entry["verdict"] == "refuted"
-    assert entry["evidence"]["rows"][0]["difference"] != "0"
+    assert all(ev["rows"][0]["difference"] != "0" for ev in per_setting(entry))
 
 
 def test_prop3_confirms_the_papers_formula():
-    assert verdict("marion2025:prop3-linear")["verdict"] == "confirmed"
+    entry = verdict("marion2025:prop3-linear")
+    assert entry["verdict"] == "confirmed"
+    assert [ev["rows"][0]["L"] for ev in per_setting(entry)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_exact_claims_hold_at_sampled_settings_of_their_domains():
+    """One setting at a time (what ``map`` does): Prop. 3 and Cor. 2 at Sobol points of their
+    domains, the edges ε = 0 and L = 1 among them."""
+    for cid in ("marion2025:prop3-linear", "marion2025:cor2-bayes-limit"):
+        c = get_claim(cid)
+        for s in c.domain.sample(3, seed=1) + [c.domain.reference]:
+            out = c.at(CTX, s)
+            assert out.verdict == "confirmed", (cid, s, out.summary)
+
+
+def test_a_setting_outside_the_domain_is_rejected_with_its_range():
+    with pytest.raises(ValueError, match="L=0"):
+        get_claim("marion2025:prop3-linear").at(CTX, {"L": 0, "gamma": 1.0, "eps": 0.5})
+
+
+def test_prop3_cannot_see_a_dropped_eps_squared_at_eps_zero():
+    """A setting where the statement and the mutant agree (ε = 0): confirmed there; the profile's
+    other settings refute it (test_declared_mutation_is_refuted)."""
+    c = get_claim("marion2025:prop3-linear")
+    out = c.at(CTX, {"L": 3, "gamma": 1.0, "eps": 0.0}, **c.mutations["dropped term: ε²"]())
+    assert out.verdict == "confirmed", out.summary
 
 
 def test_cor2_refuted_without_a_signal_in_the_key_direction():
@@ -152,6 +185,14 @@ def test_every_claim_declares_enough_mutations(claim):
     assert len(claim.mutations or {}) >= need, claim.id
     if claim.statistical:     # the declared one is a dropped term of the formula or the flow
         assert any(n.startswith("dropped term") for n in claim.mutations), claim.id
+
+
+def test_every_claim_declares_its_domain_and_points():
+    for c in CLAIMS:
+        assert c.domain.coordinates and c.points, c.id
+    # the d → ∞ claims sweep d inside a setting: d is not their coordinate
+    for cid in ("marion2025:cor2-bayes-limit", "marion2025:sgd-tracks-flow"):
+        assert "d" not in get_claim(cid).domain.coordinates
 
 
 def test_claims_live_in_section_modules():

@@ -7,6 +7,10 @@ convergence of projected gradient descent: Sec. 5, Thm 5) and ``sgd`` (the engin
 that online SGD follows the reduced ODE). Shared helpers are in ``_common``. Importing this
 package registers every claim.
 
+Each claim declares what its statement quantifies over (``_common.DOMAIN``: (d, L, λ, γ, ε), or
+a part of it where d is swept inside a setting, as in Cor. 2 and the SGD claim) and judges one
+setting at a time; its ``points`` are the settings the quick and full profiles judge.
+
 Each check takes the model (and, where the claim is a formula, the formula) as keyword
 arguments defaulting to the paper's, so that a deliberately wrong one can be fed in; the wrong
 ones each claim must refute are declared in ``@claim(mutations=...)``."""

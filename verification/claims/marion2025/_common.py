@@ -29,8 +29,22 @@ DOMAIN = Domain({"d": Integers(4, 64, log=True), "L": Integers(2, 8),
 """(d, L, λ, γ, ε): the model's parameters, over which Marion et al.'s statements quantify."""
 
 
+def sub_domain(*names: str, **coordinates) -> Domain:
+    """``coordinates`` of a claim's own (first), then the coordinates ``names`` of ``DOMAIN``: a
+    statement over some of the model's parameters, the others swept inside a setting or not
+    entering it."""
+    return Domain({**coordinates, **{k: DOMAIN.coordinates[k] for k in names}})
+
+
 def _params(s):
+    """A tuple (d, L, λ, γ, ε) of ``SETTINGS`` as a setting of ``DOMAIN``."""
     return dict(zip(("d", "L", "lam", "gamma", "eps"), s))
+
+
+def _exact(v) -> sp.Expr:
+    """A setting's value as an exact SymPy number (0.7 → 7/10: its decimal text, so that an
+    exact check at a setting compares rationals, not binary floats)."""
+    return sp.Integer(v) if float(v).is_integer() else sp.Rational(repr(float(v)))
 
 
 def _hp(expr, values: dict, dps=40):

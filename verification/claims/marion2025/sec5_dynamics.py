@@ -3,15 +3,18 @@ M, and convergence of projected gradient descent from M (Thm 5)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
 from numerics import projected_gd, reduced
 from theory import GaussianToken, SingleLocation, classify, derive, projection
+from theory.derived import memo_by_model
 from theory.models.marion2025 import MODEL, build, gamma, kappa, lam, nu
 from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import MANIFOLD, PAPER, SETTINGS, _hp, _params, mutated_derivation
+from ._common import DOMAIN, MANIFOLD, PAPER, SETTINGS, _exact, _hp, _params, mutated_derivation
 
 HALF = sp.Rational(1, 2)
 
@@ -39,16 +42,26 @@ def _value_reads_key():
 
 
 # -------------------------------------------------------------------------------------------
-def _flow_on_manifold(ctx, model, manifold, rng):
-    """The θ, η, ρ components of the derived flow on M: symbolically, else at 40 digits."""
+MANIFOLD_POINTS = {"quick": [_params(s) for s in SETTINGS[:2]],
+                   "full": [_params(s) for s in SETTINGS[:4]]}
+
+
+@memo_by_model
+def _flow_off_manifold(model, manifold):
+    """The θ, η, ρ components of the derived flow on M, and simplified (text)."""
     flow = derive(model).flow
     on_m = {q: r.subs(manifold) for q, r in flow.as_dict().items() if q in manifold}
-    symbolic = {str(q): str(sp.simplify(r)) for q, r in on_m.items()}
-    free = [q for q in flow.state if q not in manifold]
+    return on_m, {str(q): str(sp.simplify(r)) for q, r in on_m.items()}
+
+
+def _flow_on_manifold(ctx, model, manifold, p, rng):
+    """The θ, η, ρ components of the derived flow on M: symbolically, else at 40 digits at the
+    setting ``p`` and random points of M."""
+    on_m, symbolic = _flow_off_manifold(model, manifold)
+    free = [q for q in derive(model).flow.state if q not in manifold]
     bad = []
     if any(v != "0" for v in symbolic.values()):
-        for i in range(ctx.pick(6, 20)):
-            p = _params(SETTINGS[i % len(SETTINGS)])
+        for _ in range(ctx.pick(3, 5)):
             vals = {model.param(k).symbol: v for k, v in p.items()}
             vals.update({q: rng.uniform(-0.95, 0.95) for q in free})
             for q, r in on_m.items():
@@ -59,33 +72,30 @@ def _flow_on_manifold(ctx, model, manifold, rng):
     return symbolic, free, bad
 
 
-def _pgd_from_manifold(ctx, model, manifold, free, rng):
-    """PGD in R^d (autograd gradients) started on M: the largest |θ|, |η|, |ρ| reached."""
-    runs, bad = [], []
-    n_settings = ctx.pick(2, 4)
-    for i in range(n_settings):
-        p = _params(SETTINGS[i])
-        inits = []
-        for _ in range(4):
-            ov = {str(q): rng.uniform(-0.9, 0.9) for q in free}
-            ov.update({str(k): float(v) for k, v in manifold.items()})
-            inits.append(ov)
-        _, qs, _, _ = projected_gd(model, p, inits, step=0.2, n_steps=ctx.pick(200, 1000),
-                                   record_every=50)
-        finite(qs, what="PGD overlaps")
-        off = np.abs(qs[:, :, [model.order_parameters.index(q) for q in manifold]])
-        drift = float(off.max())
-        runs.append({**p, "max_offmanifold": drift})
-        if drift > 1e-10:
-            worst = np.unravel_index(np.argmax(off), off.shape)
-            bad.append({"where": "PGD", **p, "init": inits[worst[1]], "max_offmanifold": drift})
-        ctx.tick((i + 1) / n_settings)
-    return runs, bad
+def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
+    """PGD in R^d (autograd gradients) at the setting ``p``, started on M: the largest |θ|,
+    |η|, |ρ| reached."""
+    inits = []
+    for _ in range(4):
+        ov = {str(q): rng.uniform(-0.9, 0.9) for q in free}
+        ov.update({str(k): float(v) for k, v in manifold.items()})
+        inits.append(ov)
+    _, qs, _, _ = projected_gd(model, p, inits, step=0.2, n_steps=ctx.pick(200, 1000),
+                               record_every=50)
+    finite(qs, what="PGD overlaps")
+    off = np.abs(qs[:, :, [model.order_parameters.index(q) for q in manifold]])
+    drift = float(off.max())
+    run, bad = {**p, "max_offmanifold": drift}, []
+    if drift > 1e-10:
+        worst = np.unravel_index(np.argmax(off), off.shape)
+        bad.append({"where": "PGD", **p, "init": inits[worst[1]], "max_offmanifold": drift})
+    return run, bad
 
 
 @claim(f"{PAPER}:manifold-invariant", "Sec. 5",
        "The manifold M = {θ = η = ρ = 0} is invariant under projected gradient flow/descent "
        "on the population risk.", statistical=False,
+       domain=DOMAIN, points=MANIFOLD_POINTS,
        # Dropping, rescaling or sign-flipping a term of the risk cannot break this claim: no
        # term of the derived risk is of degree one in (θ, η, ρ), so the flow off M vanishes on
        # M for every such mutant. The closest analogues are terms ADDED to the model that break
@@ -94,18 +104,21 @@ def _pgd_from_manifold(ctx, model, manifold, free, rng):
                   "added term: signal mean √(d/2)k* + ½v*":
                   lambda: {"model": _signal_mean_leaks_v_star()},
                   "added term: value x_ℓᵀ(v + ½k)": lambda: {"model": _value_reads_key()}})
-def manifold_invariant(ctx, model=MODEL, manifold=None):
-    """Sec. 5. (i) flow: the θ, η, ρ components of the derived flow vanish on M, symbolically or,
-    when SymPy cannot decide, at 40 digits on random points; (ii) descent: PGD in R^d with
-    autograd gradients started on M stays on M to rounding."""
+def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None):
+    """Sec. 5, at one setting (d, L, λ, γ, ε). (i) flow: the θ, η, ρ components of the derived
+    flow vanish on M, symbolically or, when SymPy cannot decide, at 40 digits on random points
+    of M at the setting; (ii) descent: PGD in R^d with autograd gradients started on M stays on
+    M to rounding."""
     manifold = manifold or MANIFOLD
+    p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     rng = ctx.rng(manifold_invariant.claim.id)
-    symbolic, free, bad = _flow_on_manifold(ctx, model, manifold, rng)
-    runs, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, rng)
+    symbolic, free, bad = _flow_on_manifold(ctx, model, manifold, p, rng)
+    ctx.tick(0.3)
+    run, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, p, rng)
     bad += bad_pgd
     evidence = {"manifold": {str(k): v for k, v in manifold.items()},
-                "flow_on_M_symbolic": symbolic, "pgd_runs": runs, "violations": bad[:10]}
-    tracked = {"pgd_max_offmanifold": (max(r["max_offmanifold"] for r in runs), 1e-10)}
+                "flow_on_M_symbolic": symbolic, "pgd_runs": [run], "violations": bad[:10]}
+    tracked = {"pgd_max_offmanifold": (run["max_offmanifold"], 1e-10)}
     if bad:
         b = bad[0]
         return Outcome("refuted", f"M is not invariant: {b['where']} leaves M "
@@ -113,8 +126,7 @@ def manifold_invariant(ctx, model=MODEL, manifold=None):
                        evidence, tracked)
     how = "symbolically zero" if all(v == "0" for v in symbolic.values()) else "zero at 40 digits"
     return Outcome("confirmed", f"flow off M is {how}; PGD in R^d stays on M "
-                   f"(max |θ|,|η|,|ρ| = {tracked['pgd_max_offmanifold'][0]:.1e})",
-                   evidence, tracked)
+                   f"(max |θ|,|η|,|ρ| = {run['max_offmanifold']:.1e})", evidence, tracked)
 
 
 # -------------------------------------------------------------------------------------------
@@ -138,9 +150,19 @@ def _saddle_at(model, der, H, J2, p):
     return row, None
 
 
+@functools.lru_cache(maxsize=8)
+def _saddle_symbolic(der):
+    """R on M, its Hessian in (κ, ν) and the Jacobian of the flow on M (symbolic, per
+    derivation: the same at every setting)."""
+    R_M = der.risk.subs(MANIFOLD)
+    return R_M, sp.hessian(R_M, [kappa, nu]), der.flow.restrict(MANIFOLD).jacobian()
+
+
 @claim(f"{PAPER}:saddle", "Sec. 5",
        "On M the risk depends on (κ, ν) only, and (κ, ν) = (0, 0) is a stationary point with an "
        "indefinite Hessian (a strict saddle).", statistical=False,
+       domain=DOMAIN, points={"quick": [_params(s) for s in SETTINGS[:4]],
+                              "full": [_params(s) for s in SETTINGS]},
        # A wrong factor or a sign flip on one term of R cannot be seen: on M the Hessian at
        # (0, 0) is [[a, b], [b, 0]] with b from the ν·erf cross term, indefinite for any a and
        # any b ≠ 0. The closest analogues: a wrong constant (a bias in the attention score)
@@ -152,31 +174,27 @@ def _saddle_at(model, der, H, J2, p):
                                           name="marion-score-bias")},
                   "dropped term: label (y = εξ)":
                   lambda: {"model": MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")}})
-def saddle(ctx, model=MODEL, derivation=None):
-    """Sec. 5. At (κ, ν) = (0, 0) on M: the full 5-D flow vanishes (40 digits) and the Hessian
-    of R|_M in (κ, ν) has eigenvalues of both signs; the 2-D flow's Jacobian classifies it.
-    ``derivation``: the risk and flow to check (default: derived from ``model``)."""
+def saddle(ctx, d, L, lam, gamma, eps, model=MODEL, derivation=None):
+    """Sec. 5, at one setting (d, L, λ, γ, ε). At (κ, ν) = (0, 0) on M: R on M depends on
+    (κ, ν) only, the full 5-D flow vanishes (40 digits) and the Hessian of R|_M in (κ, ν) has
+    eigenvalues of both signs; the 2-D flow's Jacobian classifies it. ``derivation``: the risk
+    and flow to check (default: derived from ``model``)."""
     der = derivation or derive(model)
-    R_M = der.risk.subs(MANIFOLD)
-    ops_left = sorted(str(s) for s in R_M.free_symbols & set(model.order_parameters))
-    H = sp.hessian(R_M, [kappa, nu])
-    J2 = der.flow.restrict(MANIFOLD).jacobian()
-    rows, bad = [], []
-    for s in SETTINGS[:ctx.pick(4, 8)]:
-        row, problem = _saddle_at(model, der, H, J2, _params(s))
-        rows.append(row)
-        bad += [problem] if problem else []
+    p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
+    R_M, H, J2 = _saddle_symbolic(der)
+    at = R_M.subs({model.param(k).symbol: _exact(v) for k, v in p.items()})
+    ops_left = sorted(str(s) for s in at.free_symbols & set(model.order_parameters))
+    row, problem = _saddle_at(model, der, H, J2, p)
     evidence = {"order_parameters_in_R_on_M": ops_left, "hessian_symbolic": str(H),
-                "settings": rows, "violations": bad}
-    tracked = {"hessian_min_eig_setting0": (rows[0]["hessian_eigenvalues"][0], 1e-8)}
+                "at_origin": row, "violations": [problem] if problem else []}
+    eig = row["hessian_eigenvalues"]
+    tracked = {"hessian_min_eig": (eig[0], 1e-8)}
     if set(ops_left) - {"kappa", "nu"}:
         return Outcome("refuted", f"R on M depends on {ops_left}", evidence, tracked)
-    if bad:
-        return Outcome("refuted", bad[0], evidence, tracked)
-    eig = rows[0]["hessian_eigenvalues"]
-    return Outcome("confirmed", f"(0,0) stationary, Hessian eigenvalues of both signs at all "
-                   f"{len(rows)} settings (first: {eig[0]:.3g}, {eig[1]:.3g}); flow class: "
-                   f"{', '.join(sorted({r['class'] for r in rows}))}", evidence, tracked)
+    if problem:
+        return Outcome("refuted", problem, evidence, tracked)
+    return Outcome("confirmed", f"(0,0) stationary, Hessian eigenvalues of both signs "
+                   f"({eig[0]:.3g}, {eig[1]:.3g}); flow class: {row['class']}", evidence, tracked)
 
 
 # -------------------------------------------------------------------------------------------
@@ -197,29 +215,26 @@ def _descend(model, p, inits, n_steps):
         step /= 2
 
 
-def _simulate_thm5(ctx, model, settings, n_init, n_steps):
-    """PGD runs from random points of M and the stationary points of the 2-D flow on M."""
+def _simulate_thm5(ctx, model, p, n_init, n_steps):
+    """PGD runs from random points of M at the setting ``p`` and the stationary points of the
+    2-D flow on M there."""
     rng = ctx.rng(thm5_convergence.claim.id)
     on_M = {q.name: v for q, v in MANIFOLD.items()}
-    runs, stationary, steps_used = [], [], []
-    for si, s in enumerate(settings):
-        p = _params(s)
-        inits = [dict(kappa=a, nu=b, theta=0.0, eta=0.0, rho=0.0)
-                 for a, b in rng.uniform(-0.98, 0.98, (n_init, 2))]
-        qs, used = _descend(model, p, inits, n_steps)
-        steps_used.append(used)
-        final, before = qs[-1][:, :2], qs[-2][:, :2]
-        dist = np.minimum(np.abs(final - 1).max(1), np.abs(final + 1).max(1))
-        moved = np.abs(final - before).max(1)
-        runs += [{**p, "init": [inits[j]["kappa"], inits[j]["nu"]], "final": final[j],
-                  "distance_to_oracle": float(dist[j]), "last_move": float(moved[j])}
-                 for j in range(n_init)]
-        pts = reduced(model, p).restrict(on_M).stationary_points([(-1, 1), (-1, 1)],
-                                                                 n_starts=64, seed=si)
-        stationary += [{**p, "point": pt.x, "class": pt.kind,
-                        "eigenvalues": [complex(e) for e in pt.eigenvalues]} for pt in pts]
-        ctx.tick((si + 1) / len(settings))
-    return runs, stationary, steps_used
+    inits = [dict(kappa=a, nu=b, theta=0.0, eta=0.0, rho=0.0)
+             for a, b in rng.uniform(-0.98, 0.98, (n_init, 2))]
+    qs, used = _descend(model, p, inits, n_steps)
+    ctx.tick(0.8)
+    final, before = qs[-1][:, :2], qs[-2][:, :2]
+    dist = np.minimum(np.abs(final - 1).max(1), np.abs(final + 1).max(1))
+    moved = np.abs(final - before).max(1)
+    runs = [{**p, "init": [inits[j]["kappa"], inits[j]["nu"]], "final": final[j],
+             "distance_to_oracle": float(dist[j]), "last_move": float(moved[j])}
+            for j in range(n_init)]
+    pts = reduced(model, p).restrict(on_M).stationary_points(
+        [(-1, 1), (-1, 1)], n_starts=64, seed=ctx.claim_seed(f"{thm5_convergence.claim.id}:starts"))
+    stationary = [{**p, "point": pt.x, "class": pt.kind,
+                   "eigenvalues": [complex(e) for e in pt.eigenvalues]} for pt in pts]
+    return runs, stationary, used
 
 
 def _other_sinks(stationary):
@@ -234,7 +249,9 @@ def _other_sinks(stationary):
        reading="'initialised on M' read as: from random (κ, ν) in (−1, 1)² on M (almost every "
                "initialisation); the step starts at 0.5 and is halved until the risk decreases "
                "at every step of every run (the descent condition the convergence rests on); "
-               "settings listed in the evidence.",
+               "(d, L, λ, γ, ε) a setting of the domain.",
+       domain=DOMAIN, points={"quick": [_params(s) for s in THM5_SETTINGS[:2]],
+                              "full": [_params(s) for s in THM5_SETTINGS]},
        # Not declared: the label x_Jᵀ(v* + ½k*) (an added term). PGD then leaves M and all 24
        # quick-profile runs are still moving after 1500 steps: the check says inconclusive
        # ("more steps would decide"), not refuted (quick profile, seed 0).
@@ -245,18 +262,18 @@ def _other_sinks(stationary):
                   lambda: {"model": MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")},
                   "dropped term: signal mean √(d/2)k*":
                   lambda: {"model": build(signal_mean=sp.S.Zero, name="marion-no-signal")}})
-def thm5_convergence(ctx, model=MODEL):
-    """Thm 5. Batched PGD in R^d (autograd gradients) from random points of M; plus every
-    stationary point of the derived 2-D flow on M, classified: a sink other than ±(1, 1)
-    refutes."""
-    settings = THM5_SETTINGS[:ctx.pick(2, 4)]
+def thm5_convergence(ctx, d, L, lam, gamma, eps, model=MODEL):
+    """Thm 5, at one setting (d, L, λ, γ, ε). Batched PGD in R^d (autograd gradients) from
+    random points of M; plus every stationary point of the derived 2-D flow on M, classified: a
+    sink other than ±(1, 1) refutes."""
+    p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     n_init, n_steps = ctx.pick(12, 48), ctx.pick(1500, 6000)
-    runs, stationary, steps_used = _simulate_thm5(ctx, model, settings, n_init, n_steps)
+    runs, stationary, step_used = _simulate_thm5(ctx, model, p, n_init, n_steps)
     off = [r for r in runs if r["distance_to_oracle"] > 1e-3]
     stalled = [r for r in off if r["last_move"] < 1e-9]
     bad = [r for r in off if r["last_move"] >= 1e-9]
     other_sinks = _other_sinks(stationary)
-    evidence = {"steps_used": steps_used, "n_steps": n_steps, "runs": runs,
+    evidence = {"steps_used": [step_used], "n_steps": n_steps, "runs": runs,
                 "stationary_points_on_M": stationary, "stalled_elsewhere": stalled,
                 "not_yet_converged": bad, "other_sinks": other_sinks}
     tracked = {"fraction_converged": ((len(runs) - len(off)) / len(runs), 0.0)}
@@ -268,5 +285,6 @@ def thm5_convergence(ctx, model=MODEL):
                        f"{n_steps} steps (more steps would decide)", evidence, tracked)
     kinds = sorted({f"({s['point'][0]:+.2f}, {s['point'][1]:+.2f}) {s['class']}"
                     for s in stationary})
-    return Outcome("confirmed", f"all {len(runs)} PGD runs from M reach ±(1,1) within 1e-3; "
-                   f"stationary points of the flow on M: {'; '.join(kinds)}", evidence, tracked)
+    return Outcome("confirmed", f"all {len(runs)} PGD runs from M reach ±(1,1) within 1e-3 "
+                   f"(step {step_used['step']:g}); stationary points of the flow on M: "
+                   f"{'; '.join(kinds)}", evidence, tracked)

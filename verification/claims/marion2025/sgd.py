@@ -15,7 +15,7 @@ from theory.models.marion2025 import MODEL
 from ...checks import limit
 from ...declare import Outcome, claim
 from ...stats import finite
-from ._common import PAPER
+from ._common import PAPER, sub_domain
 
 SGD_PARAMS = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
 SGD_INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
@@ -42,12 +42,12 @@ class _TimeScaledFlow:
         return self.flow.loss(y)
 
 
-def _simulate_sgd(ctx, model, ode, dims, seeds):
-    """SGD at each d and the ODE on the same grid: rows, (result, ODE) at each d, deviations
-    and their standard errors (recorded times after t = 0)."""
+def _simulate_sgd(ctx, model, ode, setting, dims, seeds):
+    """SGD at each d and the ODE on the same grid, at the setting (L, λ, γ, ε): rows, (result,
+    ODE) at each d, deviations and their standard errors (recorded times after t = 0)."""
     rows, trajectories, devs, ses = [], {}, [], []
     for i, dv in enumerate(dims):
-        p = {"d": dv, **SGD_PARAMS}
+        p = {"d": dv, **setting}
         lr = 0.5 / dv
         steps = int(round(SGD_T / lr))
         cfg = SimulationConfig(lr=lr, steps=steps, seeds=seeds, batch=math.ceil(dv / 8),
@@ -121,8 +121,10 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
 @claim(f"{PAPER}:sgd-tracks-flow", "(engine)",
        "Online SGD on fresh samples at finite d follows the reduced overlap ODE; the deviation "
        "shrinks as d grows.",
-       reading="step lr = 0.5/d and batch ⌈d/8⌉, so that the SGD-noise drift, of order "
-               "x = lr·d/batch = 4/d, vanishes as d grows. At every recorded time and order "
+       reading="A setting is (L, λ, γ, ε); d is swept inside it (the claim is about d growing). "
+               "Step lr = 0.5/d and batch ⌈d/8⌉, so that the SGD-noise drift, of order "
+               "x = lr·d/batch = 4/d, vanishes as d grows; start (κ, ν, θ, η, ρ) = (0.3, 0.2, "
+               "0.1, 0.05, 0.1), horizon t = 2. At every recorded time and order "
                "parameter the seed-mean deviation from the ODE is extrapolated in x (quadratic: "
                "the finite-size terms to second order) to x = 0; the claim predicts a zero "
                "intercept everywhere (Bonferroni z).",
@@ -140,15 +142,17 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
                                                          name="marion-no-label")},
                   # ×1.1 sits at the check's edge (5.5 and 6.5 se at seeds 0, 1 vs t = 5.75)
                   "wrong factor: the ODE's time scale ×1.25 (right-hand side ×1.25)":
-                  lambda: {"ode": lambda p: _TimeScaledFlow(reduced(MODEL, p), 1.25)}})
-def sgd_tracks_flow(ctx, model=MODEL, flow_model=None, ode=None):
+                  lambda: {"ode": lambda p: _TimeScaledFlow(reduced(MODEL, p), 1.25)}},
+       domain=sub_domain("L", "lam", "gamma", "eps"), points=[SGD_PARAMS])
+def sgd_tracks_flow(ctx, L, lam, gamma, eps, model=MODEL, flow_model=None, ode=None):
     """Batched direct SGD (float32) at several d against the derived ODE (Radau with the
-    symbolic Jacobian); ``flow_model`` (a model) or ``ode`` (params → reduced flow) lets a test
-    integrate a deliberately wrong ODE."""
+    symbolic Jacobian), at one setting (L, λ, γ, ε); ``flow_model`` (a model) or ``ode``
+    (params → reduced flow) lets a test integrate a deliberately wrong ODE."""
+    setting = dict(L=L, lam=lam, gamma=gamma, eps=eps)
     dims = ctx.pick([50, 100, 200, 400], [100, 200, 400, 800])
     seeds = ctx.pick(32, 64)
     ode = ode or (lambda p: reduced(flow_model or model, p))
-    rows, trajectories, devs, ses = _simulate_sgd(ctx, model, ode, dims, seeds)
+    rows, trajectories, devs, ses = _simulate_sgd(ctx, model, ode, setting, dims, seeds)
     x = np.array([r["lr"] * r["d"] / r["batch"] for r in rows])
     res_last, ode_last, flow_last = trajectories[dims[-1]]
     # SGD noise, time discretisation and fluctuation bias are all O(x) = O(1/d); the next
@@ -158,7 +162,7 @@ def sgd_tracks_flow(ctx, model=MODEL, flow_model=None, ode=None):
                   dof=seeds - 1)                     # standard errors over the seeds
     a, a_se, worst = _worst_intercept(check, res_last)
     D = np.array([r["max_deviation"] for r in rows])
-    evidence = {"params": SGD_PARAMS, "init": SGD_INIT, "T": SGD_T, "seeds": seeds, "rows": rows,
+    evidence = {"params": setting, "init": SGD_INIT, "T": SGD_T, "seeds": seeds, "rows": rows,
                 "noise_parameter_x": x, "intercepts_at_x0": a, "intercept_stderr": a_se,
                 "worst_intercept": worst, "z": check.z,
                 "check": {k: v for k, v in check.evidence().items()
