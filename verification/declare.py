@@ -244,6 +244,10 @@ def combine_settings(domain: Domain, settings: tuple[dict, ...], outcomes: list[
     evidence = {"domain": {"settings": rows, "holds_at": holds / n}, "settings": [
         {"setting": s, "verdict": o.verdict, "evidence": o.evidence}
         for s, o in zip(settings, outcomes)]}
+    # a list every setting records (its points, its rows) also whole, at the top
+    for key in set.intersection(*(set(o.evidence) for o in outcomes)) - set(evidence):
+        if all(isinstance(o.evidence[key], list) for o in outcomes):
+            evidence[key] = [x for o in outcomes for x in o.evidence[key]]
     tracked = {f"s{j}:{k}": v for j, o in enumerate(outcomes) for k, v in o.tracked.items()}
     arrays = {f"s{j}/{k}": v for j, o in enumerate(outcomes) for k, v in o.arrays.items()}
     return Outcome(verdict, summary, evidence, tracked, arrays, outcomes[i].figures)
