@@ -14,8 +14,9 @@ from verification import Context, claims_for, get_claim, run_claim
 CTX = Context(profile="quick", seed=0)
 
 
-def verdict(cid, **kw):
-    entry, outcome = run_claim(get_claim(cid), CTX, **kw)
+def verdict(cid, setting=None, **kw):
+    """The claim's verdict at the quick profile's settings or, given ``setting``, at that one."""
+    entry, outcome = run_claim(get_claim(cid), CTX, setting, **kw)
     assert outcome.verdict != "error", outcome.evidence.get("traceback")
     return outcome.verdict
 
@@ -37,7 +38,8 @@ def test_mixture_claim_refutes_swapped_activations():
 
 def test_pruning_claim_refutes_when_every_head_is_needed():
     four = DiscretePrior([[3.0, 0.0], [-3.0, 0.0], [0.0, 3.0], [0.0, -3.0]], [0.25] * 4)
-    assert verdict("sagitova2026:head-pruning", activations=("b-softmax",), prior=four) == "refuted"
+    at = {"activation": "b-softmax", "H": 4, "F": 2, "signal": 3.0}
+    assert verdict("sagitova2026:head-pruning", at, prior=four) == "refuted"
 
 
 def test_softmax1_noise_is_inconclusive_within_z_se_of_the_level():
@@ -210,3 +212,76 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
     assert outcome.evidence["checks"]["above"]["decision"] == "refuted"
     _, outcome = run_claim(c, Context(profile="quick", seed=0))
     assert outcome.evidence["checks"]["above"]["decision"] == "confirmed"
+
+
+# -- domains: what the Sec. IV statements quantify over ----------------------------------------
+SEC4_DOMAINS = {
+    "sagitova2026:prop-iv2-bsoftmax-bayes": (("H", "F", "L", "signal"), 4),
+    "sagitova2026:prop-iv1-bayes": (("prior", "L", "signal"), 3),
+    "sagitova2026:prop-iv3-softmax-gap": (("H", "mass"), 1),
+    "sagitova2026:softmax1-noise": (("H", "mass"), 1),
+    "sagitova2026:mixture-directions": (("H", "s1", "s2"), 1),
+    "sagitova2026:head-pruning": (("activation", "H", "F", "signal"), 2),
+}
+
+
+@pytest.mark.parametrize("cid", sorted(SEC4_DOMAINS))
+def test_sec4_claims_declare_their_domains(cid):
+    names, n_quick = SEC4_DOMAINS[cid]
+    c = get_claim(cid)
+    assert c.domain.names == names
+    assert len(c.settings("quick")) == n_quick and len(c.settings("full")) == n_quick
+    for s in (c.domain.reference, *c.settings("quick")):
+        assert c.domain.validate(s) == s
+    assert all(c.domain.satisfies(s) for s in c.domain.sample(8, seed=0))
+
+
+def test_pruning_domain_needs_more_heads_than_directions():
+    c = get_claim("sagitova2026:head-pruning")
+    with pytest.raises(ValueError, match="H > F"):
+        c.domain.validate({"activation": "b-softmax", "H": 2, "F": 2, "signal": 3.0})
+    with pytest.raises(ValueError, match="activation"):
+        c.domain.validate({"activation": "softmax", "H": 4, "F": 2, "signal": 3.0})
+
+
+def test_prop_iv2_holds_at_the_ends_of_its_domain():
+    # exact, cheap: one random prior per setting, different priors at different settings
+    c = get_claim("sagitova2026:prop-iv2-bsoftmax-bayes")
+    priors = []
+    for s in ({"H": 1, "F": 1, "L": 2, "signal": 0.25}, {"H": 8, "F": 4, "L": 8, "signal": 4.0},
+              {"H": 3, "F": 2, "L": 4, "signal": 1.5}, {"H": 3, "F": 2, "L": 5, "signal": 1.5}):
+        entry, outcome = run_claim(c, CTX, s)
+        assert outcome.verdict == "confirmed", outcome.summary
+        row = outcome.evidence["rows"][0]
+        assert (row["support_points"], row["F"], row["L"]) == (s["H"], s["F"], s["L"])
+        priors.append(row["points"])
+    assert priors[2] != priors[3]          # the setting enters the seeds
+
+
+def test_prop_iv1_priors_at_signal_one_are_the_ones_first_checked():
+    from theory.models.sagitova2026 import flipping_spike
+    from verification.claims.sagitova2026.sec4_bayes import _iv1_prior
+    g = _iv1_prior("gaussian", 1.0, None)
+    assert np.allclose(g.mean(), [0.5, 0.5]) and np.allclose(g.cov_, np.diag([2.0, 0.5]))
+    assert np.allclose(_iv1_prior("flipping-spike", 1.0, None).points, flipping_spike(2.0, 1.0).points)
+    # θ scales with the signal
+    assert np.allclose(_iv1_prior("flipping-spike", 2.0, None).points, 2 * flipping_spike(2.0, 1.0).points)
+    d1 = _iv1_prior("discrete-3", 1.0, np.random.default_rng(0))
+    d2 = _iv1_prior("discrete-3", 2.0, np.random.default_rng(0))
+    assert np.allclose(d2.points, 2 * d1.points)
+
+
+def test_map_items_stores_json_items_and_runs_objects_here():
+    from verification.claims.sagitova2026.sec4_expressivity import map_items
+    seen = []
+
+    def mapper(ctx, fn, items, shared, tick):
+        seen.append(items)
+        return [fn(ctx, it) for it in items]
+
+    ctx = Context(profile="quick", seed=0, mapper=mapper)
+    assert map_items(ctx, lambda c, it: it["x"] * 2, [{"x": 1}, {"x": 2}]) == [2, 4]
+    assert seen == [[{"x": 1}, {"x": 2}]]
+    obj = object()
+    assert map_items(ctx, lambda c, it: it["p"] is obj, [{"p": obj}]) == [True]
+    assert len(seen) == 1                  # not JSON-able: run here, not through the store

@@ -8,35 +8,71 @@ fresh draws, so the optimisation does not bias them low; Bayes risks from the ex
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from numerics.multihead import bayes_loss
 from theory.models.sagitova2026 import DiscretePrior
 from ...checks import combine, critical_value, estimate_vs_theory, trend
 from ...declare import Outcome, claim
+from ...domain import Domain, Integers, Interval
 from ...stats import finite
 from ._common import L, PAPER, best_risk
 
 
-def _pm_prior(s):
-    """θ = ±s (F = 1), probability ½ each: mass on a set S = {s} and on −S."""
-    return DiscretePrior([[s], [-s]], [0.5, 0.5])
+def _pm_prior(s, mass=0.5):
+    """θ = +s with probability ``mass``, −s otherwise (F = 1): mass on a set S = {s} and on −S."""
+    return DiscretePrior([[s], [-s]], [mass, 1.0 - mass])
 
 
-def _risk_table(ctx, signals, acts, H, output="mean"):
-    rows = []
-    for i, s in enumerate(signals):
-        prior = _pm_prior(s)
+def map_items(ctx, fn, items):
+    """``ctx.map(fn, items)`` when every item is JSON-able (then each result is stored and
+    reused); else the calls one after the other here (an activation or a prior given as an
+    object: nothing to key the store by)."""
+    try:
+        json.dumps(items)
+    except TypeError:
+        out = []
+        for i, item in enumerate(items):
+            out.append(fn(ctx, item))
+            ctx.tick((i + 1) / len(items))
+        return out
+    return ctx.map(fn, items)
+
+
+def _risk_piece(ctx, item):
+    """One entry of the risk table: the Bayes risk at signal s, or the best risk of one
+    (activation, output) there, re-evaluated on fresh draws."""
+    s, prior = item["signal"], _pm_prior(item["signal"], item["mass"])
+    if item["kind"] == "bayes":
         rb, rb_se, _ = bayes_loss(prior, L, ctx.pick(100_000, 400_000), ctx.claim_seed(f"bayes:{s}"))
-        row = {"signal": s, "bayes": rb, "bayes_se": rb_se}
+        return {"bayes": float(rb), "bayes_se": float(rb_se)}
+    act, out, H = item["activation"], item["output"], item["H"]
+    r, se, st = best_risk(act, prior, H, ctx, f"{act}:{out}:{H}:{s}", output=out)
+    finite(r, se)
+    return {"risk": float(r), "se": float(se), "state": st.to_dict()}
+
+
+def _risk_table(ctx, signals, acts, H, mass=0.5):
+    """Per signal s: the Bayes risk and the best risk of each (activation, output) of ``acts``
+    with H heads (each a piece of ``map_items``)."""
+    items = []
+    for s in signals:
+        items.append({"kind": "bayes", "signal": s, "mass": mass})
+        items += [{"kind": "best", "signal": s, "mass": mass, "activation": act, "output": out,
+                   "H": H} for act, out in acts]
+    pieces = iter(map_items(ctx, _risk_piece, items))
+    rows = []
+    for s in signals:
+        b = next(pieces)
+        row = {"signal": s, "bayes": b["bayes"], "bayes_se": b["bayes_se"]}
         for act, out in acts:
-            r, se, st = best_risk(act, prior, H, ctx, f"{act}:{out}:{H}:{s}", output=out)
-            finite(r, se)
-            row[f"{act}/{out}"] = r
-            row[f"{act}/{out}_se"] = se
-            row[f"{act}/{out}_state"] = st.to_dict()
+            p = next(pieces)
+            row[f"{act}/{out}"] = p["risk"]
+            row[f"{act}/{out}_se"] = p["se"]
+            row[f"{act}/{out}_state"] = p["state"]
         rows.append(row)
-        ctx.tick((i + 1) / len(signals))
     return rows
 
 
@@ -117,14 +153,21 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
                          f"{np.max(deltas):.2g} within z·se + z·se_{activation})"), (ctl, gap)
 
 
+GAP_DOMAIN = Domain({"H": Integers(2, 4), "mass": Interval(0.1, 0.9)}, reference={"mass": 0.5})
+"""The prior θ = ±s (F = 1) of Prop. IV.3 and the softmax-1 claim: H heads, P(θ = +s) =
+``mass`` (bounded away from 0 and 1: mass on S and on −S); the signal s is swept inside a
+setting (the statements' "as the signal grows")."""
+
+
 @claim(f"{PAPER}:prop-iv3-softmax-gap", "Prop. IV.3",
        "If P_θ gives mass bounded away from zero to a set S and to −S, softmax attention cannot "
        "reach the Bayes risk: its best risk stays a positive distance above it, also as the "
        "signal grows.",
-       reading="θ = ±s (F = 1, probability ½ each), L = 4, H = 2 heads, ŷ = (1/H)Σ_h; best "
+       reading="θ = ±s (F = 1; P(θ = +s) = mass, a coordinate, ½ as first checked), L = 4, H "
+               "heads (a coordinate, 2 as first checked), ŷ = (1/H)Σ_h; best "
                "softmax risk over (m, r, b) from 6 random starts (L-BFGS-B on the reduced loss, "
                "fresh-draw re-evaluation) against the Bayes risk, s = 2, 4, 8, 12 (16 full). "
-               "B-softmax (2 heads) is the control that must reach the Bayes risk: |Δ| ≤ z·se + "
+               "B-softmax (H heads) is the control that must reach the Bayes risk: |Δ| ≤ z·se + "
                "z·se_softmax at every s (the scale at which softmax could not be told from it); "
                "not reaching it refutes. Softmax's gap: confirmed when it is positive at z·se at "
                "every s (judged on the smallest gap/se) and the last gap is not below half the "
@@ -132,19 +175,20 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
                "where its gap is not shown positive, softmax is shown as close to the Bayes "
                "risk as the control (gap + z·se ≤ Δ + z·se_control); a gap within z·se of 0 "
                "alone is inconclusive.",
+       domain=GAP_DOMAIN, points=[{"H": 2, "mass": 0.5}],
        mutations={"softmax-as-control": lambda: {"control": "softmax"},
                   "bsoftmax-as-softmax": lambda: {"activation": "b-softmax"}})
-def prop_iv3(ctx, activation="softmax", control="b-softmax"):
+def prop_iv3(ctx, H, mass, activation="softmax", control="b-softmax"):
     signals = ctx.pick([2.0, 4.0, 8.0, 12.0], [2.0, 4.0, 8.0, 12.0, 16.0])
     acts = [(activation, "mean"), (control, "mean")]
-    rows = _risk_table(ctx, signals, acts, H=2)
+    rows = _risk_table(ctx, signals, acts, H, mass)
     decision, why, (ctl, gap) = judge_gap(ctx, rows, activation, control)
     evidence = {"rows": rows, "gaps": [r[f"{activation}/mean"] - r["bayes"] for r in rows],
-                "z": ctl.z, "H": 2, "L": L, "control": control,
+                "z": ctl.z, "H": H, "mass": mass, "L": L, "control": control,
                 "control_minus_bayes": [r[f"{control}/mean"] - r["bayes"] for r in rows],
                 "decision": decision, "control_check": ctl.evidence(), "gap_check": gap.evidence()}
     figs = {"risks": _risk_figure(
-        rows, acts, "Prop. IV.3: best risks vs signal, θ = ±s, H = 2")}
+        rows, acts, f"Prop. IV.3: best risks vs signal, θ = ±s (P(+s) = {mass:g}), H = {H}")}
     return Outcome(decision, why, evidence, figures=figs)
 
 
@@ -164,7 +208,8 @@ def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL, names=("softmax-1", "
 @claim(f"{PAPER}:softmax1-noise", "Sec. IV",
        "softmax-1 switches irrelevant heads off: its best risk goes to zero as the signal "
        "strength grows, where softmax's does not.",
-       reading="the prior of Prop. IV.3 (θ = ±s, F = 1), L = 4, H = 2; best risks of softmax-1 "
+       reading="the prior of Prop. IV.3 (θ = ±s, F = 1, P(θ = +s) = mass), L = 4, H heads "
+               "(mass and H coordinates: ½ and 2 as first checked); best risks of softmax-1 "
                "and softmax over (m, r, b) as in Prop. IV.3, s = 2, 4, 8, 12. Verdict under the "
                "spec's output ŷ = (1/H)Σ_h: 'goes to zero' read as best risk at the largest s "
                "below 0.05 (the Bayes risk there is < 10⁻¹⁰), 'where softmax's does not' as "
@@ -172,26 +217,27 @@ def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL, names=("softmax-1", "
                "only on evidence of the opposite side, inconclusive within z·se). The same "
                "under ŷ = Σ_h is recorded beside it (a convention the paper may use: with "
                "(1/H)Σ_h a switched-off head still takes its 1/H share).",
+       domain=GAP_DOMAIN, points=[{"H": 2, "mass": 0.5}],
        mutations={"softmax-as-softmax-1": lambda: {"activation": "softmax"},
                   "B-softmax in softmax's place (the side that must not reach 0)":
                   lambda: {"control": "b-softmax"}})
-def softmax1_noise(ctx, activation="softmax-1", control="softmax"):
+def softmax1_noise(ctx, H, mass, activation="softmax-1", control="softmax"):
     """``activation``: the head that should switch off; ``control``: the one that should not
     (mutations swap them)."""
     signals = ctx.pick([2.0, 4.0, 8.0, 12.0], [2.0, 4.0, 8.0, 12.0, 16.0])
     acts = [(activation, "mean"), (control, "mean"), (activation, "sum")]
-    rows = _risk_table(ctx, signals, acts, H=2)
+    rows = _risk_table(ctx, signals, acts, H, mass)
     last = rows[-1]
     r1, r1_se = last[f"{activation}/mean"], last[f"{activation}/mean_se"]
     r0, r0_se = last[f"{control}/mean"], last[f"{control}/mean_se"]
     rsum = last[f"{activation}/sum"]
     decision, (c1, c0) = judge_softmax1(ctx, r1, r1_se, r0, r0_se, names=(activation, control))
-    evidence = {"rows": rows, "z": c1.z, "level": LEVEL, "H": 2, "L": L,
+    evidence = {"rows": rows, "z": c1.z, "level": LEVEL, "H": H, "mass": mass, "L": L,
                 "activation": activation, "control": control,
                 "sum_convention_largest_signal": rsum,
                 "checks": {"below": c1.evidence(), "above": c0.evidence()}}
     figs = {"risks": _risk_figure(
-        rows, acts, f"{activation} vs {control}, θ = ±s, H = 2 (both output conventions)")}
+        rows, acts, f"{activation} vs {control}, θ = ±s, H = {H} (both output conventions)")}
     s = last["signal"]
     if c1.decision == "refuted":
         why = (f"best {activation} risk stays {r1:.4f} ± {r1_se:.1g} at s = {s} with ŷ = (1/H)Σ_h "

@@ -15,12 +15,26 @@ from theory.models.sagitova2026 import DiscretePrior
 from theory.multihead import MultiHeadModel
 from ...checks import trend
 from ...declare import Outcome, claim
+from ...domain import Choice, Domain, Integers, Interval
 from ._common import L, PAPER, best_risk
+from .sec4_expressivity import map_items
 
 
 # --- trained heads ---------------------------------------------------------------------------
-def _four_point_prior():
-    return DiscretePrior([[3.0, 0.0], [-3.0, 0.0], [0.0, 2.0], [0.0, -2.0]], [0.25] * 4)
+def _four_point_prior(s1=3.0, s2=2.0):
+    return DiscretePrior([[s1, 0.0], [-s1, 0.0], [0.0, s2], [0.0, -s2]], [0.25] * 4)
+
+
+def _prior_item(prior):
+    """A discrete prior as a JSON-able item (support points and weights); any other prior as
+    it is (``map_items`` then runs the pieces here, unstored)."""
+    if isinstance(prior, DiscretePrior):
+        return {"points": prior.points.tolist(), "probs": prior.probs.tolist()}
+    return prior
+
+
+def _prior_of(item):
+    return DiscretePrior(item["points"], item["probs"]) if isinstance(item, dict) else item
 
 
 def _train(activation, prior, H, ctx, tag, t_end, init_scale=0.05):
@@ -52,22 +66,28 @@ def _draw_head_cosines(sm, bs, fig):
     fig.colorbar(im, ax=fig.axes, shrink=0.7)
 
 
+def _trained_piece(ctx, item):
+    """Heads of one activation trained by the flow to τ_end, with their purity, head cosines
+    and fresh-draw risk."""
+    act, tau_end, prior = item["activation"], item["tau"], _prior_of(item["prior"])
+    name = act if isinstance(act, str) else act.name
+    st, rm, drift = _train(act, prior, item["H"], ctx, f"mix:{name}", tau_end)
+    m = st.m
+    cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
+    fresh = HeadReduced(rm.model, prior, n=ctx.pick(2**15, 2**17),
+                        seed=ctx.claim_seed(f"mix-fresh:{item['i']}"), kind="random")
+    risk, risk_se = fresh.loss(st)
+    return {"activation": name, "tau": tau_end, "m": m.tolist(), "purity": _purity(m).tolist(),
+            "loss": float(risk), "loss_se": float(risk_se), "late_drift": drift,
+            "head_cosines": cos.tolist()}
+
+
 def _simulate_trained_heads(ctx, prior, runs, H=4):
     """Heads trained by the flow for each (activation, τ_end) of ``runs``, with their purity,
-    head cosines and fresh-draw risk."""
-    out = []
-    for i, (act, tau_end) in enumerate(runs):
-        name = act if isinstance(act, str) else act.name
-        st, rm, drift = _train(act, prior, H, ctx, f"mix:{name}", tau_end)
-        m = st.m
-        cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
-        fresh = HeadReduced(rm.model, prior, n=ctx.pick(2**15, 2**17),
-                            seed=ctx.claim_seed(f"mix-fresh:{i}"), kind="random")
-        risk, risk_se = fresh.loss(st)
-        out.append({"activation": name, "tau": tau_end, "m": m.tolist(), "purity": _purity(m).tolist(),
-                    "loss": risk, "loss_se": risk_se, "late_drift": drift, "head_cosines": cos.tolist()})
-        ctx.tick((i + 1) / len(runs))
-    return out
+    head cosines and fresh-draw risk (each run a piece of ``map_items``)."""
+    items = [{"activation": act, "tau": tau_end, "H": H, "prior": _prior_item(prior), "i": i}
+             for i, (act, tau_end) in enumerate(runs)]
+    return map_items(ctx, _trained_piece, items)
 
 
 def _two_point_prior():
@@ -75,11 +95,18 @@ def _two_point_prior():
     return DiscretePrior([[3.0, 0.0], [-3.0, 0.0]], [0.5, 0.5])
 
 
+MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": Interval(1.5, 4.0)},
+                        reference={"s1": 3.0, "s2": 2.0})
+"""The prior θ ∈ {±s₁e₁, ±s₂e₂} (F = 2, equal weights) and H ≥ 4 heads."""
+
+
 @claim(f"{PAPER}:mixture-directions", "Sec. IV",
        "Trained softmax heads learn mixture directions ±e_1 ± e_2 …, while B-softmax heads "
        "learn the pure directions.",
        statistical=False,
-       reading="discrete prior θ ∈ {±3e₁, ±2e₂} (equal weights), H = 4, L = 4; heads trained "
+       reading="discrete prior θ ∈ {±s₁e₁, ±s₂e₂} (equal weights), H heads, L = 4 (s₁, s₂, H "
+               "coordinates: 3, 2, 4 as first checked; H ≥ 4, one head per support point at "
+               "least, where B-softmax can be Bayes-optimal, Prop. IV.2); heads trained "
                "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax to "
                "τ = 300, B-softmax to τ = 3000, where both have stopped moving); purity of a "
                "head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, mixture ≤ 0.9. Confirmed when every "
@@ -87,16 +114,17 @@ def _two_point_prior():
                "trained state is a deterministic function of the flow's fixed draws and the "
                "purities are compared with fixed thresholds (no sampling comparison; the risks "
                "are recorded, not judged).",
+       domain=MIXTURE_DOMAIN, points=[{"H": 4, "s1": 3.0, "s2": 2.0}],
        mutations={"B-softmax normalised per head (joint normalisation dropped)":
                   lambda: {"bsoftmax": "softmax"},
                   "softmax normalised over all heads (B-softmax in its place)":
                   lambda: {"softmax": "b-softmax"},
                   "one signal direction (θ ∈ {±3e₁})": lambda: {"prior": _two_point_prior()}})
-def mixture_directions(ctx, softmax="softmax", bsoftmax="b-softmax", t_end=(300.0, 3000.0),
-                       prior=None):
+def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
+                       t_end=(300.0, 3000.0), prior=None):
     """Sec. IV (trained heads): softmax heads mix the directions, B-softmax heads are pure."""
-    prior = prior or _four_point_prior()
-    sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0]), (bsoftmax, t_end[1])))
+    prior = prior or _four_point_prior(s1, s2)
+    sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0]), (bsoftmax, t_end[1])), H)
     rb, rb_se, _ = bayes_loss(prior, L, 200_000, ctx.claim_seed("mix:bayes"))
     evidence = {"softmax": sm, "b-softmax": bs, "bayes_risk": rb, "bayes_risk_se": rb_se,
                 "pure": 0.95, "mixture": 0.9}
@@ -142,53 +170,72 @@ def _draw_pruning(rows, rb, H, F, fig):
         ax.plot(range(H), r["losses_after_pruning"], "o-", label=r["activation"])
     ax.axhline(rb, color="k", ls=":", label="Bayes")
     ax.axvline(H - F, color="0.6", ls="--")
-    ax.set(xlabel="heads pruned", ylabel="risk", title="Head pruning (greedy), H = 4, F = 2")
+    ax.set(xlabel="heads pruned", ylabel="risk", title=f"Head pruning (greedy), H = {H}, F = {F}")
     ax.legend()
 
 
-def _simulate_pruning(ctx, activations, prior, H, uniform):
-    """Per activation: the optimised heads, greedy pruning, and the loss increases relative to
+def _pruning_piece(ctx, item):
+    """One activation's optimised heads, greedy pruning, and the loss increases relative to
     the attainable improvement (uniform-attention risk − trained risk) with their standard
     errors (independent fresh-draw estimates: hypot of the two)."""
-    rows = []
-    for i, act in enumerate(activations):
-        _, _, st = best_risk(act, prior, H, ctx, f"prune:{act}")
-        md = MultiHeadModel(H, L, prior.F, act)
-        losses, order = prune(st, md, prior, ctx, act)
-        scale = uniform - losses[0][0]
-        rows.append({"activation": act, "trained_risk": losses[0][0], "state": st.to_dict(),
-                     "losses_after_pruning": [l[0] for l in losses],
-                     "loss_se": [l[1] for l in losses], "removal_order": order,
-                     "relative_increase": [(l[0] - losses[0][0]) / scale for l in losses],
-                     "relative_increase_se": [float(np.hypot(l[1], losses[0][1])) / scale
-                                              for l in losses]})
-        ctx.tick((i + 1) / len(activations))
-    return rows
+    act, H, prior, uniform = item["activation"], item["H"], _prior_of(item["prior"]), item["uniform"]
+    _, _, st = best_risk(act, prior, H, ctx, f"prune:{act}")
+    md = MultiHeadModel(H, L, prior.F, act)
+    losses, order = prune(st, md, prior, ctx, act)
+    scale = uniform - losses[0][0]
+    return {"activation": act, "trained_risk": float(losses[0][0]), "state": st.to_dict(),
+            "losses_after_pruning": [float(l[0]) for l in losses],
+            "loss_se": [float(l[1]) for l in losses], "removal_order": [int(h) for h in order],
+            "relative_increase": [float((l[0] - losses[0][0]) / scale) for l in losses],
+            "relative_increase_se": [float(np.hypot(l[1], losses[0][1])) / scale
+                                     for l in losses]}
+
+
+def _simulate_pruning(ctx, activations, prior, H, uniform):
+    """Per activation: ``_pruning_piece`` (a piece of ``map_items``)."""
+    items = [{"activation": act, "H": H, "prior": _prior_item(prior), "uniform": uniform}
+             for act in activations]
+    return map_items(ctx, _pruning_piece, items)
+
+
+PRUNING_DOMAIN = Domain({"activation": Choice("softmax-1", "b-softmax"), "H": Integers(2, 8),
+                         "F": Integers(1, 4), "signal": Interval(1.0, 6.0)},
+                        where={"H > F": lambda H, F: H > F}, reference={"signal": 3.0})
+"""Softmax-1 or B-softmax (the statement names both), H heads, F signal directions θ ∈
+{signal·e_f} (probability 1/F each), H > F."""
+
+
+def _directions_prior(F, signal):
+    return DiscretePrior(signal * np.eye(F), [1.0 / F] * F)
 
 
 @claim(f"{PAPER}:head-pruning", "Sec. IV",
        "With softmax-1 or B-softmax and H larger than the number of signal directions F, about "
        "H − F heads can be pruned with little loss.",
-       reading="two signal directions θ ∈ {3e₁, 3e₂} (probability ½ each, F = 2), H = 4, "
-               "L = 4; heads optimised on the reduced loss (6 random starts); greedy pruning "
+       reading="F signal directions θ ∈ {s·e_f} (probability 1/F each), H heads, L = 4 (the "
+               "activation, H, F and s coordinates: softmax-1 and B-softmax at H = 4, F = 2, "
+               "s = 3 as first checked); heads optimised on the reduced loss (6 random starts); "
+               "greedy pruning "
                "(drop the head whose removal raises the loss least on one set of draws; the "
                "losses along that path judged on fresh draws), ŷ = (1/H)Σ_h over the kept heads. "
-               "'Little loss': pruning H − F = 2 heads raises the loss by less "
+               "'Little loss': pruning H − F heads raises the loss by less "
                "than 10% of (uniform-attention risk − trained risk). The cost of pruning one "
-               "more is recorded (not judged: the claim does not say more cannot go). Both "
-               "softmax-1 and B-softmax.",
+               "more is recorded (not judged: the claim does not say more cannot go).",
+       domain=PRUNING_DOMAIN,
+       points=[{"activation": a, "H": 4, "F": 2, "signal": 3.0} for a in ("softmax-1", "b-softmax")],
        mutations={"one signal direction too many (F = 3)":
                   lambda: {"prior": DiscretePrior([[3.0, 0.0], [0.0, 3.0], [-3.0, -3.0]], [1 / 3] * 3),
                            "F_claimed": 2},
                   "one head too many pruned (H − F + 1 = 3)": lambda: {"F_claimed": 1}})
-def head_pruning(ctx, activations=("softmax-1", "b-softmax"), prior=None, F_claimed=None):
+def head_pruning(ctx, activation, H, F, signal, prior=None, F_claimed=None):
     """Sec. IV (pruning): the margin 10 % − relative increase after pruning H − F heads, judged
-    by its sign at z·se per activation (``checks.trend``): refuted on evidence of an increase
-    ≥ 10 %, inconclusive within z·se."""
-    prior = prior or DiscretePrior([[3.0, 0.0], [0.0, 3.0]], [0.5, 0.5])
-    H, F = 4, F_claimed or 2
+    by its sign at z·se (``checks.trend``): refuted on evidence of an increase ≥ 10 %,
+    inconclusive within z·se. ``prior``/``F_claimed``: a prior in place of the setting's and
+    the number of directions claimed in place of F (mutations)."""
+    prior = prior or _directions_prior(F, signal)
+    F = F_claimed or F
     uniform = 1 - 1 / L
-    rows = _simulate_pruning(ctx, activations, prior, H, uniform)
+    rows = _simulate_pruning(ctx, (activation,), prior, H, uniform)
     rb = bayes_loss(prior, L, 100_000, ctx.claim_seed("prune:bayes"))[0]
     checks = [trend(ctx, 0.1 - r["relative_increase"][H - F], r["relative_increase_se"][H - F], +1,
                     name=f"{r['activation']}: 10 % − relative loss increase after pruning {H - F}")
@@ -204,8 +251,9 @@ def head_pruning(ctx, activations=("softmax-1", "b-softmax"), prior=None, F_clai
                            f"z = {c.z:.2f})", evidence, figures=figs)
     txt = "; ".join(f"{r['activation']}: pruning {H - F} heads costs "
                     f"{100 * r['relative_increase'][H - F]:.1f} ± "
-                    f"{100 * r['relative_increase_se'][H - F]:.1f}%, one more "
-                    f"{100 * r['relative_increase'][H - F + 1]:.0f}%" for r in rows)
+                    f"{100 * r['relative_increase_se'][H - F]:.1f}%"
+                    + (f", one more {100 * r['relative_increase'][H - F + 1]:.0f}%" if H - F + 1 < H
+                       else "") for r in rows)
     undecided = [c for c in checks if c.decision != "confirmed"]
     if undecided:
         return Outcome("inconclusive", f"{txt}; not resolved against 10 % at z = {checks[0].z:.2f}: "
