@@ -57,7 +57,9 @@ def test_prop1_check_confirms_a_correct_formula_and_refutes_the_papers_on_M():
     assert entry["verdict"] == "refuted" and "frozen" in entry["summary"]
     keys = {"link", "d", "alpha", "beta", "gamma", "mu", "nu", "zeta", "eta", "rho", "theory",
             "mc", "mc_stderr"}
-    assert all(keys <= set(p) for p in entry["evidence"]["points"])
+    points = [p for ev in _per_setting(entry) for p in ev["points"]]
+    assert points and all(keys <= set(p) for p in points)
+    assert {ev["phase"] for ev in _per_setting(entry)} == {"high-temperature", "frozen"}
 
 
 def test_cor1_refutes_a_wrong_closed_form():
@@ -67,12 +69,35 @@ def test_cor1_refutes_a_wrong_closed_form():
     assert verdict("dohmatob2025:cor1-linear", formula=wrong)["verdict"] == "refuted"
 
 
+def test_cor1_is_judged_at_a_setting_of_its_domain():
+    cor1 = get_claim("dohmatob2025:cor1-linear")
+    setting = {"alpha": 0.5, "beta": 0.3, "gamma": 0.25, "d": 7}
+    assert cor1.at(CTX, setting).verdict == "confirmed"
+    out = cor1.at(CTX, setting, formula=dm.paper_cor1_linear() - dm.gamma**2)
+    assert out.verdict == "refuted" and out.evidence["at"]["gamma"] == 0.25
+    assert out.evidence["difference_at_setting"] == "1/16"
+
+
+def test_risk_and_rem_domains_hold_both_phases_and_prop2_keeps_off_the_transition():
+    from verification.claims.dohmatob2025.rem_constants import rem_phase
+    both = {"high-temperature", "frozen"}
+    for cid in ("prop1-risk[link=relu]", "prop2-oracle[link=linear]", "rem-constants",
+                "prop12-gibbs-average"):
+        claim = get_claim(f"dohmatob2025:{cid}")
+        assert {rem_phase(s["alpha"], s["beta"]) for s in claim.domain.sample(16, seed=0)} == both
+        assert {rem_phase(s["alpha"], s["beta"]) for s in claim.settings("quick")} == both
+    prop2 = get_claim("dohmatob2025:prop2-oracle[link=linear]")
+    with pytest.raises(ValueError, match="δ"):          # c = 0.456 ≈ ψ = 0.447
+        prop2.at(CTX, {"alpha": 0.1, "beta": 1.0, "gamma": 0.89})
+
+
 def test_prop2_refutes_a_wrong_oracle_formula_and_records_both_sides():
     from theory.models import dohmatob2025 as dm
     wrong = (1 - dm.paper_localisation().subs(dm.mu, 1)) * dm.dual_kernel("linear", 1)
     entry = verdict("dohmatob2025:prop2-oracle[link=linear]", oracle_formula=wrong)
     assert entry["verdict"] == "refuted" and "R̄ at the oracle" in entry["summary"]
-    sides = {(c["side"], c["phase"]): c["ok"] for c in entry["evidence"]["checks"]}
+    sides = {(c["side"], c["phase"]): c["ok"] for ev in _per_setting(entry)
+             for c in ev["checks"]}
     assert sides[("learnable", "frozen")] and sides[("learnable", "high-temperature")]
 
 
@@ -102,18 +127,20 @@ def test_prop7_refutes_a_flow_with_an_extra_interior_stationary_point():
 
 def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
     """Props. 7 and 10 take the paper's stationary points on M as shared tasks: computed, and
-    read back from the store by a later call, they equal the direct computation per setting."""
+    read back from the store by a later call, they equal the direct computation per setting
+    (a domain setting's floats read as the exact settings)."""
     from verification.claims.dohmatob2025 import flow_on_M_2d, paper_stationary, stationary_points_uncached
     from verification.store import ResultStore
     from verification.tasks import map_subtasks
     store = ResultStore(tmp_path)
     ctx = Context(profile="quick", seed=0, device="cpu", store=store, mapper=map_subtasks)
-    first = paper_stationary(ctx, "linear", [50])
-    assert len(list(tmp_path.rglob("*"))) > 0                    # stored
-    again = paper_stationary(ctx, "linear", [50])
-    for i, setting in enumerate(STATIONARY_SETTINGS):
+    for setting, point in zip(STATIONARY_SETTINGS, SP.SETTINGS, strict=True):
+        assert SP.exact_setting(**point) == setting
+        first = paper_stationary(ctx, "linear", setting, [50])
+        assert len(list(tmp_path.rglob("*"))) > 0                    # stored
+        again = paper_stationary(ctx, "linear", setting, [50])
         direct = stationary_points_uncached(flow_on_M_2d("linear"), setting, 50)
-        assert first[i, 50] == again[i, 50] == direct and direct[0]
+        assert first[50] == again[50] == direct and direct[0]
 
 
 def test_prop9_refutes_when_the_oracle_is_a_source():
@@ -137,7 +164,7 @@ def test_prop10_quadratic_interior_saddle_sits_at_psi_over_c():
     import numpy as np
     entry = verdict("dohmatob2025:prop10-classification[link=quadratic]")
     assert entry["verdict"] == "refuted"
-    for row in entry["evidence"]["stationary_by_d"]:
+    for row in (r for ev in _per_setting(entry) for r in ev["stationary_by_d"]):
         interior = [f for f in row["found"] if -1 < f["mu"] < 1]
         if row["psi"] < row["c"]:
             assert len(interior) == 1 and interior[0]["class"] == "saddle"
@@ -146,6 +173,26 @@ def test_prop10_quadratic_interior_saddle_sits_at_psi_over_c():
         else:
             assert not interior
         assert next(f for f in row["found"] if (f["mu"], f["nu"]) == (-1, 0))["class"] == "source"
+
+
+def _per_setting(entry):
+    """The evidence of each setting a claim judged (one setting: the entry's own)."""
+    ev = entry["evidence"]
+    return [s["evidence"] for s in ev["settings"]] if "settings" in ev else [ev]
+
+
+def test_symbolic_claims_evaluate_at_the_setting():
+    """Props. 3, 5, 6 are derived with every parameter symbolic and judged at one setting of
+    (α, β, γ, d): ReLU's off-M velocity is shown nonzero at the setting asked for."""
+    ctx = Context(profile="quick", seed=0, device="cpu")
+    setting = {"alpha": 0.5, "beta": 2.0, "gamma": 0.3, "d": 10}
+    for name in ("prop5-invariance", "prop6-2d-flow", "prop3-gradient-span"):
+        assert get_claim(f"dohmatob2025:{name}[link=linear]").at(ctx, setting).verdict == "confirmed"
+    out = get_claim("dohmatob2025:prop5-invariance[link=relu]").at(ctx, setting)
+    assert out.verdict == "refuted" and "α=0.5, β=2, γ=0.3, d=10" in out.summary
+    assert out.evidence["counterexample"]["d"] == 10.0
+    with pytest.raises(ValueError, match="gamma"):
+        get_claim("dohmatob2025:prop5-invariance[link=linear]").at(ctx, {**setting, "gamma": 1.5})
 
 
 def test_prop4_finds_realisable_stationary_points_off_M():
@@ -202,10 +249,11 @@ def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
     monkeypatch.setattr(R, "risk_mc", fake_mc)
     entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)
     assert entry["verdict"] == "refuted"
-    check = entry["evidence"]["check"]
-    assert min(check["gof_p"]) > 1e-4 and "poor_fit" not in check
-    assert all(abs(a + 0.17) < 0.05 for a in check["limit"])
-    assert entry["contract"]["comparisons"] == len(R.PROP1_PHASES) * len(R.PROP1_POINTS)
+    for ev in _per_setting(entry):
+        check = ev["check"]
+        assert min(check["gof_p"]) > 1e-4 and "poor_fit" not in check
+        assert all(abs(a + 0.17) < 0.05 for a in check["limit"])
+    assert entry["contract"]["comparisons"] == len(R.PROP1_SETTINGS) * len(R.PROP1_POINTS)
 
 
 def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
@@ -213,9 +261,10 @@ def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
     it is recorded as a self-comparison, the phase is judged exactly against the engine's
     Laplace derivation, and only the frozen columns enter the statistical family."""
     entry = verdict("dohmatob2025:rem-constants")
-    ev = entry["evidence"]
-    assert {c["phase"] for c in ev["checks"]} == {"frozen"}
-    assert ev["high_temperature_exact"] and all(c["exact_equal"] for c in ev["high_temperature_exact"])
+    evs = _per_setting(entry)
+    assert {c["phase"] for ev in evs for c in ev["checks"]} == {"frozen"}
+    exact = [c for ev in evs for c in ev["high_temperature_exact"]]
+    assert exact and all(c["exact_equal"] for c in exact)
     assert entry["contract"]["comparisons"] == 4
     assert "self-comparison" in entry["summary"]
 
@@ -223,7 +272,7 @@ def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
 def test_prop12_high_temperature_self_comparison_gives_no_verdict():
     entry = verdict("dohmatob2025:prop12-gibbs-average")
     assert entry["verdict"] == "inconclusive" and "self-comparison" in entry["summary"]
-    assert {c["phase"] for c in entry["evidence"]["checks"]} == {"frozen"}
+    assert {c["phase"] for ev in _per_setting(entry) for c in ev["checks"]} == {"frozen"}
     assert entry["contract"]["comparisons"] == 12
 
 
@@ -233,14 +282,15 @@ def test_relu_stationarity_judged_on_the_full_flow(name):
     claimed points are checked in the full 5-D flow, where they move (dζ/dt, dρ/dt ≠ 0)."""
     entry = verdict(f"dohmatob2025:{name}[link=relu]")
     assert entry["verdict"] != "confirmed"
-    ev = entry["evidence"]
-    assert ev["judged_on"] == "the full 5-D overlap flow" and not ev["M_invariant"]
-    assert any(not p["stationary_in_full_flow"] for p in ev["points"])
+    for ev in _per_setting(entry):
+        assert ev["judged_on"] == "the full 5-D overlap flow" and not ev["M_invariant"]
+    assert any(not p["stationary_in_full_flow"] for ev in _per_setting(entry) for p in ev["points"])
 
 
 def test_prop9_linear_still_uses_the_invariant_restriction():
     entry = verdict("dohmatob2025:prop9-oracle-sink[link=linear]")
-    assert entry["verdict"] == "confirmed" and "judged_on" not in entry["evidence"]
+    assert entry["verdict"] == "confirmed"
+    assert all("judged_on" not in ev and ev["rows"] for ev in _per_setting(entry))
 
 
 def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):

@@ -230,14 +230,14 @@ def _stationary_piece(ctx, item):
     return _computed_stationary(flow_on_M_2d(item["link"]), setting, item["d"])
 
 
-def paper_stationary(ctx, link, dims):
-    """{(setting index, d): (found, unresolved, curves)} of the paper's flow on M (R̄ of Prop. 1)
-    for every setting of ``STATIONARY_SETTINGS`` and every d in ``dims``, as shared tasks."""
-    index = [(i, int(dv)) for i in range(len(STATIONARY_SETTINGS)) for dv in dims]
-    items = [{"link": link, "setting": {k: str(v) for k, v in STATIONARY_SETTINGS[i].items()},
-              "d": dv} for i, dv in index]
-    return {where: tuple(r) for where, r in zip(index, ctx.map(_stationary_piece, items,
-                                                               shared=True))}
+def paper_stationary(ctx, link, setting, dims):
+    """{d: (found, unresolved, curves)} of the paper's flow on M (R̄ of Prop. 1) at one setting
+    (exact values {"alpha", "beta", "gamma"}, as in ``STATIONARY_SETTINGS``) for every d in
+    ``dims``, as shared tasks."""
+    index = [int(dv) for dv in dims]
+    items = [{"link": link, "setting": {k: str(v) for k, v in setting.items()}, "d": dv}
+             for dv in index]
+    return {dv: tuple(r) for dv, r in zip(index, ctx.map(_stationary_piece, items, shared=True))}
 
 
 def stationary_points_uncached(flow2, setting, dv):

@@ -17,7 +17,6 @@ from ...declare import Outcome, claim
 from ...stats import finite
 from ._common import (  # noqa: I001
     PAPER,
-    STATIONARY_SETTINGS,
     _computed_stationary,
     _setting_text,
     _setting_values,
@@ -25,6 +24,7 @@ from ._common import (  # noqa: I001
     rbar_mutations,
     reduced_model,
 )
+from .stationary_points import DOMAIN, SETTINGS, exact_setting
 
 
 def _frame(reduced, vals):
@@ -100,13 +100,14 @@ def global_run(flow, dv, kind, y0, t_eval):
             "solver": tr.method, "outcome": outcome}
 
 
-def _global_convergence_check(ctx, risk=None, setting=None, horizon=1e14):
+def _global_convergence_check(ctx, alpha, beta, gamma, risk=None, horizon=1e14):
     """Projected gradient flow (the s → 0 limit of PGD) on the linear-link R̄, integrated with
     LSODA (stiff switching; vector coordinates keep tiny departures from an edge such as
     u = −u* resolved, which overlap coordinates lose) to t = 10¹⁴ from random initialisations
     (u, v uniform on the sphere of span{u*, v*, e3, e4}) and from small perturbations of the
-    other stationary points on M (the saddles (−1, ±1) and the source (1, −1))."""
-    setting = STATIONARY_SETTINGS[0] if setting is None else setting
+    other stationary points on M (the saddles (−1, ±1) and the source (1, −1)). At one
+    (α, β, γ)."""
+    setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([10, 20], [10, 20, 40])
     runs = _simulate_global(ctx, reduced_model("linear", risk), setting, dims, horizon)
     evidence = {**_setting_text(setting), "runs": runs, "horizon": horizon}
@@ -165,7 +166,8 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
               "state checked on the unit spheres (a run that leaves them is redone with tighter "
               "tolerances, then the claim says error); "
               "'any initialisation' tested by random starts and perturbed unstable stationary "
-              "points; d = 10, 20 (full: 40); (α, β, γ) = (0.1, 1, 0.6).",
+              "points; d = 10, 20 (full: 40); both profiles judge (α, β, γ) = (0.1, 1, 0.6).",
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear"),
                                                   "horizon": 1e6},
                  **rbar_mutations("linear")})(_global_convergence_check)
@@ -209,7 +211,8 @@ def _descent_runs(flow, mu0, nu0, s, n_steps, L_delta, steps=None):
     return run, run.largest_relative_increase(), bound_ok
 
 
-def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01, descend=None):
+def _descent_lemma_check(ctx, alpha, beta, gamma, risk=None, step_factors=(0.5, 0.05), delta=0.01,
+                         descend=None):
     """The rebuttal's descent lemma for σ(t) = t (C², σ′ = 1, σ″ = 0): PGD from (u₀, v₀) ∈ M
     with 0 < s < min(1/(2L_δ), 1/M_δ), L_δ = 4L/(1 − δ)², decreases R at every step and
     converges to a stationary point. L (smoothness of R on S²) and M_δ (gradient bound) are
@@ -217,8 +220,8 @@ def _descent_lemma_check(ctx, risk=None, step_factors=(0.5, 0.05), delta=0.01, d
     steps used are s = factor × the estimated bound; runs that have not reached a stationary
     point after the step budget are reported as not converged. ``descend``: a formula whose
     gradient drives the steps in place of R's, R still being the risk watched (a deliberately
-    wrong gradient, the declared mutations)."""
-    setting = STATIONARY_SETTINGS[0]
+    wrong gradient, the declared mutations). At one (α, β, γ)."""
+    setting = exact_setting(alpha, beta, gamma)
     n_steps = ctx.pick(20_000, 100_000)
     rows = _simulate_descent(ctx, reduced_model("linear", risk), setting, risk is None, step_factors,
                              delta, n_steps,
@@ -290,7 +293,9 @@ claim(f"{PAPER}:descent-lemma", "rebuttal",
       reading="σ(t) = t (C², σ′ = 1, σ″ = 0); R = the paper's R̄; (u₀, v₀) on M as in the "
               "rebuttal's claim; L and M_δ estimated as maxima over 3000 random points and a grid "
               "on M (lower bounds of the true constants), steps 0.5× and 0.05× the resulting bound, "
-              "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵).",
+              "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵); both profiles judge "
+              "(α, β, γ) = (0.1, 1, 0.6).",
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
       # A wrong R̄ in place of R is invisible here (PGD on any smooth R descends for small
       # steps), and so are steps 20× and 100× the estimated bound (the sampled bound is
       # conservative by two orders of magnitude). What the check can see is a step that is not

@@ -19,6 +19,7 @@ from theory.stationary import (  # noqa: E402
 )
 
 from ...declare import Outcome, claim
+from ...domain import Interval
 from ._common import (  # noqa: I001
     BOX,
     PAPER,
@@ -37,6 +38,22 @@ from ._common import (  # noqa: I001
     rbar_terms,
     reduced_model,
 )
+
+
+DOMAIN = {"alpha": Interval(0.01, 1.0, log=True), "beta": Interval(0.1, 10.0, log=True),
+          "gamma": Interval(0.05, 0.95)}
+"""(α, β, γ): the model's parameters (d is swept inside each check: the statements are the
+d → ∞ analysis's, checked at several d)."""
+SETTINGS = [{k: float(v) for k, v in st.items()} for st in STATIONARY_SETTINGS]
+"""The settings the profiles judge: (0.1, 1, 0.6) [ψ < c, learnable] and (0.2, 1.5, 0.9)
+[c < ψ < 1]; the first is the reference."""
+
+
+def exact_setting(alpha, beta, gamma):
+    """A setting's values as exact SymPy numbers (a float's shortest decimal, read exactly:
+    0.1 → 1/10), in the form of ``STATIONARY_SETTINGS``."""
+    return {"alpha": sp.Rational(str(alpha)), "beta": sp.Rational(str(beta)),
+            "gamma": sp.Rational(str(gamma))}
 
 
 def _full_velocity(link, risk, setting, dv, point, dps=30):
@@ -111,14 +128,14 @@ def _fastest(moving):
     return w, k, v
 
 
-def _prop7_full_flow(ctx, link, risk, dims):
+def _prop7_full_flow(ctx, link, risk, st, dims):
     """Prop. 7 where M is not invariant: the stationary points on M are those of the 2-D
     restriction whose off-M velocity also vanishes, so the claimed sets must consist of points
     at which the full flow is at rest."""
     pts = [((st, dv), list(dict.fromkeys(tuple(sp.Integer(int(x)) if abs(x) == 1 else repr(x)
                                                for x in q)
                                          for e in _paper_e_sets(link, st, dv).values() for q in e)))
-           for st in STATIONARY_SETTINGS for dv in dims]
+           for dv in dims]
     rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "E1 ∪ E2 ∪ E3 ∪ E4")
     if moving:
         w, k, v = _fastest(moving)
@@ -132,32 +149,32 @@ def _prop7_full_flow(ctx, link, risk, dims):
                    "full flow (the 2-D restriction is not the flow on M)", evidence)
 
 
-def _prop7_check(ctx, link, risk=None):
-    if not _m_invariant(link, risk):
-        return _prop7_full_flow(ctx, link, risk, ctx.pick([50, 100, 200], [50, 100, 200, 400, 800]))
+def _prop7_check(ctx, link, alpha, beta, gamma, risk=None):
+    """Prop. 7 at one (α, β, γ), exactly at each d of the profile's list."""
+    setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
+    if not _m_invariant(link, risk):
+        return _prop7_full_flow(ctx, link, risk, setting, dims)
     # the paper's flow: shared pieces (Prop. 10 asks for the same); a mutant's: computed here
-    shared = paper_stationary(ctx, link, dims) if risk is None else None
+    shared = paper_stationary(ctx, link, setting, dims) if risk is None else None
     rows, bad = [], []
-    total = len(STATIONARY_SETTINGS) * len(dims)
-    for i, setting in enumerate(STATIONARY_SETTINGS):
-        for j, dv in enumerate(dims):
-            found, unresolved, curves = (shared[i, dv] if shared is not None else
-                                         _computed_stationary(flow_on_M_2d(link, risk), setting, dv))
-            sets = _paper_e_sets(link, setting, dv)
-            paper = [q for e in sets.values() for q in e]
-            engine = [(f["mu"], f["nu"]) for f in found]
-            missing = [q for q in paper if not any(_near(q, e) for e in engine)]
-            extra = [e for e in engine if not any(_near(q, e) for q in paper)]
-            row = {**_setting_text(setting), "d": dv, "engine": found,
-                   "paper_sets": {k: [list(q) for q in v] for k, v in sets.items()},
-                   "missing_from_engine": missing, "not_in_paper_sets": extra,
-                   "unresolved_factor_pairs": unresolved, "curves": [list(map(str, c)) for c in curves]}
-            rows.append(row)
-            if missing or extra or unresolved or curves:
-                bad.append(row)
-            if shared is None:              # the shared pieces tick through ctx.map
-                ctx.tick((i * len(dims) + j + 1) / total)
+    for j, dv in enumerate(dims):
+        found, unresolved, curves = (shared[dv] if shared is not None else
+                                     _computed_stationary(flow_on_M_2d(link, risk), setting, dv))
+        sets = _paper_e_sets(link, setting, dv)
+        paper = [q for e in sets.values() for q in e]
+        engine = [(f["mu"], f["nu"]) for f in found]
+        missing = [q for q in paper if not any(_near(q, e) for e in engine)]
+        extra = [e for e in engine if not any(_near(q, e) for q in paper)]
+        row = {**_setting_text(setting), "d": dv, "engine": found,
+               "paper_sets": {k: [list(q) for q in v] for k, v in sets.items()},
+               "missing_from_engine": missing, "not_in_paper_sets": extra,
+               "unresolved_factor_pairs": unresolved, "curves": [list(map(str, c)) for c in curves]}
+        rows.append(row)
+        if missing or extra or unresolved or curves:
+            bad.append(row)
+        if shared is None:              # the shared pieces tick through ctx.map
+            ctx.tick((j + 1) / len(dims))
     evidence = {"link": link, "rows": rows}
     if bad:
         w = bad[0]
@@ -166,7 +183,7 @@ def _prop7_check(ctx, link, risk=None):
                        f"in E1∪…∪E4 but not stationary: {w['missing_from_engine']}", evidence)
     n = sum(len(r["engine"]) for r in rows)
     return Outcome("confirmed", f"{link}: the derived flow's stationary set on M equals "
-                   f"E1 ∪ E2 ∪ E3 ∪ E4 at {len(rows)} (setting, d) ({n} points)", evidence)
+                   f"E1 ∪ E2 ∪ E3 ∪ E4 at d = {dims} ({n} points)", evidence)
 
 
 PROP7_UNSEEN_SIGN_FLIP = ("linear",)
@@ -193,16 +210,20 @@ _per_link("prop7-stationary-set", "Prop. 7",
           _prop7_check, statistical=False,
           reading="at finite d (p(µ) as the paper defines it), exact arithmetic: the engine "
                   "factors its derived 2-D flow and solves every factor pair in 50-digit "
-                  "precision; the paper's sets are solved from its own equations. "
-                  "(α, β, γ) = (0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1].",
-          mutations=lambda link: _prop7_mutations(link))
+                  "precision; the paper's sets are solved from its own equations; d = 50, 100, "
+                  "200 (full: to 800) at each setting. Settings (both profiles): (α, β, γ) = "
+                  "(0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1]; a setting's floats are "
+                  "read as exact decimals.",
+          mutations=lambda link: _prop7_mutations(link),
+          domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
 
 
-def _prop9_check(ctx, link, risk=None):
+def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
+    """Prop. 9 at one (α, β, γ), exactly at each d of the profile's list."""
+    setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     if not _m_invariant(link, risk):
-        pts = [((st, dv), [(sp.Integer(1), sp.Integer(1))]) for st in STATIONARY_SETTINGS
-               for dv in dims]
+        pts = [((setting, dv), [(sp.Integer(1), sp.Integer(1))]) for dv in dims]
         rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "the oracle (1, 1)")
         if moving:
             w, k, v = _fastest(moving)
@@ -215,17 +236,16 @@ def _prop9_check(ctx, link, risk=None):
                        "checked, and the 2-D restriction's class is not valid", evidence)
     flow2 = flow_on_M_2d(link, risk)
     rows, bad = [], []
-    for setting in STATIONARY_SETTINGS:
-        for dv in dims:
-            vals = _setting_values(setting, dv)
-            rhs = [r.subs(vals) for r in flow2.rhs]
-            residual = [sp.simplify(r.subs({dm.mu: 1, dm.nu: 1})) for r in rhs]
-            c = classify_exact(rhs, (dm.mu, dm.nu), (sp.Integer(1), sp.Integer(1)), BOX)
-            row = {**_setting_text(setting), "d": dv, "rhs_at_oracle": [str(x) for x in residual],
-                   "eigenvalues": [_mp_str(v) for v in c.eigenvalues], "class": c.kind}
-            rows.append(row)
-            if any(x != 0 for x in residual) or c.kind != "sink":
-                bad.append(row)
+    for dv in dims:
+        vals = _setting_values(setting, dv)
+        rhs = [r.subs(vals) for r in flow2.rhs]
+        residual = [sp.simplify(r.subs({dm.mu: 1, dm.nu: 1})) for r in rhs]
+        c = classify_exact(rhs, (dm.mu, dm.nu), (sp.Integer(1), sp.Integer(1)), BOX)
+        row = {**_setting_text(setting), "d": dv, "rhs_at_oracle": [str(x) for x in residual],
+               "eigenvalues": [_mp_str(v) for v in c.eigenvalues], "class": c.kind}
+        rows.append(row)
+        if any(x != 0 for x in residual) or c.kind != "sink":
+            bad.append(row)
     evidence = {"link": link, "rows": rows}
     if bad:
         w = bad[0]
@@ -234,7 +254,7 @@ def _prop9_check(ctx, link, risk=None):
                        f"at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, d={w['d']} "
                        f"(eigenvalues {w['eigenvalues']})", evidence)
     slow = min(rows, key=lambda r: abs(float(r["eigenvalues"][0])))
-    return Outcome("confirmed", f"{link}: (1, 1) is a sink at all {len(rows)} (setting, d); "
+    return Outcome("confirmed", f"{link}: (1, 1) is a sink at d = {dims}; "
                    f"its slowest rate is exponentially small in d (e.g. {slow['eigenvalues'][0]} "
                    f"at d={slow['d']})", evidence)
 
@@ -243,8 +263,9 @@ _per_link("prop9-oracle-sink", "Prop. 9",
           "(µ, ν) = (1, 1) is a sink for every link satisfying Condition 1; here σ = {link}.",
           _prop9_check, statistical=False,
           reading="sink = both Jacobian eigenvalues of the derived 2-D flow on M negative, "
-                  "evaluated exactly at finite d (they are exponentially small in d along µ).",
-          mutations=rbar_mutations)
+                  "evaluated exactly at finite d (they are exponentially small in d along µ): "
+                  "d = 50, 100, 200 (full: to 800) at each setting; settings as Prop. 7's.",
+          mutations=rbar_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
 
 
 PROP10_CLAIMED = {  # the paper's list: (µ, ν) → class; 'psi' marks the point (ψ, 0)
@@ -318,34 +339,34 @@ def _prop10_problem_text(problems):
     return "; ".join(txt) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
 
 
-def _prop10_check(ctx, link, claimed=None):
+def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
     """Every listed point must be a stationary point of the derived flow with the listed class
     at every d (a listed location is matched by the nearest found point; for (ψ, 0) the
     distance must vanish as d grows, judged from its 1/d extrapolation); where the paper's list
-    is complete (linear, quadratic) no other stationary point may exist."""
+    is complete (linear, quadratic) no other stationary point may exist. At one (α, β, γ)."""
     listed, complete = PROP10_CLAIMED[link] if claimed is None else claimed
+    setting = exact_setting(alpha, beta, gamma)
     flow2 = flow_on_M_2d(link)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
-    shared = paper_stationary(ctx, link, dims)
+    shared = paper_stationary(ctx, link, setting, dims)
     rows, problems, by_setting = [], [], []
-    for i, setting in enumerate(STATIONARY_SETTINGS):
-        st = _setting_text(setting)
-        per_d = []
-        for dv in dims:
-            found, _, _ = shared[i, dv]
-            per_d.append(found)
-            rows.append({**st, "d": dv, "found": found})
-        targets = _prop10_targets(listed, st)
-        for target, loc, cls in targets:
-            entry = _prop10_entry(st, loc, cls, target, per_d, dims)
-            by_setting.append(entry)
-            if not entry["ok"]:
-                problems.append(entry)
-        if complete:
-            problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
+    st = _setting_text(setting)
+    per_d = []
+    for dv in dims:
+        found, _, _ = shared[dv]
+        per_d.append(found)
+        rows.append({**st, "d": dv, "found": found})
+    targets = _prop10_targets(listed, st)
+    for target, loc, cls in targets:
+        entry = _prop10_entry(st, loc, cls, target, per_d, dims)
+        by_setting.append(entry)
+        if not entry["ok"]:
+            problems.append(entry)
+    if complete:
+        problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
     evidence = {"link": link, "claimed": [[list(map(str, l)), c] for l, c in listed],
                 "list_is_complete": complete, "checks": by_setting, "stationary_by_d": rows}
-    figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, flow2, rows)}
+    figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, flow2, setting, dims, rows)}
     if problems:
         return Outcome("refuted", f"{link}: " + _prop10_problem_text(problems), evidence,
                        figures=figs)
@@ -353,12 +374,11 @@ def _prop10_check(ctx, link, claimed=None):
                    f"{'and no other' if complete else 'list not exhaustive'}", evidence, figures=figs)
 
 
-def _draw_flow_on_M(link, flow2, rows, fig):
-    setting, dv = STATIONARY_SETTINGS[0], 100
+def _draw_flow_on_M(link, flow2, setting, dims, rows, fig):
+    dv = 100 if 100 in dims else dims[len(dims) // 2]
     vals = _setting_values(setting, dv)
     f = generate((dm.mu, dm.nu), [r.subs(vals) for r in flow2.rhs])
-    found = next((r["found"] for r in rows if r["d"] == dv and r["alpha"] == float(setting["alpha"])),
-             rows[0]["found"])
+    found = next(r["found"] for r in rows if r["d"] == dv)
     colours = {"sink": "tab:blue", "source": "tab:red", "saddle": "tab:orange", "degenerate": "grey"}
 
     ax = fig.add_subplot()
@@ -403,10 +423,11 @@ _per_link("prop10-classification", "Prop. 10",
           "saddle, (±1, −1) degenerate. Here σ = {link}.",
           _prop10_check, statistical=False,
           reading="classes from the exact Jacobian eigenvalues of the derived 2-D flow on M at "
-                  "d = 50, 100, 200 (full: to 800) for (α, β, γ) = (0.1, 1, 0.6) and (0.2, 1.5, "
-                  "0.9); the ReLU list names (1, −1) twice (saddle and degenerate) and is not "
-                  "exhaustive: each listed pair is checked as stated.",
-          mutations=_prop10_mutations)
+                  "d = 50, 100, 200 (full: to 800) at each setting; settings (both profiles) "
+                  "(α, β, γ) = (0.1, 1, 0.6) and (0.2, 1.5, 0.9); the ReLU list names (1, −1) "
+                  "twice (saddle and degenerate) and is not exhaustive: each listed pair is "
+                  "checked as stated.",
+          mutations=_prop10_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
 
 
 # -------------------------------------------------------------------------------------------
@@ -502,12 +523,12 @@ def judge_prop4(rows, evidence, dropped=()):
                    f"(±1, ±1); (1, 1, 0, 0, 0) is the only sink", evidence)
 
 
-def _prop4_check(ctx, risk=None, setting=None):
+def _prop4_check(ctx, alpha, beta, gamma, risk=None):
     """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
     each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
-    PSD); classified from the Jacobian's eigenvalues."""
+    PSD); classified from the Jacobian's eigenvalues. At one (α, β, γ), d = 10, 20 (full: 40)."""
     reduced = reduced_model("linear", risk)
-    setting = STATIONARY_SETTINGS[0] if setting is None else setting
+    setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([10, 20], [10, 20, 40])
     n_starts = ctx.pick(512, 2048)
     rows, dropped = [], []
@@ -526,10 +547,11 @@ claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
       statistical=False,
       reading="the overlap flow (µ, ν, ζ, η, ρ) of projected gradient flow on the paper's R̄ "
               "(Cor. 1), derived by the engine; roots from Sobol starts over the box, kept when "
-              "they are roots at 40 digits and realisable (Gram PSD); d = 10, 20 (full: 40), "
-              "(α, β, γ) = (0.1, 1, 0.6). Larger d makes the rates exponentially small and "
-              "float64 root finding unreliable. Roots whose 40-digit refinement fails are counted "
-              "(with any, no confirmation).",
+              "they are roots at 40 digits and realisable (Gram PSD); d = 10, 20 (full: 40); "
+              "both profiles judge (α, β, γ) = (0.1, 1, 0.6). Larger d makes the rates "
+              "exponentially small and float64 root finding unreliable. Roots whose 40-digit "
+              "refinement fails are counted (with any, no confirmation).",
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
       # the dropped-H2 mutant is left out: its flow has whole curves of stationary points
       # (ν̇ ≡ 0), on which the float64 root finder stops with a TypeError (verdict error, run
       # at quick, seed 0), so the check cannot judge it
