@@ -20,6 +20,7 @@ from theory.stationary import classify_exact, stationary_points_exact
 
 from ...checks import FINITE_SIZE_TERMS
 from ...declare import claim
+from ...domain import Interval
 
 PAPER = "dohmatob2025"
 LINK_NAMES = ("linear", "quadratic", "relu")
@@ -49,6 +50,13 @@ def _self_comparison(phase):
     Gaussian law whose limit is the paper's value by construction: its d → ∞ limit compared
     with that value compares the analytic bulk with itself (se ~1e-13) and shows nothing."""
     return phase == "high-temperature"
+
+
+PARAMETERS = {"alpha": Interval(0.01, 1.0, log=True), "beta": Interval(0.1, 10.0, log=True),
+              "gamma": Interval(0.05, 0.95)}
+"""(α, β, γ): the model's parameters over both phases of the REM (β_c = √(2α)), the domain of
+the flow and stationary-point claims (the risk claims use a narrower β range, for the Monte
+Carlo's cost)."""
 
 
 PER_LINK: list[str] = []

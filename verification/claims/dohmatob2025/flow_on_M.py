@@ -11,13 +11,12 @@ from theory.model import Param
 from theory.models import dohmatob2025 as dm
 
 from ...declare import Outcome
-from ...domain import Integers, Interval
-from ._common import R_SYM, _per_link, flow_on_M_2d, odd_term_mutations, reduced_model
+from ...domain import Integers
+from ._common import PARAMETERS, R_SYM, _per_link, flow_on_M_2d, odd_term_mutations, reduced_model
 
 
 # -------------------------------------------------------------------------------------------
-DOMAIN = {"alpha": Interval(0.01, 1.0, log=True), "beta": Interval(0.1, 10.0, log=True),
-          "gamma": Interval(0.05, 0.95), "d": Integers(1, 1000, log=True)}
+DOMAIN = {**PARAMETERS, "d": Integers(1, 1000, log=True)}
 """(α, β, γ, d): the model's parameters. Props. 3, 5 and 6 are identities of the derived flow
 at every parameter value: the symbolic result is evaluated exactly at the setting."""
 REFERENCE = {"alpha": 0.1, "beta": 1.0, "gamma": 0.6, "d": 100}

@@ -19,7 +19,6 @@ from theory.stationary import (  # noqa: E402
 )
 
 from ...declare import Outcome, claim
-from ...domain import Interval
 from ._common import (  # noqa: I001
     BOX,
     PAPER,
@@ -35,13 +34,13 @@ from ._common import (  # noqa: I001
     flow_on_M_2d,
     paper_stationary,
     rbar_mutations,
+    PARAMETERS,
     rbar_terms,
     reduced_model,
 )
 
 
-DOMAIN = {"alpha": Interval(0.01, 1.0, log=True), "beta": Interval(0.1, 10.0, log=True),
-          "gamma": Interval(0.05, 0.95)}
+DOMAIN = PARAMETERS
 """(α, β, γ): the model's parameters (d is swept inside each check: the statements are the
 d → ∞ analysis's, checked at several d)."""
 SETTINGS = [{k: float(v) for k, v in st.items()} for st in STATIONARY_SETTINGS]
