@@ -399,9 +399,11 @@ def draw_pair(fig, doc: dict, x: str, y: str) -> None:
     ref = doc["reference"]
     ax.scatter([ref[x]], [ref[y]], marker="D", s=40, facecolors="none", edgecolors="k",
                label="reference")
-    for axis, name in ((ax.set_xscale, x), (ax.set_yscale, y)):
+    from matplotlib.ticker import NullFormatter
+    for scale, axis, name in ((ax.set_xscale, ax.xaxis, x), (ax.set_yscale, ax.yaxis, y)):
         if coords[name].get("log"):
-            axis("log")
+            scale("log")
+            axis.set_minor_formatter(NullFormatter())     # minor labels overlap on short ranges
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     others = [k for k in coords if k not in (x, y)]
