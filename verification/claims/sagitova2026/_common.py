@@ -17,6 +17,7 @@ from numerics.reduced import HeadReduced
 from numerics.sgd import SimulationConfig, simulate
 from theory.models.sagitova2026 import DiscretePrior, GaussianPrior, at_prior
 from theory.multihead import MultiHeadModel, saddle_hessian
+from ...domain import Domain, Integers, Interval
 
 PAPER = "sagitova2026"
 L = 4
@@ -120,30 +121,54 @@ def small_init(g, D):
 # --- the escape from the saddle (Prop. III.4, Conj. III.1) --------------------------------------
 ESCAPE_NU = (4.0, 1.5)
 ESCAPE_THRESHOLD = 0.3           # ‖m‖_F at escape
-SGD_ESCAPE_HORIZON = 40.0        # τ up to which SGD runs
+ESCAPE_HORIZON = 60.0            # τ up to which the ODE runs (stretched, ``escape_stretch``)
+SGD_ESCAPE_HORIZON = 40.0        # τ up to which SGD runs (stretched, ``escape_stretch``)
 MAX_NEVER_ESCAPED = 0.05         # share of SGD runs per D that may stay censored at the horizon
 
+ESCAPE_POINT = {"H": 2, "nu1": ESCAPE_NU[0], "nu2": ESCAPE_NU[1]}
+"""The escape set-up as first checked: H = 2, θ ~ N(0, diag(4, 1.5)) (Prop. III.4 and Conj.
+III.1's quick and full point)."""
 
-def _escape_prior():
-    return GaussianPrior([0.0, 0.0], np.diag(ESCAPE_NU))
+ESCAPE_DOMAIN = Domain({"H": Integers(2, 4), "nu1": Interval(2.0, 8.0, log=True),
+                        "nu2": Interval(0.5, 8.0, log=True)},
+                       where={"ν₁ ≥ ν₂ (the spectrum in decreasing order)":
+                              lambda nu1, nu2: nu1 >= nu2},
+                       reference=ESCAPE_POINT)
+"""The escape set-up's coordinates (Prop. III.4, Conj. III.1): H heads, θ ~ N(0, diag(ν₁,
+ν₂)) (Eθ = 0: m = 0 is the saddle); softmax, F = 2, L = 4."""
+
+
+def _escape_prior(nu=ESCAPE_NU):
+    return GaussianPrior([0.0, 0.0], np.diag([float(v) for v in nu]))
+
+
+def escape_stretch(prior, H):
+    """How much the escape's τ horizons (ODE ``ESCAPE_HORIZON``, SGD ``SGD_ESCAPE_HORIZON``)
+    are stretched for a prior and H: λ₀/λ where the saddle rate λ (``saddle_rate``) is below
+    λ₀ of the first-checked set-up (N(0, diag(4, 1.5)), H = 2), else 1 (escape takes about
+    ln D/(2λ))."""
+    return max(1.0, saddle_rate(_escape_prior(), 2)[0] / saddle_rate(prior, H)[0])
 
 
 def escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_dims=None,
-                sgd_seeds=None, ctx=None):
+                sgd_seeds=None, ctx=None, H=2):
     """Escape times τ_esc(seed, D) of the ODE from keys ~ N(0, σ₀²I/D) (one Gaussian draw per
     seed, reused at every D) and of online SGD (Gram-matrix simulator, exact in law);
-    shared by Prop. III.4 and Conj. III.1. The keyword arguments shrink the runs for tests.
+    shared by Prop. III.4 and Conj. III.1, for H heads and θ ~ N(0, diag(``prior_key``)). The
+    keyword arguments shrink the runs for tests.
 
     Each ODE seed, each SGD dimension and each κ-ODE seed is a shared subtask (``ctx.map``):
-    run once per (code, seed, profile) whichever of the two claims asks first, stored, and
-    spread over the engine's workers."""
+    run once per (code, seed, profile, item) whichever of the two claims asks first, stored,
+    and spread over the engine's workers. The item carries the setting of the claim's domain
+    (the seeds derive from it), so two claims share exactly the runs of the same setting."""
     from ...context import Context
     ctx = ctx or Context(profile=profile, seed=seed)
     dims = list(dims or ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10]))
     seeds = seeds or ctx.pick(6, 16)
     sgd_dims = list(sgd_dims or ctx.pick([100, 400, 1600], [100, 400, 1600, 6400, 25600]))
     sgd_seeds = sgd_seeds or ctx.pick(64, 128)
-    base = {"prior": list(prior_key), "seeds": seeds, "dims": dims, "sgd_seeds": sgd_seeds}
+    base = {"prior": [float(v) for v in prior_key], "H": int(H), "setting": dict(ctx.setting),
+            "seeds": seeds, "dims": dims, "sgd_seeds": sgd_seeds}
     items = ([{**base, "kind": "ode", "i": i} for i in range(seeds)]
              + [{**base, "kind": "sgd", "D": D} for D in sgd_dims]
              + [{**base, "kind": "kappa", "i": i, "sgd_dims": sgd_dims} for i in range(min(seeds, 3))])
@@ -152,7 +177,8 @@ def escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_d
     sgd = np.ascontiguousarray(np.array(out[seeds:seeds + len(sgd_dims)]).T)
     ode_kappa = np.array(out[seeds + len(sgd_dims):])
     return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd, "kappa": ESCAPE_KAPPA,
-            "batch": ESCAPE_BATCH, "n_qmc": ctx.pick(2**12, 2**14), "ode_kappa": ode_kappa}
+            "batch": ESCAPE_BATCH, "n_qmc": ctx.pick(2**12, 2**14), "ode_kappa": ode_kappa,
+            "stretch": escape_stretch(_escape_prior(prior_key), H)}
 
 
 ESCAPE_KAPPA, ESCAPE_BATCH = 0.25, 32
@@ -160,13 +186,17 @@ ESCAPE_KAPPA, ESCAPE_BATCH = 0.25, 32
 
 def _escape_piece(ctx, item):
     """One piece of ``escape_runs``: the ODE's escape times of draw i at every D, SGD's of every
-    seed at one D, or the κ-ODE's of draw i at every SGD dimension."""
-    H = F = 2
-    prior = GaussianPrior([0.0, 0.0], np.diag(item["prior"]))
+    seed at one D, or the κ-ODE's of draw i at every SGD dimension. Its seeds derive from the
+    run seed and the setting the item carries (a shared result is keyed by the item)."""
+    import dataclasses
+    ctx = dataclasses.replace(ctx, setting=tuple(sorted(item["setting"].items())))
+    H, F = item["H"], 2
+    prior = _escape_prior(item["prior"])
+    stretch = escape_stretch(prior, H)
     md = MultiHeadModel(H, L, F, "softmax")
     rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("escape:ode"))
     G = ctx.rng("escape:init").standard_normal((item["seeds"], H, F))
-    t_eval = np.linspace(0, 60, 601)
+    t_eval = np.linspace(0, ESCAPE_HORIZON * stretch, 601)
     if item["kind"] == "ode":
         return escape_times(rm, [small_init(G[item["i"]], D) for D in item["dims"]], t_eval,
                             ESCAPE_THRESHOLD)
@@ -176,8 +206,8 @@ def _escape_piece(ctx, item):
                             ESCAPE_THRESHOLD)
     D, n = item["D"], item["sgd_seeds"]
     lr = ESCAPE_KAPPA * ESCAPE_BATCH / D
-    cfg = SimulationConfig(lr=lr, steps=int(SGD_ESCAPE_HORIZON / lr), batch=ESCAPE_BATCH, seeds=n,
-                           seed=ctx.claim_seed(f"escape:sgd:{D}"),
+    cfg = SimulationConfig(lr=lr, steps=int(SGD_ESCAPE_HORIZON * stretch / lr), batch=ESCAPE_BATCH,
+                           seeds=n, seed=ctx.claim_seed(f"escape:sgd:{D}"),
                            record_every=max(1, int(0.1 / lr)), init=SIGMA0, device="cpu")
     res = simulate(md, {"D": D, "prior": prior}, cfg, "gram", until=lambda s: bool(
         np.all(np.sqrt((s["m"]**2).sum((1, 2))) >= ESCAPE_THRESHOLD)))

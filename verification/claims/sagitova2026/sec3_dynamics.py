@@ -16,9 +16,11 @@ from numerics.multihead import HeadState, first_passage, mean_and_se
 from numerics.reduced import HeadReduced
 from numerics.sgd import SimulationConfig, simulate
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
+from theory.headstate import head_state_names
 from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ... import checks
 from ...declare import Outcome, claim
+from ...domain import Choice, Integers, Interval
 from ...stats import finite
 from ._common import L, PAPER, SIGMA0, _flow, small_init, _trajectory, quantile_text, saddle_rate
 
@@ -56,28 +58,47 @@ def _draw_deviation(rows, kappa, slope, fig):
 
 
 # --- Prop. III.2 ---------------------------------------------------------------------------
+III2_POINT = {"activation": "softmax-v", "H": 2, "nu1": 1.0, "nu2": 2.0, "kappa": 0.25}
+"""Prop. III.2's setting as first checked (its quick and full point)."""
+
+
+def _iii2_init(H):
+    """Prop. III.2's start: m rows [0.4, 0.1], [−0.2, 0.3], [0.1, −0.3], [−0.3, −0.1] (the first
+    H), r = 0.2·I, b = 0.1 … −0.1 over the heads, v = (0.2, 0, …)."""
+    m = np.array([[0.4, 0.1], [-0.2, 0.3], [0.1, -0.3], [-0.3, -0.1]])[:H]
+    return HeadState.make(m, 0.2 * np.eye(H), np.linspace(0.1, -0.1, H),
+                          np.r_[0.2, np.zeros(H - 1)])
+
+
 @claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
        "As D → ∞, SGD converges to the gradient flow on (m, r, b, v); finite-D trajectories "
        "approach the ODE as D grows.",
-       reading="softmax-v (keys, biases and sink logits all trained), H = 2, F = 2, L = 4, "
-               "flipping spike (ν₁, ν₂) = (1, 2); start m = [[0.4, 0.1], [−0.2, 0.3]], r = 0.2·I, "
-               "b = (0.1, −0.1), v = (0.2, 0); online SGD in R^D with batch N_b = 8 and "
-               "γ = κN_b/D, κ = γD/N_b = 0.25 held fixed, so the ODE carries the SGD-noise term "
-               "κ·E N in dr/dτ; τ ≤ 2. Checks: (i) at every D and record time the seed-mean "
+       reading="at each setting (activation, H, ν₁, ν₂, κ): F = 2, L = 4, flipping spike "
+               "(ν₁, ν₂); start m rows [0.4, 0.1], [−0.2, 0.3], [0.1, −0.3], [−0.3, −0.1] (the "
+               "first H), r = 0.2·I, b = 0.1 … −0.1, v = (0.2, 0, …); online SGD in R^D with "
+               "batch N_b = 8 and γ = κN_b/D, κ = γD/N_b held fixed, so the ODE carries the "
+               "SGD-noise term κ·E N in dr/dτ; τ ≤ 2; D swept inside the setting (the "
+               "statement's limit). Checks: (i) at every D and record time the seed-mean "
                "of every order parameter agrees with the ODE within Bonferroni z·se + the "
                "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
                "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
                "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
                "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected), judged "
-               "as a trend: > 0 at z refutes, in between inconclusive.",
+               "as a trend: > 0 at z refutes, in between inconclusive. Profiles: softmax-v (keys, "
+               "biases and sink logits all trained), H = 2, (ν₁, ν₂) = (1, 2), κ = 0.25.",
+       domain={"activation": Choice("softmax-v", "softmax", "softmax-1", "b-softmax"),
+               "H": Integers(2, 4), "nu1": Interval(0.25, 4.0, log=True),
+               "nu2": Interval(0.25, 4.0, log=True), "kappa": Interval(0.05, 1.0, log=True)},
+       reference=III2_POINT,
+       points=[III2_POINT],
        mutations={"m-equation ×1.3": lambda: {"reduced_class": _FastMFlow}})
-def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
+def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, dims=None):
     dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
     seeds = ctx.pick(32, 64)
-    kappa, B, T = 0.25, 8, 2.0
-    md = MultiHeadModel(2, L, 2, "softmax-v")
-    prior = flipping_spike(1.0, 2.0)
-    init = HeadState.make([[0.4, 0.1], [-0.2, 0.3]], 0.2 * np.eye(2), [0.1, -0.1], [0.2, 0.0])
+    B, T = 8, 2.0
+    md = MultiHeadModel(H, L, 2, activation)
+    prior = flipping_spike(nu1, nu2)
+    init = _iii2_init(H)
     flows = [reduced_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
              for i in range(2)]
     t_rec = np.linspace(0, T, 5)
@@ -135,8 +156,9 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
     shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D",
                           dof=seeds - 1)               # bootstrap sds over the seeds
-    names = (["m"] * 4 + ["r"] * 3 + ["b"] * 2 + ["v"] * 2)
+    names = [n.split("[")[0] for n in head_state_names(H, 2)]
     evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
+                "activation": activation, "H": H, "nu": [nu1, nu2],
                 "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
                 "init": init.to_dict(), "mean_check": check.evidence(),
                 "shrink_check": shrink.evidence()}
@@ -145,7 +167,7 @@ def prop_iii2(ctx, reduced_class=HeadReduced, dims=None):
     if worst is not None:
         r, ex, (ti, ci) = worst
         return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
-                       f"{names[ci]}-component {ci}: bias {r['bias'][ti][ci]:.4g} ± "
+                       f"{head_state_names(H, 2)[ci]}: bias {r['bias'][ti][ci]:.4g} ± "
                        f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance)",
                        evidence, arrays=arrays, figures=figs)
     if shrink.decision == "refuted":
@@ -186,24 +208,41 @@ def _manifold_contrasts(H, F):
     return np.array(rows), names
 
 
+MANIFOLD_ACTIVATIONS = ("softmax", "softmax-1", "softmax-v", "b-softmax")
+MANIFOLD_PRIORS = ("flipping-spike", "gaussian")
+
+
+def _manifold_prior(name):
+    return (flipping_spike(1.0, 2.0) if name == "flipping-spike"
+            else GaussianPrior([0.5, 0.0], np.diag([2.0, 0.5])))
+
+
 @claim(f"{PAPER}:symmetric-manifold", "Sec. III",
        "The all-heads-equal manifold (m_h, b_h, v_h equal for all h, r_hh′ exchangeable) is "
        "invariant under the flow.",
        reading="invariance as tangency: at random points of the manifold (m_h = m̄, b_h = b̄, "
-               "v_h = v̄, r = a·I + c·11ᵀ) every head contrast of the derived right-hand side "
+               "v_h = v̄, r = a·I + c·11ᵀ, a ~ U(0.05, 0.5), c ~ U(max(−0.04, −0.9a/H), 0.2) so "
+               "that r ≻ 0) every head contrast of the derived right-hand side "
                "(m_h − m_0, r_hh − r_00, r_hk − r_01, b_h − b_0, v_h − v_0) is zero within "
                "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
-               "valid); H = 3, F = 2, L = 4; all four activations; flipping spike (1, 2) and "
-               "N(0.5·e₁, diag(2, 0.5)); with the SGD-noise term κ = 0.5.",
+               "valid); at each setting (activation, prior, H, L, κ): F = 2, the prior the "
+               "flipping spike (1, 2) or N(0.5·e₁, diag(2, 0.5)), the flow with the SGD-noise "
+               "term κ (κ = 0: the gradient flow). Profiles: all four activations × both priors, "
+               "H = 3, L = 4, κ = 0.5 (8 settings at α/8 each).",
+       domain={"activation": Choice(*MANIFOLD_ACTIVATIONS), "prior": Choice(*MANIFOLD_PRIORS),
+               "H": Integers(2, 4), "L": Integers(2, 6), "kappa": Interval(0.0, 1.0)},
+       reference={"H": 3, "L": 4, "kappa": 0.5},
+       points=[{"activation": a, "prior": p, "H": 3, "L": 4, "kappa": 0.5}
+               for a in MANIFOLD_ACTIVATIONS for p in MANIFOLD_PRIORS],
        mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()},
                   "a wider set: m₁ ≠ m₀ (head 1 shifted by 0.3·e₁)": lambda: {"m_offset": 0.3}})
-def symmetric_manifold(ctx, activations=None, m_offset=0.0):
-    """``m_offset``: head 1's m shifted off the manifold (the mutation claiming that a wider
-    set, m_h not all equal, is invariant)."""
-    H, F = 3, 2
-    acts = activations or [ACTIVATIONS[a] for a in ("softmax", "softmax-1", "softmax-v", "b-softmax")]
-    priors = {"flipping-spike": flipping_spike(1.0, 2.0),
-              "gaussian": GaussianPrior([0.5, 0.0], np.diag([2.0, 0.5]))}
+def symmetric_manifold(ctx, activation, prior, H, L, kappa, activations=None, m_offset=0.0):
+    """``activations``: Activation objects judged instead of the setting's (a mutation);
+    ``m_offset``: head 1's m shifted off the manifold (the mutation claiming that a wider set,
+    m_h not all equal, is invariant)."""
+    F = 2
+    acts = activations or [ACTIVATIONS[activation]]
+    pname, prior = prior, _manifold_prior(prior)
     n = ctx.pick(2**14, 2**16)
     n_points = ctx.pick(2, 4)
     rng = ctx.rng("manifold")
@@ -211,23 +250,23 @@ def symmetric_manifold(ctx, activations=None, m_offset=0.0):
     rows = []
     for i, act in enumerate(acts):
         md = MultiHeadModel(H, L, F, act)
-        for pname, prior in priors.items():
-            rm = HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
-                             sgd_noise=0.5, kind="random")
-            for _ in range(n_points):
-                a, c = rng.uniform(0.05, 0.5), rng.uniform(-0.04, 0.2)
-                m = np.tile(rng.normal(0, 0.7, F), (H, 1))
-                m[1, 0] += m_offset
-                st = HeadState.make(m, a * np.eye(H) + c,
-                                    np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
-                draws = rm.rhs_draws(st)
-                est, se = mean_and_se(draws @ C.T)
-                finite(est, se)
-                scale = 0.5 * np.abs(C) @ np.abs(draws.mean(0))   # mean |rhs| of the pair
-                k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
-                rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
-                             "contrasts": est.tolist(), "se": se.tolist(), "scale": scale.tolist(),
-                             "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
+        rm = HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
+                         sgd_noise=kappa, kind="random")
+        for _ in range(n_points):
+            a = rng.uniform(0.05, 0.5)
+            c = rng.uniform(max(-0.04, -0.9 * a / H), 0.2)          # r ≻ 0: a + H·c > 0
+            m = np.tile(rng.normal(0, 0.7, F), (H, 1))
+            m[1, 0] += m_offset
+            st = HeadState.make(m, a * np.eye(H) + c,
+                                np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
+            draws = rm.rhs_draws(st)
+            est, se = mean_and_se(draws @ C.T)
+            finite(est, se)
+            scale = 0.5 * np.abs(C) @ np.abs(draws.mean(0))   # mean |rhs| of the pair
+            k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
+            rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
+                         "contrasts": est.tolist(), "se": se.tolist(), "scale": scale.tolist(),
+                         "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
         ctx.tick((i + 1) / len(acts))
     # one family: every head contrast at every point against 0 (tangency is exact), no bias;
     # resolution relative to the size of the contrasted components of the right-hand side
@@ -237,8 +276,8 @@ def symmetric_manifold(ctx, activations=None, m_offset=0.0):
         scale=np.ravel([r["scale"] for r in rows]))
     z = check.z
     bad = [r for r, ok in zip(rows, check.ok.reshape(len(rows), -1)) if not ok.all()]
-    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F,
-                "check": check.evidence()}
+    evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F, "L": L,
+                "kappa": kappa, "check": check.evidence()}
     if bad:
         w = max(bad, key=lambda r: r["largest_z"])
         return Outcome("refuted", f"{w['activation']}, {w['prior']}: the flow leaves the manifold "
@@ -249,24 +288,34 @@ def symmetric_manifold(ctx, activations=None, m_offset=0.0):
 
 
 # --- Prop. III.3 -----------------------------------------------------------------------------
+III3_POINT = {"H": 2, "nu1": 1.0, "nu2": 2.0}
+"""Prop. III.3's setting as first checked (its quick and full point)."""
+
+
 @claim(f"{PAPER}:prop-iii3-unspecialized", "Prop. III.3",
        "From a small initialisation with Eθ ≠ 0, all heads first align with the mean signal "
        "direction Σ_f Eθ_f k*_f together, in τ = Θ(1) (Θ(D) samples), while their "
        "differences stay small.",
-       reading="softmax, H = 2, F = 2, L = 4, flipping spike (ν₁, ν₂) = (1, 2) (Eθ = e₁); "
+       reading="at each setting (H, ν₁, ν₂): softmax, F = 2, L = 4, flipping spike (ν₁, ν₂) "
+               "(Eθ = √ν₁·e₁); "
                "keys ~ N(0, σ₀²I/D), σ₀ = 0.02 (the same Gaussian draw at every D); "
                "alignment time τ_a = first τ with min_h m_h·Eθ/|Eθ| ≥ 0.3. ODE at "
-               "D = 10²…10⁸: Θ(1) read as τ_a(D) converging: the spread of τ_a over the top "
+               "D = 10²…10⁸ (swept inside the setting: the statement's D → ∞): Θ(1) read as "
+               "τ_a(D) converging: the spread of τ_a over the top "
                "decades is < 10% of τ_a, where a Θ(log D) time would change by "
                "≥ ln(10⁴)/(2λ) (λ the saddle rate); heads together: max_h,h′ |m_h − m_h′| at "
                "τ_a is < 10% of the alignment at the largest D and decreases with D. SGD "
                "(D = 200, 400; 16 seeds; κ = 0.25, N_b = 8): the seed-mean τ_a within 20% (stated "
                "tolerance) + z·se of the ODE's with the κ-noise term; SGD runs that never align "
-               "are counted and make this part inconclusive.",
+               "are counted and make this part inconclusive. Profiles: H = 2, (ν₁, ν₂) = (1, 2).",
+       domain={"H": Integers(2, 4), "nu1": Interval(0.5, 4.0, log=True),
+               "nu2": Interval(0.25, 4.0, log=True)},
+       reference=III3_POINT, points=[III3_POINT],
        mutations={"prior without mean": lambda: {"prior": GaussianPrior([0.0, 0.0], np.diag([2.0, 1.0]))}})
-def prop_iii3(ctx, prior=None):
-    H, F = 2, 2
-    prior = prior or flipping_spike(1.0, 2.0)
+def prop_iii3(ctx, H, nu1, nu2, prior=None):
+    """``prior``: judged instead of the setting's flipping spike (a mutation)."""
+    F = 2
+    prior = prior or flipping_spike(nu1, nu2)
     md = MultiHeadModel(H, L, F, "softmax")
     mean = prior.mean()
     e = mean / np.linalg.norm(mean) if np.linalg.norm(mean) > 0 else np.eye(F)[0]
