@@ -189,3 +189,25 @@ def test_sample_covers_every_choice_within_the_constraints():
 
 def test_boundary_tolerance_is_what_the_acceptance_asks_for():
     assert BOUNDARY_TOL <= 0.01
+
+
+# --- the papers' theorems over their domains ----------------------------------------------------
+def _paper_map(claim: str, points: int, tmp_path) -> dict:
+    from verification.catalogue import get_claim
+    from verification.mapping import map_claim
+    return map_claim(get_claim(claim), points=points, out=tmp_path / "map", workers=0,
+                     figures=False)
+
+
+def test_bayes_identity_holds_over_its_whole_domain(tmp_path):
+    doc = _paper_map("sagitova2026:prop-iv2-bsoftmax-bayes", 8, tmp_path)
+    assert doc["complete"] and doc["holds_at"] == 1.0 and doc["counterexample"] is None
+    assert len({json.dumps(p["setting"], sort_keys=True) for p in doc["points"]}) == 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim", ["marion2025:thm1-risk", "dohmatob2025:cor1-linear",
+                                   "sagitova2026:prop-iv1-bayes"])
+def test_a_confirmed_theorem_has_no_refuted_point_over_its_domain(claim, tmp_path):
+    doc = _paper_map(claim, 16, tmp_path)
+    assert doc["complete"] and not [p for p in doc["points"] if p["verdict"] == "refuted"]
