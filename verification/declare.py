@@ -95,13 +95,25 @@ class Claim:
         outcomes = []
         for i, setting in enumerate(settings):
             part = dataclasses.replace(share, progress=_part(ctx, i, len(settings)))
-            outcomes.append(self.at(part, setting, **overrides))
+            try:
+                outcomes.append(self.at(part, setting, **overrides))
+            except Exception as exc:  # noqa: BLE001 - that setting's error; the others stand
+                if i == 0 and len(settings) == 1:
+                    raise
+                import traceback
+                outcomes.append(Outcome("error", f"{type(exc).__name__}: {exc}",
+                                        {"error": str(exc),
+                                         "traceback": traceback.format_exc(limit=8)}))
         return combine_settings(self.domain, settings, outcomes)
 
     def at(self, ctx: Context, setting: dict, **overrides: Any) -> Outcome:
         """The Outcome at one ``setting`` of the domain (validated: a ValueError names the
         coordinate and its allowed range), judged at ``ctx.alpha``."""
         setting = self.domain.validate(setting)
+        clash = sorted(set(overrides) & set(setting))
+        if clash:
+            raise ValueError(f"{self.id}: {clash} are coordinates of the claim's domain; give "
+                             "them in the setting, not as overrides")
         if setting:
             key = setting_key(setting)
             ctx = dataclasses.replace(
@@ -121,6 +133,11 @@ class Claim:
             raise ValueError(f"{self.id}.variant(): give the substituted inputs as keyword "
                              "arguments (e.g. model=MY_MODEL)")
         import inspect
+        coordinates = sorted(set(overrides) & set(self.domain.names))
+        if coordinates:
+            raise ValueError(f"{self.id}.variant(): {coordinates} are coordinates of the claim's "
+                             "domain, not inputs: judge a setting with Claim.at(ctx, setting) "
+                             "or map the domain")
         params = inspect.signature(self.check).parameters
         unknown = sorted(k for k in overrides if k not in params)
         if unknown:
@@ -230,7 +247,9 @@ def combine_settings(domain: Domain, settings: tuple[dict, ...], outcomes: list[
             for s, o in zip(settings, outcomes)]
     if n == 1:
         o = outcomes[0]
-        evidence = {**o.evidence, "domain": {"setting": settings[0], "settings": rows}}
+        evidence = {**o.evidence}
+        evidence["domain" if "domain" not in evidence else "judged_setting"] = {
+            "setting": settings[0], "settings": rows}
         return Outcome(o.verdict, f"at {at}: {o.summary}", evidence, o.tracked, o.arrays,
                        o.figures)
     head = {"confirmed": f"confirmed at all {n} settings of the domain",

@@ -296,6 +296,8 @@ def _constraints(where: Any) -> tuple[tuple[str, Callable[..., bool]], ...]:
     predicate or a sequence of them (described by their docstring's first line or name)."""
     if isinstance(where, Mapping):
         pairs = list(where.items())
+    elif isinstance(where, (list, tuple)) and all(isinstance(w, tuple) for w in where):
+        pairs = list(where)           # (description, predicate) pairs, as Domain.where holds
     else:
         preds = [where] if callable(where) else list(where)
         pairs = [(_name(p), p) for p in preds]
@@ -316,8 +318,9 @@ def as_domain(domain: Domain | Mapping[str, Any] | None, reference: Mapping[str,
     """A claim's declared domain (a Domain, or its coordinates as a mapping); None: no
     coordinate (the statement is checked at one setting, the empty one)."""
     if isinstance(domain, Domain):
-        if reference:
-            return Domain(domain.coordinates, dict(domain.where),
-                          {**domain.reference, **reference}, domain.description)
+        extra = _constraints(where)
+        if reference or extra:
+            return Domain(domain.coordinates, list(domain.where) + list(extra),
+                          {**domain.reference, **(reference or {})}, domain.description)
         return domain
     return Domain(domain or {}, where, reference)

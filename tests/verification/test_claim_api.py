@@ -129,3 +129,13 @@ def test_map_refuses_a_claim_without_a_domain():
     bare = Claim("toy:bare", "toy", "toy", "toy", lambda ctx: Outcome("confirmed", ""))
     with pytest.raises(ValueError, match="declares no domain"):
         map_claim(bare, points=4)
+
+
+def test_a_coordinate_is_a_setting_never_an_override():
+    from verification.context import Context
+    claim, _ = _domain_claim(lambda a, k: "confirmed", [{"a": 0.1, "k": 1}])
+    with pytest.raises(ValueError, match=r"\['k'\] are coordinates of the claim's domain"):
+        claim.variant("k5", k=5)
+    with pytest.raises(ValueError, match=r"\['a'\] are coordinates"):
+        claim.at(Context(), {"a": 0.3, "k": 3}, a=0.5)
+    assert claim.variant("scaled", scale=2.0).id == "toy:domain@scaled"

@@ -23,6 +23,12 @@ REFERENCE = {"alpha": 0.1, "beta": 1.0, "gamma": 0.6, "d": 100}
 """The first setting of the stationary-point claims, at d = 100 (where the checks quote a
 counterexample); the profiles judge it alone."""
 
+POINTS = [REFERENCE, {"alpha": 0.37, "beta": 0.53, "gamma": 0.41, "d": 37},
+          {"alpha": 0.13, "beta": 2.3, "gamma": 0.77, "d": 11}]
+"""The reference and two generic settings, one per REM phase (high temperature: β < √(2α);
+frozen: β > √(2α)): an identity judged at one setting could be blind to a term that vanishes
+there (a factor β − 1 at β = 1) or to the other phase's branch of ψ and r."""
+
 WITNESSES = ((sp.Rational(1, 2), sp.Rational(3, 10), sp.Rational(1, 5), sp.Rational(1, 7)),
              (sp.Rational(-1, 3), sp.Rational(7, 10), sp.Rational(-1, 4), sp.Rational(2, 9)),
              (sp.Rational(1, 5), sp.Rational(-3, 5), sp.Rational(1, 3), sp.Rational(-1, 6)))
@@ -124,14 +130,14 @@ _per_link("prop5-invariance", "Prop. 5",
                   "every parameter symbolic, then evaluated exactly at the setting (α, β, γ, d) "
                   "(a nonzero one shown at overlaps (µ, ν) = (0.5, 0.3), 30 digits).",
           mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M),
-          domain=DOMAIN, reference=REFERENCE)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS)
 _per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
           "overlap flow; here σ = {link}.", _two_d_check, statistical=False,
           reading="the restriction of the derived overlap flow to ζ = η = ρ = 0, a closed flow "
                   "on M only where M is invariant at the setting (α, β, γ, d) (Prop. 5's check).",
           mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M),
-          domain=DOMAIN, reference=REFERENCE)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS)
 
 
 @functools.cache
@@ -178,6 +184,6 @@ _per_link("prop3-gradient-span", "Prop. 3",
                   "derived with every parameter symbolic, then evaluated exactly at the setting "
                   "(α, β, γ, d).",
           mutations=lambda link: odd_term_mutations(link, ODD_TERMS_RHO, r=R_SYM),
-          domain=DOMAIN, reference=REFERENCE)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS)
 
 

@@ -198,9 +198,11 @@ def _cor1_difference(formula):
        reading="an identity in (µ, ν, ζ, η, ρ) at each setting (α, β, γ, d): the difference "
                "with Prop. 1's R̄ (σ(t) = t, H1 and H2 integrated by the engine) is simplified "
                "symbolically, then at the setting's exact values; the domain has both REM "
-               "phases.",
+               "phases, and the profiles judge a generic setting in each besides the "
+               "reference.",
        domain={**RISK_DOMAIN, "d": Integers(1, 10_000, log=True)}, reference=COR1_AT,
-       points=[COR1_AT],
+       points=[COR1_AT, {"alpha": 0.37, "beta": 0.53, "gamma": 0.41, "d": 37},
+               {"alpha": 0.13, "beta": 2.3, "gamma": 0.77, "d": 11}],
        mutations={"extra γ²ν term": lambda: {"formula": dm.paper_cor1_linear() + dm.gamma**2 * dm.nu},
                   "dropped term: γ²·1 of γ²(p² − 2pν + 1)": lambda: {
                       "formula": dm.paper_cor1_linear() - dm.gamma**2},
