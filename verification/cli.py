@@ -490,6 +490,9 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     typer.echo(f"sweep: {out / 'sweep.json'}; {len(moved)} claim(s) change verdict with the seed")
 
 
+MAX_MAP_POINTS = 100_000
+
+
 @app.command("map")
 def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
                                                help="the claim's id (see 'list')"),
@@ -520,8 +523,8 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
     command is run again. Writes map.json, map.md, map.html and figures/."""
     from .mapping import map_claim, map_summary
     errors = _check_common(seed=seed, workers=workers)
-    if points < 1:
-        errors.append(f"--points {points}; allowed: an integer ≥ 1")
+    if not 1 <= points <= MAX_MAP_POINTS:
+        errors.append(f"--points {points}; allowed: an integer from 1 to {MAX_MAP_POINTS}")
     _check_run_options(errors, workers, scheduler, False, (None, None, None))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in claim_id)
     out = out if out is not None else Path("maps") / safe

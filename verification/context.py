@@ -17,8 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .checks.policies import Ledger
-from .declare import PROFILES
-from .domain import setting_key
+from .domain import PROFILES, setting_key
 
 __all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA"]
 

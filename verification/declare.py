@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .domain import Domain, as_domain, setting_key
+from .domain import PROFILES, Domain, as_domain, setting_key
 
 if TYPE_CHECKING:
     from .context import Context
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "combine_settings"]
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
-PROFILES = ("quick", "full")
-"""The run profiles: each a named point set of every claim's domain."""
 
 
 @dataclass

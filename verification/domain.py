@@ -24,7 +24,10 @@ import itertools
 import math
 from typing import Any
 
-__all__ = ["Interval", "Integers", "Choice", "Domain", "as_domain", "setting_key"]
+__all__ = ["Interval", "Integers", "Choice", "Domain", "as_domain", "setting_key", "PROFILES"]
+
+PROFILES = ("quick", "full")
+"""The run profiles: each a named point set of every claim's domain."""
 
 
 @dataclass(frozen=True)

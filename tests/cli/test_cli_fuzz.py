@@ -45,6 +45,12 @@ from verification.registry import Outcome, claim
 @claim("{PAPER}:instant", "Thm. 0", "Returns at once.", statistical=False)
 def instant(ctx):
     return Outcome("confirmed", "nothing to refute")
+
+
+@claim("{PAPER}:half", "Thm. 1", "x ≤ 1/2 on [0, 1].", statistical=False,
+       domain={{"x": (0.0, 1.0)}}, points=[{{"x": 0.25}}])
+def half(ctx, x):
+    return Outcome("confirmed" if x <= 0.5 else "refuted", f"x = {{x}}")
 '''
 
 HOSTILE = ["", " ", "nan", "NaN", "inf", "-inf", "+inf", "1e400", "-1e400", "1e-400", str(10**30),
@@ -284,6 +290,23 @@ def test_fuzz_calibrate(ws, data):
     fuzz([str(ws.calibration) if a == "<calibration>" else a for a in args], ws)
 
 
+@settings(max_examples=EXAMPLES)
+@given(st.data())
+def test_fuzz_map(ws, data):
+    ws.new_tiny()
+    points = st.one_of(st.sampled_from(["0", "-1", "1", "3", "nan", "1e400", str(10**30),
+                                        "100001"]), value)
+    opts = {k: v for k, v in RUN_LIKE.items()
+            if k not in ("--paper", "--claim", "--dashboard", "--tls-ca-file", "--tls-cert",
+                         "--tls-key")}
+    extra = {"--points": points, "--seed": number, "--refine": None, "--no-refine": None,
+             "--figures": None, "--no-figures": None}
+    claim = data.draw(st.one_of(st.sampled_from([f"{PAPER}:half", f"{PAPER}:instant"]), value))
+    base = ["map", claim, "--claims", str(ws.tiny), "--workers", "0", "--points", "3",
+            "--no-figures", "--out", str(ws.fresh("out"))]
+    fuzz(_resolve(base + _options(data.draw, {**opts, **extra}), ws), ws)
+
+
 # --- guard --------------------------------------------------------------------------------------
 @settings(max_examples=EXAMPLES)
 @given(st.sampled_from(["save", "compare"]), st.one_of(path, st.just("<report>"), value),
@@ -381,7 +404,7 @@ def test_fuzz_evaluate(ws, data):
                 min_size=1, max_size=4))
 def test_fuzz_no_such_command(ws, argv):
     """Anything that is not a command: a usage error, one line (or the help)."""
-    commands = {"list", "run", "calibrate", "sweep", "derive", "heads", "evaluate", "guard"}
+    commands = {"list", "run", "calibrate", "sweep", "derive", "heads", "evaluate", "guard", "map"}
     fuzz(["nocommand" if a in commands else a for a in argv], ws)
 
 
@@ -402,7 +425,7 @@ def test_built_in_models_with_hostile_values(ws, args):
 
 
 FUZZED = {"list", "run", "sweep", "calibrate", "guard save", "guard compare", "derive", "heads",
-          "evaluate"}
+          "evaluate", "map"}
 
 
 def test_every_command_is_fuzzed():

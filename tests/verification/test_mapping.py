@@ -114,13 +114,14 @@ def test_saddle_risk_bound_map_matches_the_reduced_risk(claims_file, tmp_path):
     def holds(s):
         return risk(s["gamma"], s["lam"]) <= 2.0
 
-    def distance(s):          # to the level set R = 2, along either axis, in units of its range
-        out = []
+    def distance(s):          # to the level set R = 2 along either axis, in units of its range
+        out = [math.inf]      # (searched within 3 % of the range: farther fails either way)
         for axis, (lo, hi) in (("gamma", (0.1, 2.0)), ("lam", (0.1, 3.0))):
             def f(v, axis=axis):
                 return risk(**{**s, axis: v}) - 2.0
-            if f(lo) * f(hi) < 0:
-                out.append(abs(brentq(f, lo, hi, xtol=1e-6) - s[axis]) / (hi - lo))
+            a, b = max(lo, s[axis] - 0.03 * (hi - lo)), min(hi, s[axis] + 0.03 * (hi - lo))
+            if f(a) * f(b) < 0:
+                out.append(abs(brentq(f, a, b, xtol=1e-5) - s[axis]) / (hi - lo))
         return min(out)
 
     out = tmp_path / "bound"
