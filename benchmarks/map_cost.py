@@ -9,8 +9,9 @@ code cache warmed first by a run of the same claims, so code generation is not m
   (``--before PATH``: a checkout of the code before the reuse, e.g. ``git worktree add``),
   alternating, each with an empty store.
 
-    python benchmarks/map_cost.py [--claims ID ...] [--points 32] [--workers 2]
-                                  [--before PATH] [--seeds 2] [--out benchmarks/map_cost.json]
+    python benchmarks/map_cost.py [--claims ID ...] [--points 32] [--workers 2] [--no-refine]
+                                  [--before PATH --calibrate ID ...] [--seeds 2]
+                                  [--out benchmarks/map_cost.json]
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def _cli(root: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "verification", *args]
 
 
-def measure_map(claim: str, points: int, workers: int, env: dict, tmp: Path) -> dict:
+def measure_map(claim: str, points: int, workers: int, env: dict, tmp: Path,
+                refine: bool = True) -> dict:
     run_out = tmp / f"run-{claim.replace(':', '_')}"
     run_s = _timed(_cli(ROOT, "run", "--claim", claim, "--workers", str(workers), "--out",
                         str(run_out), "--no-figures"), ROOT, env)
@@ -48,9 +50,10 @@ def measure_map(claim: str, points: int, workers: int, env: dict, tmp: Path) -> 
     settings = len((entry.get("domain") or {}).get("settings") or [None])
     map_out = tmp / f"map-{claim.replace(':', '_')}"
     map_s = _timed(_cli(ROOT, "map", claim, "--points", str(points), "--workers", str(workers),
-                        "--out", str(map_out), "--no-figures"), ROOT, env)
+                        "--out", str(map_out), "--no-figures",
+                        *([] if refine else ["--no-refine"])), ROOT, env)
     doc = json.loads((map_out / "map.json").read_text())
-    return {"claim": claim, "run_s": round(run_s, 2), "run_settings": settings,
+    return {"claim": claim, "refine": refine, "run_s": round(run_s, 2), "run_settings": settings,
             "run_verdict": entry["verdict"], "map_s": round(map_s, 2),
             "map_judgements": len(doc["points"]), "map_sampled": doc.get("sampled"),
             "holds_at": doc["holds_at"], "boundary_points": len(doc["boundary"]),
@@ -77,33 +80,40 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--before", type=Path, default=None)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--calibrate", nargs="+", default=["dohmatob2025:rem-constants"],
+                    help="the claims calibrated on both checkouts")
     ap.add_argument("--skip-map", action="store_true")
+    ap.add_argument("--no-refine", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "map_cost.json")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="attnv-map-bench-"))
     env = {**os.environ, "ATTNV_CACHE_DIR": str(tmp / "cache")}
     env.pop("ATTNV_STORE", None)
     # warm the code cache (both checkouts' generated code is keyed by its source)
+    warm = args.calibrate if args.skip_map else args.claims + args.calibrate
     subprocess.run(_cli(ROOT, "run", "--workers", "0", "--out", str(tmp / "warm"),
-                        "--no-figures", *sum((["--claim", c] for c in args.claims), [])),
+                        "--no-figures", *sum((["--claim", c] for c in warm), [])),
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
     result = {"date": time.strftime("%Y-%m-%d"), "workers": args.workers, "points": args.points,
               "maps": [], "calibration": None}
     if not args.skip_map:
         for c in args.claims:
-            result["maps"].append(measure_map(c, args.points, args.workers, env, tmp))
+            result["maps"].append(measure_map(c, args.points, args.workers, env, tmp,
+                                              not args.no_refine))
             print(json.dumps(result["maps"][-1]))
     if args.before is not None:
         times = {"before": [], "after": []}
         for tag, root in (("before", args.before.resolve()), ("after", ROOT)):
-            times[tag].append(measure_calibration(root, args.claims, args.seeds, args.workers,
-                                                  env, tmp, tag))
+            times[tag].append(measure_calibration(root, args.calibrate, args.seeds,
+                                                  args.workers, env, tmp, tag))
             print(tag, times[tag][-1])
-        result["calibration"] = {"claims": args.claims, "seeds": args.seeds,
+        result["calibration"] = {"claims": args.calibrate, "seeds": args.seeds,
                                  "before_s": times["before"], "after_s": times["after"],
                                  "ratio_after_before": round(times["after"][0]
                                                              / times["before"][0], 3),
                                  "before_checkout": str(args.before)}
+    old = json.loads(args.out.read_text()) if args.out.exists() else {}
+    result = {**old, **{k: v for k, v in result.items() if v}}     # keep the other part's
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     shutil.rmtree(tmp, ignore_errors=True)
 
