@@ -113,7 +113,9 @@ def main() -> None:
                                                              / times["before"][0], 3),
                                  "before_checkout": str(args.before)}
     old = json.loads(args.out.read_text()) if args.out.exists() else {}
+    maps = {m["claim"]: m for m in old.get("maps", []) + result["maps"]}
     result = {**old, **{k: v for k, v in result.items() if v}}     # keep the other part's
+    result["maps"] = list(maps.values())
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     shutil.rmtree(tmp, ignore_errors=True)
 
