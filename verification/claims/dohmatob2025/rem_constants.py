@@ -12,7 +12,6 @@ from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, PAPER_PSI, PAPER_R
 from theory.rem import rem_constants
 
-from ... import checks as _checks
 from ...checks import limit
 from ...declare import Outcome, claim
 from ...domain import Interval
@@ -54,6 +53,19 @@ def _rem_columns(ctx, alpha_, beta_, dims, n):
     return np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
 
 
+def _frozen_limit(ctx, dims, s: dict, name: str):
+    """The d → ∞ limit family of a setting's frozen-phase rows (None without any), each row
+    annotated with its extrapolated value, standard error and decision."""
+    if not s["sampled"]:
+        return None
+    check = limit(ctx, dims, np.array(s["Y"]).T, np.array(s["SE"]).T, s["theory"],
+                  terms=("log(d)/d", "1/d"), bias=NUMERICAL_FLOOR, name=name)
+    for i, row in enumerate(s["sampled"]):
+        row.update(extrapolated=check.details["limit"][i], stderr=check.details["limit_stderr"][i],
+                   z_score=float(check.score[i]), ok=bool(check.ok[i]))
+    return check
+
+
 @claim(f"{PAPER}:rem-constants", "Eqs. 14–18",
        "ψ(β, α) = α/β + β/2 for β ≤ β_c = √(2α) and √(2α) above; (βd)⁻¹ log Z → ψ and the "
        "Gibbs mean of x_ℓᵀu/√d → r = min(β, √(2α)), in both phases.",
@@ -83,15 +95,7 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
     derived = rem_constants()
     means, ses = _rem_columns(ctx, alpha, beta, dims, n)
     s = _summarise_rem(alpha, beta, means, ses, dims, psi, r, derived)
-    check = None
-    if s["sampled"]:
-        check = limit(ctx, dims, np.array(s["Y"]).T, np.array(s["SE"]).T, s["theory"],
-                      terms=("log(d)/d", "1/d"), bias=NUMERICAL_FLOOR,
-                      name="frozen-phase d → ∞ limits of ψ and r")
-        for i, row in enumerate(s["sampled"]):
-            row.update(extrapolated=check.details["limit"][i],
-                       stderr=check.details["limit_stderr"][i],
-                       z_score=float(check.score[i]), ok=bool(check.ok[i]))
+    check = _frozen_limit(ctx, dims, s, "frozen-phase d → ∞ limits of ψ and r")
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_exact": s["exact"], "rows": s["rows"],
                 "check": None if check is None else check.evidence(),
@@ -205,15 +209,7 @@ def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     n = ctx.pick(600, 3000)
     means, ses = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
     s = _summarise_gibbs(alpha, beta, rho, means, ses, dims, limit)
-    check = None
-    if s["sampled"]:
-        check = _checks.limit(ctx, dims, np.array(s["Y"]).T, np.array(s["SE"]).T, s["theory"],
-                              terms=("log(d)/d", "1/d"), bias=NUMERICAL_FLOOR,
-                              name="frozen-phase Gibbs averages, d → ∞")
-        for i, row in enumerate(s["sampled"]):
-            row.update(extrapolated=check.details["limit"][i],
-                       stderr=check.details["limit_stderr"][i],
-                       z_score=float(check.score[i]), ok=bool(check.ok[i]))
+    check = _frozen_limit(ctx, dims, s, "frozen-phase Gibbs averages, d → ∞")
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_self_comparison": s["unchecked"], "rows": s["rows"],
                 "check": None if check is None else check.evidence(), "n_samples": n,
