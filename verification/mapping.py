@@ -300,6 +300,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "qui
     with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
     end), map.md, map.html and figures/ there. Options are checked before any work."""
     from .campaign import Campaign
+    from .runner import _progress
     if not claim.domain.coordinates:
         raise ValueError(f"{claim.id} declares no domain: there is nothing to map "
                          "(@claim(domain=...))")
@@ -355,22 +356,6 @@ def _clear(out: Path) -> None:
             shutil.rmtree(path)
         else:
             path.unlink(missing_ok=True)
-
-
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _progress(show: bool, console):
-    if not show:
-        return _NoBar()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True)
 
 
 # --- what is written -------------------------------------------------------------------------
