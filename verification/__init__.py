@@ -7,7 +7,7 @@ them."""
 
 from . import userfiles  # noqa: F401 (installs the finder of users' files, for workers)
 
-__all__ = ["Context", "Claim", "Outcome", "claim", "claims_for", "get_claim", "REGISTRY",
+__all__ = ["Context", "Claim", "Outcome", "claim", "missed", "claims_for", "get_claim", "REGISTRY",
            "run", "run_claim", "sgd_vs_flow", "FlowComparison"]
 
 
@@ -16,7 +16,7 @@ def __getattr__(name: str):
         from . import checks as module
     elif name == "Context":
         from . import context as module
-    elif name in ("REGISTRY", "Claim", "Outcome", "claim"):
+    elif name in ("REGISTRY", "Claim", "Outcome", "claim", "missed"):
         from . import declare as module
     elif name in ("claims_for", "get_claim"):
         from . import catalogue as module

@@ -1,28 +1,41 @@
-"""Calibration: each claim's measured record of false refutations and power.
+"""Calibration: each claim's measured record of false refutations, power and pulls.
 
 For each claim, K runs under the true model with fresh seeds (1, …, K; seed 0 is the default
-run's) count false refutations; runs under mutations count refutations (the power). The
-mutations are
+run's) count false refutations; perturbed and mutated runs measure power:
 
-- ``relative change at resolution``: every claimed value multiplied by 1 + δ, δ the claim's own
-  stated resolution from the unmutated run of the same seed (``ctx.perturbation``);
-- ``sign flip``: every claimed value (or claimed direction of a trend) negated;
-- the formula mutations the claim declares (``@claim(mutations=...)``: a dropped term, a wrong
-  factor, a wrong model), passed to the claim as overrides.
+- **power per family**: each statistical family's claimed values moved by k × that family's own
+  resolution (k = 0.5 and 1; ``ctx.perturbation = ("relative", k·r, family)``, r from the
+  unperturbed run of the same seed), judging the same simulations (the runs reuse them). A
+  direction (``trend``, a directional ``sequential``) is moved from its true effect m, the mean
+  over the K seeds of sign·slope: the claim becomes "the effect is m + k·(its absolute
+  resolution)", so these runs wait for the K true runs. The stated resolution promises
+  refutation with probability ≥ 95 % at k = 1; a family refuted less than 80 % of the time at 1×
+  (resolution understated) or more than 99 % at 0.5× (overstated) is flagged;
+- **sign flip**: every claimed value (or claimed direction) negated;
+- **declared mutations** (``@claim(mutations=...)``: a dropped term, a wrong factor, a wrong
+  model), all of them, caught or not (one known to be missed is declared with
+  ``verification.declare.missed``): each is recorded with its size in units of its family's
+  resolution (the largest change of estimate − claim over the comparisons, in units of that
+  comparison's absolute resolution, against the true run of the same seed) and how often it
+  was refuted; a missed one is what the check cannot see;
+- **pulls**: (estimate − claimed value)/se of every statistical comparison under the true
+  model, per family: their mean and sd with 95 % intervals from the seeds (clusters: the
+  comparisons of one run are not independent), flagged when the interval excludes 0 (mean)
+  or 1 (sd). A wrong standard error or an unstated bias shows there long before a false
+  refutation does.
 
-The first two act through the check library (``verification.checks``); a claim whose
-comparisons do not go through it gets no such runs, and one on which they change nothing (a
-sign flip of a claimed 0, a relative change of a claimed direction) gets no count for them:
-both are listed as not applicable. A claim left with fewer than ``MIN_MUTATIONS`` mutations
-that apply is flagged in the table (it needs more declared mutations).
+A perturbation that changes nothing (a sign flip of a claimed 0) is not counted; a claim whose
+checks do not go through the check library gets no perturbed runs (listed as not applicable).
 
 Output: ``calibration.json`` = {"suite_version", "profile", "seeds", "claims": [{"id", "alpha",
-"resolution", "runs", "false_refutations", "verdicts", "mutations": [{"name", "runs",
-"refuted"}], "code"}], "seconds"} and ``calibration.md``, both written atomically. ``code`` is
-the content hash of the claim's code (``claim_code``): a record is the claim's record only while
-it is unchanged, and reports and sweeps say so when it is not (``"current": false``).
-Calibrations run in parts (per paper on a cluster's jobs, or resumed after the store was lost)
-are combined by ``merge_calibrations`` (``calibrate --merge A.json B.json``).
+"resolution", "runs", "false_refutations", "verdicts", "families": [{"name", "policy",
+"resolution", "required", "power": {"0.5", "1"}, "power_runs": {"0.5", "1"}, "pulls": {"mean",
+"mean_ci", "sd", "sd_ci", "n", "seeds"}, "flags"}], "mutations": [{"name", "runs", "refuted",
+"size_in_resolutions", "family", "missed"}], "not_applicable", "code"}], "seconds"} and
+``calibration.md``, both written atomically. ``code`` is the content hash of the claim's code
+(``claim_code``): a record is the claim's record only while it is unchanged, and reports and
+sweeps say so when it is not (``"current": false``). Calibrations run in parts are combined by
+``merge_calibrations`` (``calibrate --merge A.json B.json``).
 """
 
 from __future__ import annotations
@@ -36,6 +49,8 @@ from pathlib import Path
 import time
 from typing import Any
 
+import numpy as np
+
 from .declare import Claim
 from .records import (DEFAULT_CALIBRATION, MIN_MUTATIONS, claim_code, expected_seconds,
                       load_calibration, summary_rows, to_jsonable, whole_records)
@@ -46,14 +61,19 @@ __all__ = ["calibrate", "calibrate_claim", "write_calibration", "merge_calibrati
            "summary_rows", "load_calibration", "claim_code", "DEFAULT_CALIBRATION", "MIN_MUTATIONS"]
 
 
-def _resolution_of(entry: dict) -> float | None:
-    r = (entry.get("contract") or {}).get("resolution")
-    return r if r is not None and math.isfinite(r) and r > 0 else None
+POWER_AT = (0.5, 1.0)
+"""Multiples of a family's resolution its claimed values are moved by to measure its power."""
+
+SIGN_FLIP = "sign flip"
 
 
 def _uses_library(entry: dict) -> bool:
     c = entry.get("contract") or {}
     return bool(c.get("stated", True)) and not c.get("exact", False) and entry["verdict"] != "error"
+
+
+def _power_key(k: float) -> str:
+    return f"{k:g}"
 
 
 class _ClaimRecord:
@@ -62,46 +82,217 @@ class _ClaimRecord:
     def __init__(self, claim: Claim, seeds: int):
         self.claim, self.seeds = claim, seeds
         self.true: dict[int, dict] = {}
-        self.mutations: dict[str, list[str]] = {
-            "relative change at resolution": [], "sign flip": [],
-            **{name: [] for name in (claim.mutations or {})}}
+        self.declared = dict(claim.mutations or {})
+        self.mutations: dict[str, dict[int, dict]] = {SIGN_FLIP: {}, **{n: {} for n in self.declared}}
+        self.power: dict[tuple[str, str], list[str]] = {}
         self.not_applied: Counter[str] = Counter()
 
+    # --- runs coming in ------------------------------------------------------------------
     def add(self, name: str | None, seed: int, entry: dict) -> list[tuple]:
-        """Record one run; returns the perturbed runs it calls for: [(perturbation, name)]. A
-        perturbed run whose perturbation changed no claimed value (a sign flip of a claimed 0,
-        a relative change of a claimed direction) is not a mutation: counted apart."""
+        """Record one run (``name``: None for the true model, a mutation's name, or
+        ("power", family, k)); returns the perturbed runs it calls for: [(seed, perturbation,
+        name)]."""
+        if isinstance(name, tuple):
+            if entry.get("perturbation_applied") is False:
+                self.not_applied[f"{name[1]} at {_power_key(name[2])}×"] += 1
+            else:
+                self.power.setdefault((name[1], _power_key(name[2])), []).append(entry["verdict"])
+            return []
         if name is not None:
             if entry.get("perturbation_applied") is False:
                 self.not_applied[name] += 1
             else:
-                self.mutations[name].append(entry["verdict"])
+                self.mutations[name][seed] = entry
             return []
         self.true[seed] = entry
         if not _uses_library(entry):
             return []
-        follow = [(("sign",), "sign flip")]
-        if (r := _resolution_of(entry)) is not None:
-            follow.append((("relative", r), "relative change at resolution"))
+        follow = [(seed, ("sign",), SIGN_FLIP)]
+        for fam, data in self._statistical(entry).items():
+            if data.get("direction"):
+                continue                     # moved from the true effect: after all K seeds
+            r = fam["resolution"]
+            follow += [(seed, ("relative", k * r, fam["name"]), ("power", fam["name"], k))
+                       for k in POWER_AT]
+        if len(self.true) == self.seeds:
+            follow += self._direction_runs()
         return follow
 
+    def _statistical(self, entry: dict) -> dict:
+        """{family (contract entry): its data} for the families calibration can perturb."""
+        data = entry.get("family_data") or {}
+        out = {}
+        for fam in (entry.get("contract") or {}).get("families") or []:
+            r = fam.get("resolution")
+            if fam.get("exact") or fam["name"] not in data or r is None or not math.isfinite(r) \
+                    or r <= 0:
+                continue
+            out[_Key(fam)] = data[fam["name"]]
+        return out
+
+    def _direction_runs(self) -> list[tuple]:
+        """Each direction family's power runs, moved from its true effect m (mean over seeds)."""
+        effects: dict[str, list[float]] = {}
+        for e in self.true.values():
+            for fam, data in self._statistical(e).items():
+                if data.get("direction"):
+                    effects.setdefault(fam["name"], []).append(float(np.mean(data["deviation"])))
+        out = []
+        for name, eff in effects.items():
+            m = float(np.mean(eff))
+            if not m > 0:
+                self.not_applied[f"{name}: no effect in the claimed direction"] += 1
+                continue
+            for seed, e in self.true.items():
+                data = (e.get("family_data") or {}).get(name)
+                if data is None:
+                    continue
+                unit = float(np.min(data["unit"]))
+                out += [(seed, ("relative", k * unit / m, name, m), ("power", name, k))
+                        for k in POWER_AT if k * unit > 0]
+        return out
+
+    # --- the record ----------------------------------------------------------------------
     def to_json(self) -> dict:
         runs = [self.true[s] for s in sorted(self.true)]
         verdicts = Counter(e["verdict"] for e in runs)
         contract = (runs[0].get("contract") or {}) if runs else {}
         library = any(_uses_library(e) for e in runs)
-        generic = ("relative change at resolution", "sign flip")
-        muts = [{"name": n, "runs": len(v), "refuted": sum(x == "refuted" for x in v),
-                 **({"not_applied": self.not_applied[n]} if self.not_applied[n] else {})}
-                for n, v in self.mutations.items()
-                if (library or n not in generic) and (v or not self.not_applied[n])]
-        no_op = [n for n in generic if self.not_applied[n] and not self.mutations[n]]
+        muts = [self._mutation(n) for n in self.mutations
+                if (library or n != SIGN_FLIP) and (self.mutations[n] or not self.not_applied[n])]
+        no_op = ([SIGN_FLIP] if self.not_applied[SIGN_FLIP] and not self.mutations[SIGN_FLIP]
+                 else [])
+        if not library and runs:
+            no_op = [SIGN_FLIP, "power per family"]
+        no_op += [k for k in self.not_applied if k.endswith("claimed direction")]
         return {"id": self.claim.id, "alpha": contract.get("alpha"),
                 "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
                 "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
-                "verdicts": dict(verdicts), "mutations": muts,
-                "not_applicable": no_op if library or not runs else list(generic),
-                "code": claim_code(self.claim)}
+                "verdicts": dict(verdicts), "families": self._families(runs),
+                "mutations": muts, "not_applicable": no_op, "code": claim_code(self.claim)}
+
+    def _families(self, runs: list[dict]) -> list[dict]:
+        order: dict[str, dict] = {}
+        per_seed: dict[str, list[dict]] = {}
+        for e in runs:
+            for fam, data in self._statistical(e).items():
+                order.setdefault(fam["name"], fam)
+                per_seed.setdefault(fam["name"], []).append({**data, "resolution": fam["resolution"]})
+        out = []
+        for name, fam in order.items():
+            seeds = per_seed[name]
+            direction = bool(seeds[0].get("direction"))
+            power = {_power_key(k): self.power.get((name, _power_key(k)), []) for k in POWER_AT}
+            rec = {"name": name, "policy": fam.get("policy"),
+                   "resolution": float(np.median([d["resolution"] for d in seeds])),
+                   "required": fam.get("required"),
+                   "power": {k: (sum(v == "refuted" for v in vs) / len(vs) if vs else None)
+                             for k, vs in power.items()},
+                   "power_runs": {k: len(vs) for k, vs in power.items()},
+                   "pulls": None if direction else pull_summary(seeds)}
+            rec["flags"] = _family_flags(rec)
+            out.append(rec)
+        return out
+
+    def _mutation(self, name: str) -> dict:
+        done = self.mutations[name]
+        sizes = [(_mutation_size(self.true[s], e)) for s, e in done.items() if s in self.true]
+        sizes = [x for x in sizes if x is not None]
+        big = max(sizes, key=lambda x: x[0]) if sizes else None
+        rec = {"name": name, "runs": len(done),
+               "refuted": sum(e["verdict"] == "refuted" for e in done.values()),
+               "size_in_resolutions": (float(np.median([x[0] for x in sizes])) if sizes else None),
+               "family": big[1] if big else None,
+               "missed": getattr(self.declared.get(name), "why", None)}
+        if self.not_applied[name]:
+            rec["not_applied"] = self.not_applied[name]
+        return rec
+
+
+class _Key(dict):
+    """A contract family (a dict) usable as a mapping key (by name)."""
+
+    def __hash__(self):
+        return hash(self["name"])
+
+
+def _mutation_size(true: dict, mutated: dict) -> tuple[float, str] | None:
+    """(the largest change of estimate − claim from the true run, in units of that comparison's
+    absolute resolution; the family it is in), over the families both runs judged alike."""
+    a, b = true.get("family_data") or {}, mutated.get("family_data") or {}
+    best = None
+    for name, d in a.items():
+        e = b.get(name)
+        if e is None or len(e["deviation"]) != len(d["deviation"]):
+            continue
+        unit = np.asarray(d["unit"], float)
+        change = np.abs(np.asarray(e["deviation"], float) - np.asarray(d["deviation"], float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            size = np.where(unit > 0, change / unit, np.where(change > 0, np.inf, 0.0))
+        x = float(np.max(size)) if size.size else 0.0
+        if best is None or x > best[0]:
+            best = (x, name)
+    return best
+
+
+def pull_summary(seeds: list[dict]) -> dict | None:
+    """Mean and sd of the pulls (estimate − claim)/se over every comparison of every seed, with
+    95 % intervals from the seeds as clusters (Student t over the per-seed means, and over the
+    per-seed mean squares for sd² = E pull² − mean²); None without a standard error."""
+    from scipy.stats import t as student_t
+
+    per = []
+    for d in seeds:
+        dev, se = np.asarray(d["deviation"], float), np.asarray(d["se"], float)
+        ok = se > 0
+        if ok.any():
+            per.append(dev[ok] / se[ok])
+    if not per:
+        return None
+    allp = np.concatenate(per)
+    mean, sd = float(allp.mean()), float(allp.std(ddof=1)) if allp.size > 1 else math.nan
+    out = {"mean": mean, "sd": sd, "n": int(allp.size), "seeds": len(per),
+           "bias_allowance": float(np.median(np.concatenate(
+               [np.asarray(d["bias"], float)[np.asarray(d["se"], float) > 0]
+                / np.asarray(d["se"], float)[np.asarray(d["se"], float) > 0] for d in seeds]))),
+           "mean_ci": None, "sd_ci": None}
+    k = len(per)
+    if k >= 3:
+        q = float(student_t.ppf(0.975, k - 1))
+        m = np.array([p.mean() for p in per])
+        ms = np.array([np.mean(p**2) for p in per])
+        half_m = q * m.std(ddof=1) / math.sqrt(k)
+        half_s = q * ms.std(ddof=1) / math.sqrt(k)
+        var_lo = max(ms.mean() - half_s - mean**2, 0.0)
+        var_hi = max(ms.mean() + half_s - mean**2, 0.0)
+        out["mean_ci"] = [mean - half_m, mean + half_m]
+        out["sd_ci"] = [math.sqrt(var_lo), math.sqrt(var_hi)]
+    return out
+
+
+def _family_flags(rec: dict) -> list[str]:
+    """What the record says is wrong with the family's stated resolution or its se."""
+    flags = []
+    p1, ph = rec["power"].get("1"), rec["power"].get("0.5")
+    if p1 is not None and p1 < 0.8:
+        flags.append(f"power at 1× is {p1:.0%} < 80 %: the resolution is understated")
+    if ph is not None and ph > 0.99:
+        flags.append(f"power at 0.5× is {ph:.0%} > 99 %: the resolution is overstated")
+    pulls = rec.get("pulls")
+    if pulls and pulls.get("mean_ci"):
+        lo, hi = pulls["mean_ci"]
+        if lo > 0 or hi < 0:
+            within = abs(pulls["mean"]) <= pulls.get("bias_allowance", 0.0)
+            flags.append(f"mean pull {pulls['mean']:+.2f} ≠ 0"
+                         + (" (within the stated bias allowance)" if within else
+                            ": a bias the check does not allow for"))
+        lo, hi = pulls["sd_ci"]
+        if lo > 1:
+            flags.append(f"pull sd {pulls['sd']:.2f} > 1: the standard error is understated")
+        elif hi < 1:
+            flags.append(f"pull sd {pulls['sd']:.2f} < 1: the standard error is overstated "
+                         "(conservative)")
+    return flags
 
 
 def calibrate_claim(claim: Claim, seeds: int, profile: str = "quick", device: str = "cpu",
@@ -132,7 +323,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],
               "complete": False, "engine": engine.describe()}
-    meta: dict[int, tuple[int, str | None, int]] = {}
+    meta: dict[int, tuple[int, Any, int]] = {}
 
     def submit(i: int, seed: int, mutation=None, perturbation=None, name=None, priority=0.0):
         spec = campaign.task(claims[i], seed, mutation=mutation, perturbation=perturbation)
@@ -152,10 +343,12 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
         for handle, res in engine.completed():
             i, name, s = meta.pop(handle.index)
             entry = res["entry"] if isinstance(res, dict) else {"verdict": "error"}
-            for perturbation, follow in records[i].add(name, s, entry):
-                submit(i, s, perturbation=perturbation, name=follow, priority=1.0)
+            for seed, perturbation, follow in records[i].add(name, s, entry):
+                submit(i, seed, perturbation=perturbation, name=follow, priority=1.0)
             if progress:
-                progress(f"{claims[i].id}: seed {s} {name or 'true model'} → {entry['verdict']}")
+                what = (f"{name[1]} at {name[2]:g}× its resolution" if isinstance(name, tuple)
+                        else name or "true model")
+                progress(f"{claims[i].id}: seed {s} {what} → {entry['verdict']}")
             _update(result, records, start, out)
     result["complete"] = True
     return _update(result, records, start, out)

@@ -22,7 +22,7 @@ from .domain import PROFILES, Domain, as_domain, setting_key
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "REGISTRY", "combine_settings"]
+__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "missed", "REGISTRY", "combine_settings"]
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
 
@@ -61,8 +61,10 @@ class Claim:
     alpha: float | None = None
     """The claim's false-refutation probability per family (None: ``DEFAULT_ALPHA``)."""
     mutations: dict[str, Callable[[], dict]] | None = None
-    """Declared formula mutations for ``calibrate``: name → a function returning the
-    overrides (a deliberately wrong formula or model) the check must refute."""
+    """Declared mutations for ``calibrate``: name → a function returning the overrides (a
+    deliberately wrong formula or model). Every mutation the claim was tried against is
+    declared, caught or not: one its check is known not to see is wrapped in :func:`missed`
+    with the reason."""
     module: str = ""
     """The module that registers the claim (its code is what the result store hashes)."""
     provenance: dict | None = None
@@ -156,6 +158,26 @@ class Claim:
 
 
 REGISTRY: dict[str, Claim] = {}
+
+
+@dataclass(frozen=True)
+class Missed:
+    """A declared mutation the claim's check is known not to catch (see :func:`missed`)."""
+
+    mutation: Callable[[], dict]
+    why: str
+
+    def __call__(self) -> dict:
+        return self.mutation()
+
+
+def missed(mutation: Callable[[], dict], why: str) -> Missed:
+    """Declare ``mutation`` as one the claim's check does not catch, and ``why`` (what the
+    check cannot see). Calibration runs it like every other and reports it as a blind spot;
+    the claim's tests check that it is still missed, so a check that learns to see it says so."""
+    if not (isinstance(why, str) and why.strip()):
+        raise ValueError("missed(..., why=...): say what the check cannot see")
+    return Missed(mutation, why)
 
 
 def claim(id: str, label: str, statement: str, statistical: bool = True,

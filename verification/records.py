@@ -88,7 +88,8 @@ def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
 
 # --- the calibration record ----------------------------------------------------------------
 MIN_MUTATIONS = 3
-"""Mutations each claim should be calibrated against (those that apply to it); fewer is flagged."""
+"""Mutations each claim should be calibrated against (those that apply to it, the per-family
+power runs counting as one); fewer is flagged."""
 
 DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 """Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
@@ -140,14 +141,18 @@ def _is_current(record: dict) -> bool | None:
 
 
 def summary_rows(result: dict) -> list[str]:
-    """The calibration table: per claim α, resolution, the true model's refutations over the K
+    """The calibration tables. Claims: α, resolution, the true model's refutations over the K
     seeds with its verdicts (false refutations only where the claim holds: for a claim refuted
-    at every seed they are the finding reproduced) and each mutation's refutations, which show
-    no power for such a claim and are marked so."""
-    rows = ["| claim | α | resolution | refuted under the true model | mutations refuted |",
-            "|---|---|---|---|---|"]
+    at every seed they are the finding reproduced), the sign flip's and each declared
+    mutation's refutations with its size in resolutions (a missed one marked). Families: each
+    statistical family's resolution, power at 0.5× and 1× its resolution, pulls and flags."""
+    rows = ["| claim | α | resolution | refuted under the true model | mutations refuted "
+            "(size in resolutions) |", "|---|---|---|---|---|"]
+    fam_rows = ["| claim | family | policy | resolution | power at 0.5× | power at 1× | "
+                "pull mean [95 %] | pull sd [95 %] | flags |",
+                "|---|---|---|---|---|---|---|---|---|"]
     for c in result["claims"]:
-        muts = ", ".join(f"{m['name']}: {m['refuted']}/{m['runs']}" for m in c["mutations"]) or "—"
+        muts = ", ".join(_mutation_text(m) for m in c["mutations"]) or "—"
         if c.get("not_applicable"):
             muts += f" (not applicable: {', '.join(c['not_applicable'])})"
         always_refuted = c["runs"] > 0 and c["false_refutations"] == c["runs"]
@@ -156,13 +161,50 @@ def summary_rows(result: dict) -> list[str]:
         mix = ", ".join(f"{v} {n}" for v, n in sorted((c.get("verdicts") or {}).items()))
         true_model = f"{c['false_refutations']}/{c['runs']}" + (f" ({mix})" if mix else "")
         alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
-        res = c["resolution"]
-        res = "—" if res is None else ("∞" if res == math.inf else f"{100 * res:.3g} %")
         stale = " (measured on other code)" if c.get("current") is False else ""
-        if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) < MIN_MUTATIONS:
+        powered = any(any((f.get("power_runs") or {}).values()) for f in c.get("families") or [])
+        if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) + powered < MIN_MUTATIONS:
             muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
-        rows.append(f"| `{c['id']}`{stale} | {alpha} | {res} | {true_model} | {muts} |")
-    return rows
+        rows.append(f"| `{c['id']}`{stale} | {alpha} | {_pct(c['resolution'])} | {true_model} "
+                    f"| {muts} |")
+        for f in c.get("families") or []:
+            pw = f.get("power") or {}
+            runs = f.get("power_runs") or {}
+            power = [("—" if pw.get(k) is None else f"{pw[k]:.0%} ({runs.get(k, 0)})")
+                     for k in ("0.5", "1")]
+            pulls = f.get("pulls") or {}
+            mean = _with_ci(pulls.get("mean"), pulls.get("mean_ci"), "+.2f")
+            sd = _with_ci(pulls.get("sd"), pulls.get("sd_ci"), ".2f")
+            flags = "; ".join(f.get("flags") or []) or "—"
+            if always_refuted:
+                flags = "the claim is refuted at every seed: no power shown; " + flags
+            fam_rows.append(f"| `{c['id']}` | {f['name']} | {f.get('policy') or '—'} | "
+                            f"{_pct(f.get('resolution'))} | {power[0]} | {power[1]} | {mean} | "
+                            f"{sd} | {flags} |")
+    out = rows
+    if len(fam_rows) > 2:
+        out += ["", "Families (power: refuted fraction of the runs with the family's claimed "
+                "values moved by 0.5× and 1× its own resolution, runs in brackets; pulls: "
+                "(estimate − claim)/se under the true model, 95 % intervals with the seeds as "
+                "clusters; a direction has no pulls):", ""] + fam_rows
+    return out
+
+
+def _pct(r) -> str:
+    return "—" if r is None else ("∞" if r == math.inf else f"{100 * r:.3g} %")
+
+
+def _with_ci(x, ci, fmt: str) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:{fmt}}" + (f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci else "")
+
+
+def _mutation_text(m: dict) -> str:
+    size = m.get("size_in_resolutions")
+    size = "" if size is None else f", {size:.3g}×" if math.isfinite(size) else ", ∞×"
+    missed = " — missed by design: " + m["missed"] if m.get("missed") else ""
+    return f"{m['name']}: {m['refuted']}/{m['runs']}{size}{missed}"
 
 
 # --- the run history -----------------------------------------------------------------------

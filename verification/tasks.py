@@ -80,6 +80,8 @@ def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
              "evidence": evidence, "seconds": seconds}
     if ctx.perturbation is not None:      # calibration: did the perturbation change anything?
         entry["perturbation_applied"] = ctx.ledger.perturbation_applied
+    if outcome.verdict != "error" and (data := ctx.ledger.family_data()):
+        entry["family_data"] = data       # calibration's pulls, effects and mutation sizes
     if claim.domain.coordinates:
         entry["domain"] = _domain_entry(claim, ctx, setting)
     if claim.reading:

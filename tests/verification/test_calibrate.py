@@ -30,9 +30,14 @@ def test_calibrate_counts_false_refutations_and_power(tmp_path):
     rec = res["claims"][0]
     assert rec["runs"] == 6 and rec["false_refutations"] == 0
     names = {m["name"]: m for m in rec["mutations"]}
-    assert set(names) == {"relative change at resolution", "sign flip", "wrong mean"}
+    assert set(names) == {"sign flip", "wrong mean"}
     assert names["sign flip"]["refuted"] == 6 and names["wrong mean"]["refuted"] == 6
-    assert names["relative change at resolution"]["refuted"] >= 5
+    # 0.5 in units of (z + z₀.₉₅)·se = 5.5 × 0.0316: about 2.9 resolutions
+    assert 2.5 < names["wrong mean"]["size_in_resolutions"] < 3.3
+    assert names["wrong mean"]["family"] == "estimate vs theory"
+    (fam,) = rec["families"]
+    assert fam["name"] == "estimate vs theory" and fam["power_runs"] == {"0.5": 6, "1": 6}
+    assert fam["power"]["1"] >= 5 / 6
     on_disk = json.loads((tmp_path / "calibration.json").read_text())
     assert on_disk["complete"] and on_disk["seeds"] == 6 and on_disk["claims"][0]["id"] == "toy:mean"
     assert "toy:mean" in (tmp_path / "calibration.md").read_text()
@@ -75,8 +80,9 @@ def test_cheapest_claims_run_first_and_their_perturbed_runs_before_new_runs(monk
     res = calibrate([slow, TOY], seeds=2, progress=order.append)
     assert [c["id"] for c in res["claims"]] == ["toy:slow", "toy:mean"]   # reported as given
     ids = [msg.split(":")[0] + ":" + msg.split(":")[1] for msg in order]
-    assert len(order) == 2 * 2 * 4                       # 2 claims × 2 seeds × (true, 3 mutations)
-    assert ids[:8] == ["toy:mean"] * 8 and ids[8:] == ["toy:slow"] * 8
+    # 2 claims × 2 seeds × (true, declared, sign flip, power at 0.5× and 1×)
+    assert len(order) == 2 * 2 * 5
+    assert ids[:10] == ["toy:mean"] * 10 and ids[10:] == ["toy:slow"] * 10
 
 
 def test_sweep_table_names_false_refutations_only_for_claims_confirmed_at_the_first_seed():
@@ -167,21 +173,89 @@ def test_perturbations_of_a_claimed_zero_move_it_by_the_resolution_or_are_not_ap
                            mutations={"shifted": lambda: {"shift": 0.5}})], seeds=6)["claims"][0]
     names = {m["name"]: m for m in rec["mutations"]}
     assert rec["false_refutations"] == 0
-    assert names["relative change at resolution"]["runs"] == 6
-    assert names["relative change at resolution"]["refuted"] >= 5
+    (fam,) = rec["families"]
+    assert fam["power_runs"]["1"] == 6 and fam["power"]["1"] >= 5 / 6
     assert "sign flip" not in names and rec["not_applicable"] == ["sign flip"]
 
 
-def test_a_relative_change_of_a_claimed_direction_is_not_applicable(tmp_path):
+def test_a_claimed_direction_is_moved_from_its_true_effect_by_its_resolution(tmp_path):
+    """A trend has no claimed value to move: its power runs judge "the effect is m + k·(its
+    absolute resolution)", m the mean effect over the seeds' true runs, refuted about 95 % of
+    the time at k = 1 and rarely at k = 0.5 (not by arithmetic: each run has its own slope)."""
     from verification.records import summary_rows
     res = calibrate([Claim("toy:direction", "toy", "Lemma 0", "slope > 0", _direction_claim,
-                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=3)
+                           mutations={"decreasing": lambda: {"slope": -1.0}})], seeds=20)
     rec = res["claims"][0]
-    assert summary_rows(res)[2].endswith("— fewer than 3 mutations that apply |")   # 2 apply
+    assert "fewer than" not in summary_rows(res)[2]   # sign flip, declared, power runs
     names = {m["name"]: m for m in rec["mutations"]}
-    assert names["sign flip"] == {"name": "sign flip", "runs": 3, "refuted": 3}
-    assert names["decreasing"]["refuted"] == 3
-    assert rec["not_applicable"] == ["relative change at resolution"]
+    assert names["sign flip"]["refuted"] == 20 and names["decreasing"]["refuted"] == 20
+    (fam,) = rec["families"]
+    assert fam["policy"] == "trend" and fam["pulls"] is None
+    assert fam["power_runs"] == {"0.5": 20, "1": 20}
+    assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6
+
+
+def _two_families(ctx, shift_fine=0.0, shift_coarse=0.0):
+    """Two quantities, one resolved 30 times finer than the other."""
+    rng = ctx.rng("toy2")
+    fine = rng.normal(1.0 + shift_fine, 0.01)
+    coarse = rng.normal(1.0 + shift_coarse, 0.3)
+    a = estimate_vs_theory(ctx, fine, 0.01, 1.0, name="fine quantity")
+    b = estimate_vs_theory(ctx, coarse, 0.3, 1.0, name="coarse quantity")
+    from verification.checks import combine
+    return Outcome(combine([a, b]), "two legs")
+
+
+def test_two_families_state_the_coarser_resolution_and_each_is_calibrated_at_its_own(tmp_path):
+    """The claim's contract states the coarser family's resolution and lists both; calibration
+    moves each family by its own resolution (with the claim's, the fine family would be moved
+    30× its own and refuted at 0.5× every time)."""
+    from verification.runner import run_claim
+    from verification.context import Context
+    claim = Claim("toy:two", "toy", "Lemma 0", "both are 1", _two_families,
+                  mutations={"fine off by 30 %": lambda: {"shift_fine": 0.3}})
+    entry, _ = run_claim(claim, Context())
+    fams = {f["name"]: f for f in entry["contract"]["families"]}
+    assert set(fams) == {"fine quantity", "coarse quantity"}
+    assert entry["contract"]["resolution"] == fams["coarse quantity"]["resolution"]
+    assert fams["coarse quantity"]["resolution"] > 20 * fams["fine quantity"]["resolution"]
+    rec = calibrate([claim], seeds=20, out=tmp_path)["claims"][0]
+    for f in rec["families"]:
+        assert f["power_runs"] == {"0.5": 20, "1": 20}, f
+        assert f["power"]["1"] >= 0.8 and f["power"]["0.5"] < 0.6, f
+        assert f["pulls"]["n"] == 20 and abs(f["pulls"]["mean"]) < 1
+        assert not f["flags"], f
+    (mut,) = [m for m in rec["mutations"] if m["name"] == "fine off by 30 %"]
+    assert mut["family"] == "fine quantity" and mut["size_in_resolutions"] > 5
+    md = (tmp_path / "calibration.md").read_text()
+    assert "| `toy:two` | fine quantity | estimate_vs_theory |" in md
+
+
+def test_pulls_flag_an_understated_standard_error():
+    """A check that states half its standard error: the pulls' sd is about 2, flagged, long
+    before false refutations are frequent enough to count."""
+    def overconfident(ctx):
+        x = ctx.rng("toy").normal(1.0, 1.0, 400)
+        check = estimate_vs_theory(ctx, x.mean(), 0.5 * x.std(ddof=1) / np.sqrt(x.size), 1.0)
+        return Outcome(check.decision, "")
+    rec = calibrate([Claim("toy:se", "toy", "-", "-", overconfident)], seeds=20)["claims"][0]
+    pulls = rec["families"][0]["pulls"]
+    assert pulls["sd_ci"][0] > 1 and 1.4 < pulls["sd"] < 2.8
+    assert any("standard error is understated" in f for f in rec["families"][0]["flags"])
+
+
+def test_a_mutation_declared_missed_is_run_and_reported_as_a_blind_spot(tmp_path):
+    from verification.declare import missed
+    claim = Claim("toy:blind", "toy", "-", "E x = 1", _mean_claim,
+                  mutations={"wrong mean": lambda: {"mean": 1.5},
+                             "tiny shift": missed(lambda: {"mean": 1.0001},
+                                                  "a shift far below the resolution")})
+    rec = calibrate([claim], seeds=2, out=tmp_path)["claims"][0]
+    (tiny,) = [m for m in rec["mutations"] if m["name"] == "tiny shift"]
+    assert tiny["runs"] == 2 and tiny["refuted"] == 0 and tiny["size_in_resolutions"] < 0.1
+    assert tiny["missed"] == "a shift far below the resolution"
+    assert "missed by design: a shift far below the resolution" in (
+        tmp_path / "calibration.md").read_text()
 
 
 def test_the_table_marks_mutations_of_a_claim_refuted_at_every_seed_as_showing_no_power():

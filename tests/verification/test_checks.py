@@ -296,7 +296,7 @@ def test_exact_confirms_equal_values_and_spends_no_alpha():
     assert ctx.ledger.contract().to_json() == {
         "alpha": 0.0, "resolution": None, "comparisons": 3,
         "families": [{"name": "exact", "alpha": 0.0, "resolution": None, "comparisons": 3,
-                      "exact": True}]}
+                      "exact": True, "policy": "exact", "required": None}]}
     assert ctx.ledger.unresolved() == []         # exact: no resolution by design, not unstated
 
 
@@ -350,7 +350,7 @@ def test_an_exact_claim_states_alpha_zero_and_no_unstated_resolution():
         assert entry["contract"] == {
             "alpha": 0.0, "resolution": None, "comparisons": 2, "exact": not statistical,
             "families": [{"name": "identity", "alpha": 0.0, "resolution": None,
-                          "comparisons": 2, "exact": True}]}
+                          "comparisons": 2, "exact": True, "policy": "exact", "required": None}]}
 
 
 # -- every comparison in the evidence -----------------------------------------------------------
@@ -361,7 +361,7 @@ def test_the_evidence_lists_every_comparison_and_keeps_the_worst():
     assert ev["worst_score"] == pytest.approx(10.0) and ev["worst_index"] == 0   # as before
     table = ev["comparisons"]
     assert table["columns"] == ["index", "label", "estimate", "theory", "se", "bias", "z",
-                                "ratio", "score", "passed"]
+                                "ratio", "deviation", "unit", "score", "passed"]
     assert table["count"] == 2 and table["shown"] == "all"
     row = dict(zip(table["columns"], table["rows"][0]))
     assert (row["index"], row["label"], row["passed"]) == (0, "a", False)
@@ -405,3 +405,47 @@ def test_the_checks_full_columns_go_to_the_claims_arrays():
     assert str(arrays["checks/0/family"]) == "first" and str(arrays["checks/1/family"]) == "second"
     assert arrays["checks/0/estimate"].tolist() == [1.0, 2.0]
     assert arrays["checks/1/passed"].tolist() == [True] and "mine" in arrays
+
+
+# -- legs that must resolve what the claim needs ------------------------------------------------
+def test_a_leg_that_passes_without_its_required_resolution_is_undecided_not_confirmed():
+    """A leg resolving 90 % cannot show a claim that needs 20 %: inconclusive, with what it
+    resolves and must; the same numbers with a fine standard error confirm; a refutation
+    stands however coarse; combine makes the claim undecided on the coarse leg."""
+    from verification.checks import combine, legs_summary
+    ctx = Context(alpha=1e-4)
+    ode = estimate_vs_theory(ctx, 1.40, 0.001, 1.40, name="ODE slope")
+    sgd = estimate_vs_theory(ctx, 2.24, 0.21, 1.40, name="SGD slope", resolve=0.2, dof=63)
+    assert ode.decision == "confirmed" and sgd.decision == "inconclusive"
+    assert sgd.resolution > 0.2 and "must resolve 20 %" in sgd.needs
+    assert combine([ode, sgd]) == "inconclusive"
+    text = legs_summary([ode, sgd], ["ODE leg", "SGD leg"])
+    assert text.startswith("ODE leg confirmed (resolves") and "SGD leg undecided: resolves" in text
+    fams = {f["name"]: f for f in ctx.ledger.contract().to_json()["families"]}
+    assert fams["SGD slope"]["required"] == 0.2 and fams["ODE slope"]["required"] is None
+    fine = estimate_vs_theory(Context(alpha=1e-4), 1.41, 0.01, 1.40, resolve=0.2)
+    assert fine.decision == "confirmed"
+    far = estimate_vs_theory(Context(alpha=1e-4), 9.0, 0.21, 1.40, resolve=0.2)
+    assert far.decision == "refuted"
+    with pytest.raises(ValueError, match="resolve=-1"):
+        estimate_vs_theory(Context(), 1.0, 0.1, 1.0, resolve=-1)
+
+
+def test_a_directional_sequential_stops_early_when_clear_and_spends_the_budget_when_not():
+    """sign=+1: a mean far above 0 is confirmed after min_batches; far below refuted; a mean
+    of 0 inconclusive once the budget is spent (each batch drawn on demand)."""
+    from verification.checks import sequential
+
+    def source(mu):
+        def draw(k, size):
+            return np.random.default_rng(k).normal(mu, 1.0, size)
+        return draw
+    up = sequential(Context(alpha=1e-4), source(2.0), 0.0, sign=+1, batch=8, budget=256,
+                    min_batches=2)
+    assert up.decision == "confirmed" and up.details["batches"] == 2
+    down = sequential(Context(alpha=1e-4), source(-2.0), 0.0, sign=+1, batch=8, budget=256)
+    assert down.decision == "refuted"
+    flat = sequential(Context(alpha=1e-4), source(0.0), 0.0, sign=+1, batch=8, budget=64)
+    assert flat.decision == "inconclusive" and flat.details["n"] == 64 and "budget" in flat.needs
+    with pytest.raises(ValueError, match="tolerance"):
+        sequential(Context(), source(0.0), 0.0, tolerance=0.1, sign=+1)

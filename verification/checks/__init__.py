@@ -52,17 +52,27 @@ k the family's index in the order spent).
 The page docs/check_library.md documents every policy, its assumptions, decision rule,
 contract and calibration, with an example claim.
 
-Calibration (``python -m verification calibrate``) measures each claim's record: runs under the
-true model count false refutations; runs under mutations count refutations. Two mutations
-act on every check of this library through ``ctx.perturbation`` (applied to the claimed side of
-each comparison): ``("relative", δ)`` moves each claimed value θ by δ·s away from 0, s the
-magnitude the comparison's resolution is relative to (``scale``, default |θ|: then θ(1 + δ);
-δ = the claim's stated resolution), so a claimed 0 moves too; ``("sign",)`` negates the claimed
-value (for :func:`trend`, the claimed direction). A perturbation that changes nothing (a sign
-flip of a claimed 0, a relative change of a direction) is recorded as not applied
-(``Ledger.perturbation_applied``), and calibration counts the run as not applicable rather than
-as a mutation the check missed. Claims declare formula mutations (a dropped term, a wrong
-factor) as overrides.
+Families and legs: one policy call is one family, named by ``name=``: give each checked
+quantity its own, so that its resolution is its own (the contract lists every family: name, α,
+resolution, comparisons, policy and the resolution it must reach). ``resolve=`` states the
+resolution a leg must reach to show what the claim says: a leg that passes without it is
+``inconclusive``, never ``confirmed``. :func:`combine` composes a claim's verdict from its legs and
+:func:`legs_summary` says each leg's state.
+
+Calibration (``python -m verification calibrate``, ``verification.calibrate``) measures each
+claim's record: runs under the true model count false refutations and give the pulls
+(estimate − claim)/se of every comparison (``Ledger.family_data``); runs with one family's claimed
+values moved by 0.5× and 1× its own resolution measure that family's power. Both act through
+``ctx.perturbation`` on the claimed side: ``("relative", δ, family)`` moves each claimed θ of
+``family`` by δ·s away from 0, s the magnitude the comparison's resolution is relative to
+(``scale``, default |θ|), so a claimed 0 moves too; for a direction (:func:`trend`, a directional
+:func:`sequential`) ``("relative", δ, family, m)`` judges "the effect is m(1 + δ)", m the true
+effect measured under the true model; ``("sign",)`` negates every claimed value (or claimed
+direction). A perturbation that changes nothing (a sign flip of a claimed 0) is recorded as not
+applied (``Ledger.perturbation_applied``), and calibration counts the run as not applicable rather
+than as a mutation the check missed. Claims declare formula mutations (a dropped term, a wrong
+factor) as overrides, every one they were tried against, caught or not
+(``verification.declare.missed``).
 
 SGD against its reduced flow: :func:`sgd_vs_flow` integrates the flow on the SGD's record
 times and judges the seed means by :func:`estimate_vs_theory` at one dimension, by
@@ -76,7 +86,7 @@ turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
 from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
 from .policies import (
     DECISIONS, FINITE_SIZE_TERMS, PERTURBATIONS, Z95, Check, Contract, Family, Ledger,
-    OutsideRealisableSet, check_perturbation, combine, confidence_sequence_radius,
+    OutsideRealisableSet, check_perturbation, combine, confidence_sequence_radius, legs_summary,
     critical_value, estimate_vs_theory, exact, limit, perturbed, realisable, sequential, trend,
     welch_dof, MAX_EVIDENCE_ROWS)
 
@@ -84,7 +94,7 @@ __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract"
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
            "estimate_vs_theory", "limit",
            "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "exact",
-           "realisable", "combine", "MAX_EVIDENCE_ROWS", "POLICIES",
+           "realisable", "combine", "legs_summary", "MAX_EVIDENCE_ROWS", "POLICIES",
            "DECISIONS", "FlowComparison", "sgd_vs_flow", "sgd_states", "draw_sgd_vs_flow"]
 
 POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "realisable",

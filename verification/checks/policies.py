@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 import math
 from typing import Any
@@ -17,7 +18,7 @@ __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract"
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
            "estimate_vs_theory", "limit",
            "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "exact",
-           "realisable", "combine", "MAX_EVIDENCE_ROWS"]
+           "realisable", "combine", "legs_summary", "MAX_EVIDENCE_ROWS"]
 
 Z95 = float(norm.isf(0.05))
 """One-sided 95 % quantile: the power term of the resolution."""
@@ -27,21 +28,40 @@ PERTURBATIONS = ("relative", "sign")
 
 
 def check_perturbation(p: tuple) -> None:
-    """ValueError unless ``p`` is ("relative", δ) with finite δ ≠ 0, or ("sign",)."""
+    """ValueError unless ``p`` is ("sign",), or ("relative", δ[, family[, reference]]) with
+    finite δ ≠ 0, family a family's name (None: every family) and reference a finite effect
+    > 0 (the true size of a direction's effect, for :func:`trend` and a directional
+    :func:`sequential`)."""
+    def number(x, positive=False):
+        return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                and (x > 0 if positive else x != 0))
     ok = (isinstance(p, tuple) and p and p[0] in PERTURBATIONS
           and ((p[0] == "sign" and len(p) == 1)
-               or (p[0] == "relative" and len(p) == 2 and isinstance(p[1], (int, float))
-                   and math.isfinite(p[1]) and p[1] != 0)))
+               or (p[0] == "relative" and 2 <= len(p) <= 4 and number(p[1])
+                   and (len(p) < 3 or p[2] is None or isinstance(p[2], str))
+                   and (len(p) < 4 or p[3] is None or number(p[3], positive=True)))))
     if not ok:
-        raise ValueError(f"perturbation={p!r}; allowed: ('relative', δ) with finite δ ≠ 0, "
-                         "or ('sign',)")
+        raise ValueError(f"perturbation={p!r}; allowed: ('sign',), or ('relative', δ[, family"
+                         "[, reference]]) with finite δ ≠ 0, a family name (or None) and a "
+                         "finite reference > 0 (or None)")
 
 
-def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None) -> np.ndarray:
-    """The claimed values under the calibration perturbation of ``ctx`` (unchanged without):
-    ``("relative", δ)``: θ + δ·s·sgn θ (sgn 0 = +1), s = |``scale``| or |θ| by default;
-    ``("sign",)``: −θ. Marks ``ctx.ledger.perturbation_applied`` when a value moved."""
+def _perturbation(ctx, family: str) -> tuple | None:
+    """The calibration perturbation of ``ctx`` if it acts on ``family`` (every family when it
+    names none)."""
     p = getattr(ctx, "perturbation", None)
+    if p is None or (p[0] == "relative" and len(p) >= 3 and p[2] is not None and p[2] != family):
+        return None
+    return p
+
+
+def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None,
+              family: str | None = None) -> np.ndarray:
+    """The claimed values of ``family`` under the calibration perturbation of ``ctx``
+    (unchanged without one, or when it names another family): ``("relative", δ, ...)``:
+    θ + δ·s·sgn θ (sgn 0 = +1), s = |``scale``| or |θ| by default; ``("sign",)``: −θ. Marks
+    ``ctx.ledger.perturbation_applied`` when a value moved."""
+    p = _perturbation(ctx, family)
     if p is None:
         return theory
     theory = np.asarray(theory, float)
@@ -67,6 +87,11 @@ class Family:
     resolution: float | None
     exact: bool = False
     """An exact (symbolic or high-precision) family: α = 0 and no resolution, by design."""
+    policy: str = ""
+    """The policy that judged it (``estimate_vs_theory``, ``limit``, ``trend``, ...)."""
+    required: float | None = None
+    """The resolution the family must reach to show what the claim says (``resolve``); a
+    family that passes without reaching it is undecided, never confirmed."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +110,8 @@ class Contract:
         return {"alpha": self.alpha, "resolution": self.resolution,
                 "comparisons": self.comparisons,
                 "families": [{"name": f.name, "alpha": f.alpha, "resolution": f.resolution,
-                              "comparisons": f.comparisons, "exact": f.exact}
+                              "comparisons": f.comparisons, "exact": f.exact,
+                              "policy": f.policy, "required": f.required}
                              for f in self.families]}
 
 
@@ -106,8 +132,10 @@ def merged_families(families: Sequence[Family]) -> tuple[Family, ...]:
         if g is None:
             out[f.name] = f
         else:
+            required = [r for r in (g.required, f.required) if r is not None]
             out[f.name] = Family(f.name, g.comparisons + f.comparisons, g.alpha + f.alpha,
-                                 _coarsest([g.resolution, f.resolution]), g.exact and f.exact)
+                                 _coarsest([g.resolution, f.resolution]), g.exact and f.exact,
+                                 g.policy or f.policy, min(required) if required else None)
     return tuple(out.values())
 
 
@@ -123,24 +151,25 @@ class Ledger:
     its per-comparison columns go to the claim's report.npz (``arrays``)."""
 
     def spend(self, name: str, comparisons: int, alpha: float,
-              resolution: float | None = None, exact: bool = False) -> float:
+              resolution: float | None = None, exact: bool = False, policy: str = "",
+              required: float | None = None) -> float:
         """Record a family of ``comparisons`` at the claim's α; its two-sided Bonferroni z
-        (``exact``: an exact family, α = 0 and no resolution; z is then inf)."""
+        (``exact``: an exact family, α = 0 and no resolution; z is then inf). ``policy``: the
+        policy judging it; ``required``: the resolution it must reach (``resolve``)."""
         n = int(comparisons)
         if n < 1:
             raise ValueError(f"comparisons={comparisons!r}; allowed: an integer ≥ 1")
         if exact:
-            self.families.append(Family(name, n, 0.0, None, True))
+            self.families.append(Family(name, n, 0.0, None, True, policy))
             return math.inf
-        self.families.append(Family(name, n, float(alpha), resolution))
+        self.families.append(Family(name, n, float(alpha), resolution, False, policy, required))
         return float(critical_value(alpha, n)[0])
 
     def set_resolution(self, resolution: float | None) -> None:
         """The resolution of the family spent last (computed after its z was known)."""
         if not self.families:
             raise ValueError("no family spent yet")
-        last = self.families[-1]
-        self.families[-1] = Family(last.name, last.comparisons, last.alpha, resolution, last.exact)
+        self.families[-1] = dataclasses.replace(self.families[-1], resolution=resolution)
 
     def record(self, check: Check) -> Check:
         """Keep ``check`` as the decision of the family spent last (a policy built on another,
@@ -148,6 +177,26 @@ class Ledger:
         if self.families:
             self.checks[len(self.families) - 1] = check
         return check
+
+    def family_data(self) -> dict[str, dict[str, Any]]:
+        """Per statistical family (by name, over every setting), what calibration reads from a
+        run: ``deviation`` (estimate − claimed value as judged; for a direction, the effect
+        sign·slope, and ``direction`` is set), ``se``, ``bias`` and ``unit`` (the absolute
+        resolution of each comparison: (z + z₀.₉₅)·se + 2·bias), and the family's ``policy``."""
+        out: dict[str, dict[str, Any]] = {}
+        for k, check in sorted(self.checks.items()):
+            fam, cols = self.families[k], check.columns
+            if fam.exact or "deviation" not in cols:
+                continue
+            d = out.setdefault(fam.name, {"policy": fam.policy, "deviation": [], "se": [],
+                                          "unit": [], "bias": []})
+            if "claimed_sign" in cols:
+                d["direction"] = True
+            n = check.score.size
+            for key in ("deviation", "se", "unit", "bias"):
+                d[key].extend(float(v) for v in np.broadcast_to(
+                    np.asarray(cols.get(key, 0.0), float), (n,)))
+        return out
 
     def unresolved(self) -> list[str]:
         """The families that state no resolution although they are statistical."""
@@ -259,7 +308,9 @@ def _plain(x: Any) -> Any:
 
 
 def combine(checks: Sequence[Check]) -> str:
-    """'refuted' if any check is, 'confirmed' if all are, else 'inconclusive'."""
+    """A claim's verdict from its legs: 'refuted' if any check is, 'confirmed' if all are,
+    else 'inconclusive' (a leg that is undecided, e.g. one that passes without the resolution
+    it must reach, makes the claim undecided on it; :func:`legs_summary` says which)."""
     decisions = [c.decision for c in checks]
     if "refuted" in decisions:
         return "refuted"
@@ -331,7 +382,8 @@ def welch_dof(stderrs: Sequence[float], dofs: Sequence[float]) -> float:
 def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: ArrayLike,
                        bias: ArrayLike = 0.0, name: str = "estimate vs theory",
                        scale: ArrayLike | None = None, dof: ArrayLike | None = None,
-                       labels: Sequence[str] | None = None) -> Check:
+                       labels: Sequence[str] | None = None,
+                       resolve: float | None = None) -> Check:
     """Each estimate against its theory value: |Δ| ≤ z·se + bias with z Bonferroni over the
     points at the claim's α. ``confirmed`` when every point passes, else ``refuted``.
     ``scale``: the magnitude the resolution is relative to (default |theory|; give it when the
@@ -339,13 +391,22 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     ``dof``: the degrees of freedom of each standard error (replicates − 1; None: known or
     from so many samples that the normal quantile holds); z is then the Student-t quantile.
     ``labels``: a name per comparison for the evidence's table (default: by index).
+    ``resolve``: the resolution this family must reach to show what the claim says (e.g. the
+    relative gap between the claimed value and the alternative the claim rules out): passing
+    with a coarser resolution is ``inconclusive`` (:func:`combine` then makes the claim
+    undecided on this leg), never ``confirmed``.
+
+    One call is one family: give each checked quantity (a loss, an overlap, a slope) its own
+    call and name, so that its resolution is its own (a family's resolution is the smallest
+    over its points).
 
     The evidence lists every comparison (``Check.comparisons``): estimate, theory (as judged:
     perturbed under calibration), se, bias, z, ratio = |Δ|/(z·se + bias) (≤ 1 passes), score =
     (|Δ| − bias)/se and passed."""
+    _check_resolve(resolve, name)
     theory = np.atleast_1d(np.asarray(theory, float))
     theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
-        np.asarray(scale, float), theory.shape))
+        np.asarray(scale, float), theory.shape), family=name)
     estimate = np.broadcast_to(np.asarray(estimate, float), theory.shape)
     se = np.broadcast_to(np.asarray(stderr, float), theory.shape)
     bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
@@ -355,7 +416,7 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     crit, power = critical_value(ctx.alpha, theory.size, None if dof is None else
                                  np.broadcast_to(np.asarray(dof, float), theory.shape),
                                  what=f"{name}: dof")
-    ctx.ledger.spend(name, theory.size, ctx.alpha)
+    ctx.ledger.spend(name, theory.size, ctx.alpha, policy="estimate_vs_theory", required=resolve)
     ok, score = z_compare(theory, estimate, se, crit, bias)
     ref = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
     res = _resolution(se, bias, ref, crit, power)
@@ -373,10 +434,54 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(allowance > 0, diff / allowance, np.where(diff > 0, np.inf, 0.0))
     columns = {"estimate": estimate, "theory": theory, "se": se, "bias": bias, "z": crit_each,
-               "ratio": ratio}
-    return ctx.ledger.record(Check("confirmed" if ok.all() else "refuted", float(np.max(crit)),
-                                   ok, score, res, details, columns=columns,
-                                   labels=_labels(labels, theory.size, name)))
+               "ratio": ratio, "deviation": estimate - theory,
+               "unit": (crit_each + np.broadcast_to(power, theory.shape)) * se + 2 * bias}
+    check = ctx.ledger.record(Check("confirmed" if ok.all() else "refuted", float(np.max(crit)),
+                                    ok, score, res, details, columns=columns,
+                                    labels=_labels(labels, theory.size, name)))
+    return _required(ctx, check, resolve, name)
+
+
+def _check_resolve(resolve: float | None, name: str) -> None:
+    if resolve is not None and not (isinstance(resolve, (int, float)) and not isinstance(
+            resolve, bool) and math.isfinite(resolve) and resolve > 0):
+        raise ValueError(f"{name}: resolve={resolve!r}; allowed: a finite relative deviation "
+                         "> 0, or None")
+
+
+def _required(ctx, check: Check, resolve: float | None, name: str) -> Check:
+    """``check``, undecided when it passed without reaching the resolution ``resolve`` it must
+    reach to show what the claim says. A refutation stands: it is evidence however coarse."""
+    res = check.resolution
+    if resolve is None or check.decision != "confirmed" or (res is not None and res <= resolve):
+        return check
+    more = (f"about {(res / resolve) ** 2:.2g}× the samples" if res is not None
+            and math.isfinite(res) else "a resolution it does not have")
+    return ctx.ledger.record(dataclasses.replace(
+        check, decision="inconclusive", details={**check.details, "required_resolution": resolve},
+        needs=f"{name} passes but resolves {_pct(res)}; it must resolve {_pct(resolve)} to "
+              f"show the claim: {more}"))
+
+
+def _pct(r: float | None) -> str:
+    return "nothing" if r is None or not math.isfinite(r) else f"{100 * r:.3g} %"
+
+
+def legs_summary(checks: Sequence[Check], names: Sequence[str]) -> str:
+    """One line on the legs of a claim's verdict (:func:`combine`): each leg's decision and
+    resolution, and for an undecided leg what it resolves and must, e.g. "ODE leg confirmed
+    (resolves 0.5 %); SGD leg undecided: resolves 90 %, must resolve 20 %"."""
+    if len(checks) != len(names):
+        raise ValueError(f"names: {len(names)} for {len(checks)} checks; give one per leg")
+    parts = []
+    for c, n in zip(checks, names):
+        word = {"confirmed": "confirmed", "refuted": "refuted"}.get(c.decision, "undecided")
+        req = c.details.get("required_resolution")
+        if c.decision == "inconclusive" and req is not None:
+            parts.append(f"{n} {word}: resolves {_pct(c.resolution)}, must resolve {_pct(req)}")
+        else:
+            parts.append(f"{n} {word} (resolves {_pct(c.resolution)})")
+    return "; ".join(parts)
 
 
 def _labels(labels: Sequence[str] | None, n: int, name: str) -> tuple | None:
@@ -405,7 +510,8 @@ def _basis(dims: np.ndarray, terms: Sequence[str]) -> np.ndarray:
 def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: ArrayLike,
           terms: Sequence[str] = ("1/d",), gof_alpha: float = 0.01, bias: ArrayLike = 0.0,
           name: str = "d → ∞ limit", scale: ArrayLike | None = None,
-          dof: float | None = None, labels: Sequence[str] | None = None) -> Check:
+          dof: float | None = None, labels: Sequence[str] | None = None,
+          resolve: float | None = None) -> Check:
     """The d → ∞ limit of ``values[i, m]`` (columns m) against ``theory[m]``.
 
     ``dims`` are the dimensions d, or a finite-size variable x → 0 with the terms "x", "x^2".
@@ -423,7 +529,9 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
 
     ``labels``: a name per column for the evidence's table, which lists each column's
     intercept as :func:`estimate_vs_theory` lists its comparisons, with its χ² p-value
-    (``gof_p``) and whether its fit is poor (``poor_fit``)."""
+    (``gof_p``) and whether its fit is poor (``poor_fit``). ``resolve``: as for
+    :func:`estimate_vs_theory`."""
+    _check_resolve(resolve, name)
     dims = np.asarray(dims, float)
     Y = np.asarray(values, float).reshape(len(dims), -1)
     SE = np.asarray(stderrs, float).reshape(Y.shape)
@@ -449,9 +557,12 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     details.update(check.details)
     details["poor_fit_columns"] = np.flatnonzero(poor).tolist()
     more = dict(columns={**check.columns, "gof_p": pvals, "poor_fit": poor}, labels=check.labels)
+    ctx.ledger.families[-1] = dataclasses.replace(ctx.ledger.families[-1], policy="limit",
+                                                  required=resolve)
     if not poor.any():
-        return ctx.ledger.record(Check(check.decision, check.z, check.ok, check.score,
-                                       check.resolution, details, **more))
+        return _required(ctx, ctx.ledger.record(Check(
+            check.decision, check.z, check.ok, check.score, check.resolution, details, **more)),
+            resolve, name)
     # A poor fit decides nothing for its column: with the wrong finite-size basis even the true
     # limit can lie many error bars (inflated or not) from the fitted intercept. The columns
     # with a good fit still decide: any of them refuted refutes.
@@ -467,17 +578,26 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
 
 
 def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
-          dof: float | None = None) -> Check:
+          dof: float | None = None, resolve: float | None = None) -> Check:
     """The sign of an estimated slope (sign = +1: the claim says it grows; −1: decreases).
 
     ``confirmed`` when sign·slope > z·se, ``refuted`` when sign·slope < −z·se (evidence of the
     opposite trend), else ``inconclusive``: the standard error that would decide is
     |slope|/z. ``dof``: the standard error's degrees of freedom (e.g. draws − 1 for a mean
-    over draws); z is then the Student-t quantile."""
+    over draws); z is then the Student-t quantile. ``resolve``: as for
+    :func:`estimate_vs_theory`, relative to |slope|.
+
+    Resolution: (z + power)·se/|slope|, the smallest effect (relative to the one seen) that is
+    confirmed with probability ≥ 95 %. Under calibration a sign flip reverses the claimed
+    direction; ``("relative", δ, name, m)`` (m: the true effect sign·slope, from runs under the
+    true model) judges the claim "the effect is m(1 + δ)" instead, |sign·slope − m(1 + δ)| ≤
+    z·se, so that a claimed slope moved by k resolutions is refuted as often as the
+    resolution says (about 95 % at k = 1)."""
     if sign not in (1, -1):
         raise ValueError(f"sign={sign!r}; allowed: 1 or -1")
-    # the claim is a direction: a sign flip reverses it, a relative change leaves it as it is
-    if getattr(ctx, "perturbation", None) is not None and ctx.perturbation[0] == "sign":
+    _check_resolve(resolve, name)
+    p = _perturbation(ctx, name)
+    if p is not None and p[0] == "sign":
         sign = -sign
         ctx.ledger.perturbation_applied = True
     finite([slope, stderr], what=name)
@@ -485,17 +605,28 @@ def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
         raise ValueError(f"{name}: stderr={stderr} must be ≥ 0")
     crit, power = critical_value(ctx.alpha, 1, dof, what=f"{name}: dof")
     z, power = float(crit), float(power)
-    ctx.ledger.spend(name, 1, ctx.alpha)
+    ctx.ledger.spend(name, 1, ctx.alpha, policy="trend", required=resolve)
     s = sign * slope
     res = (z + power) * stderr / abs(slope) if slope != 0 else math.inf
     ctx.ledger.set_resolution(res)
     score = np.array([-s / stderr if stderr > 0 else (-math.inf if s > 0 else math.inf)])
     details = {"slope": float(slope), "slope_stderr": float(stderr), "claimed_sign": sign,
                **({"dof": float(dof)} if dof is not None else {})}
-    columns = {"slope": float(slope), "se": float(stderr), "claimed_sign": sign, "z": z}
+    columns = {"slope": float(slope), "se": float(stderr), "claimed_sign": sign, "z": z,
+               "deviation": s, "unit": (z + power) * stderr}
+    if p is not None and p[0] == "relative" and len(p) >= 4 and p[3] is not None:
+        # the claim moved to "the effect is m(1 + δ)": judged as an estimate against it
+        claimed = p[3] * (1 + p[1])
+        ctx.ledger.perturbation_applied = True
+        ok = abs(s - claimed) <= z * stderr
+        details["perturbed_effect"] = claimed
+        return ctx.ledger.record(Check("confirmed" if ok else "refuted", z, np.array([ok]),
+                                       np.array([abs(s - claimed) / max(stderr, 1e-300)]), res,
+                                       details, columns=columns))
     if s > z * stderr:
-        return ctx.ledger.record(Check("confirmed", z, np.array([True]), score, res, details,
-                                       columns=columns))
+        return _required(ctx, ctx.ledger.record(Check(
+            "confirmed", z, np.array([True]), score, res, details, columns=columns)),
+            resolve, name)
     if s < -z * stderr:
         return ctx.ledger.record(Check("refuted", z, np.array([False]), score, res, details,
                                        columns=columns))
@@ -520,53 +651,112 @@ def confidence_sequence_radius(n: np.ndarray | int, sigma: float, alpha: float,
     return np.sqrt((V + rho) * (2 * math.log(1 / alpha) + np.log((V + rho) / rho))) / n
 
 
-def sequential(ctx, draw: Callable[[int, int], np.ndarray], theory: float, tolerance: float,
-               bias: float = 0.0, batch: int = 256, budget: int = 2**16, min_batches: int = 2,
-               name: str = "sequential") -> Check:
-    """Add batches of samples (``draw(k, size)``: the k-th batch, independent of the others)
-    until the anytime-valid confidence sequence for their mean decides:
-    ``refuted`` when it excludes θ ± bias; ``confirmed`` when it lies inside θ ± (tolerance +
-    bias), i.e. any deviation beyond ``tolerance`` is excluded; ``inconclusive`` when the
-    budget of samples is spent first. σ is estimated after each batch (plug-in)."""
-    if not (tolerance > 0 and batch >= 2 and budget >= batch):
-        raise ValueError(f"{name}: tolerance > 0, batch ≥ 2, budget ≥ batch are needed "
-                         f"(got {tolerance}, {batch}, {budget})")
-    ctx.ledger.spend(name, 1, ctx.alpha)
-    theory = float(perturbed(ctx, np.array(float(theory))))
+def sequential(ctx, draw: Callable[[int, int], ArrayLike], theory: float = 0.0,
+               tolerance: float | None = None, bias: float = 0.0, batch: int = 256,
+               budget: int = 2**16, min_batches: int = 2, name: str = "sequential",
+               sign: int | None = None) -> Check:
+    """Add batches of samples (``draw(k, size)``: the k-th batch of ``size`` samples,
+    independent of the others) until the anytime-valid confidence sequence for their mean
+    decides, or the ``budget`` of samples is spent (``inconclusive``, saying how far it was).
+    σ is estimated after each batch (plug-in); nothing is decided before ``min_batches``.
+
+    Two kinds of claim:
+
+    - a value (``sign=None``): ``refuted`` when the sequence excludes θ ± bias; ``confirmed``
+      when it lies inside θ ± (``tolerance`` + bias), i.e. any deviation beyond the
+      tolerance is excluded;
+    - a direction (``sign`` = ±1: the mean lies above θ for +1, below for −1; no tolerance):
+      ``confirmed`` when the sequence lies beyond θ + bias on the claimed side, ``refuted``
+      when it lies beyond θ − bias on the other side (evidence of the opposite direction).
+      Under calibration, as for :func:`trend`.
+
+    A map (``python -m verification map``) judges each setting with its own sequence, so a
+    setting far from the boundary stops after ``min_batches`` while one near it draws up to
+    the budget. ``draw`` may run its batch on the engine (``ctx.map``: stored, reused after an
+    interruption)."""
+    _check_sequential(name, sign, tolerance, batch, budget, min_batches, bias)
+    ctx.ledger.spend(name, 1, ctx.alpha, policy="sequential")
+    theory, sign, moved_effect = _perturbed_claim(ctx, name, theory, sign)
     xs: list[np.ndarray] = []
-    k = 0
     while True:
-        x = np.asarray(draw(k, batch), float).ravel()
+        x = np.asarray(draw(len(xs), batch), float).ravel()
+        if x.size != batch:
+            raise ValueError(f"{name}: draw({len(xs)}, {batch}) gave {x.size} samples")
         finite(x, what=name)
         xs.append(x)
-        k += 1
         allx = np.concatenate(xs)
         n, mean, sigma = allx.size, float(allx.mean()), float(allx.std(ddof=1))
         radius = float(confidence_sequence_radius(n, max(sigma, 1e-300), ctx.alpha))
-        dev = abs(mean - theory)
-        details = {"n": n, "mean": mean, "sigma": sigma, "radius": radius, "batches": k}
-        score = np.array([(dev - bias) / radius if radius > 0 else math.inf])
-        # refuted with probability ≥ 95 % at this n: the radius, the mean's own 95 % noise and
-        # a systematic error within ±bias on top of the allowance
-        res = ((radius + Z95 * sigma / math.sqrt(n) + 2 * bias) / abs(theory) if theory != 0
-               else math.inf)
-        columns = {"mean": mean, "theory": theory, "radius": radius, "bias": float(bias),
-                   "tolerance": float(tolerance), "n": n}
-        if k >= min_batches and dev > radius + bias:
-            ctx.ledger.set_resolution(res)
-            return ctx.ledger.record(Check("refuted", radius, np.array([False]), score, res,
-                                           details, columns=columns))
-        if k >= min_batches and dev + radius <= tolerance + bias:
-            ctx.ledger.set_resolution(res)
-            return ctx.ledger.record(Check("confirmed", radius, np.array([True]), score, res,
-                                           details, columns=columns))
-        if n + batch > budget:
-            ctx.ledger.set_resolution(res)
-            return ctx.ledger.record(Check(
-                "inconclusive", radius, np.array([False]), score, res, details,
-                needs=f"the sample budget {budget} is spent: a larger budget (the "
-                      f"radius {radius:.3g} must fall below {tolerance + bias - dev:.3g})",
-                columns=columns))
+        effect = mean - theory if sign is None else sign * (mean - theory)
+        decided = _sequential_decision(effect, radius, bias, tolerance, sign)
+        spent = n + batch > budget
+        if (decided is not None and len(xs) >= min_batches) or spent:
+            break
+    se = sigma / math.sqrt(n)
+    # refuted with probability ≥ 95 % at this n: the radius, the mean's own 95 % noise and
+    # a systematic error within ±bias on top of the allowance
+    ref = abs(theory) if sign is None else abs(effect)
+    unit = radius + Z95 * se + 2 * bias
+    res = unit / ref if ref != 0 else math.inf
+    ctx.ledger.set_resolution(res)
+    details = {"n": n, "mean": mean, "sigma": sigma, "radius": radius, "batches": len(xs),
+               "budget": budget, **({"claimed_sign": sign} if sign is not None else {})}
+    columns = {"mean": mean, "theory": theory, "radius": radius, "bias": float(bias), "n": n,
+               "se": se, "deviation": effect, "unit": unit,
+               **({"tolerance": float(tolerance)} if sign is None else {"claimed_sign": sign})}
+    score = np.array([(abs(effect) - bias) / radius if radius > 0 else math.inf])
+    if moved_effect is not None:
+        # judged where the unperturbed sequence stopped, against the moved effect
+        details["perturbed_effect"] = moved_effect
+        decided = "refuted" if abs(effect - moved_effect) > radius + bias else "confirmed"
+    if decided is None or (len(xs) < min_batches and moved_effect is None):
+        target = (f"below {tolerance + bias - abs(effect):.3g}" if sign is None
+                  else f"below |mean − θ| − bias = {max(abs(effect) - bias, 0):.3g}")
+        return ctx.ledger.record(Check(
+            "inconclusive", radius, np.array([False]), score, res, details,
+            needs=f"the sample budget {budget} is spent: a larger budget (the radius "
+                  f"{radius:.3g} must fall {target})", columns=columns))
+    return ctx.ledger.record(Check(decided, radius, np.array([decided == "confirmed"]), score,
+                                   res, details, columns=columns))
+
+
+def _check_sequential(name, sign, tolerance, batch, budget, min_batches, bias) -> None:
+    if sign not in (None, 1, -1):
+        raise ValueError(f"{name}: sign={sign!r}; allowed: None (a value), 1 or -1 (a direction)")
+    if sign is None and not (tolerance is not None and tolerance > 0):
+        raise ValueError(f"{name}: tolerance={tolerance!r}; allowed: > 0 (a value claim)")
+    if sign is not None and tolerance is not None:
+        raise ValueError(f"{name}: tolerance={tolerance!r} with sign={sign}; a direction has no "
+                         "tolerance (give None)")
+    if not (batch >= 2 and budget >= batch and min_batches >= 1 and bias >= 0):
+        raise ValueError(f"{name}: batch ≥ 2, budget ≥ batch, min_batches ≥ 1, bias ≥ 0 are "
+                         f"needed (got {batch}, {budget}, {min_batches}, {bias})")
+
+
+def _perturbed_claim(ctx, name: str, theory: float, sign: int | None):
+    """(θ, sign, moved effect or None) as judged under the calibration perturbation."""
+    p = _perturbation(ctx, name)
+    if sign is None:
+        return float(perturbed(ctx, np.array(float(theory)), family=name)), None, None
+    if p is not None and p[0] == "sign":
+        ctx.ledger.perturbation_applied = True
+        return float(theory), -sign, None
+    if p is not None and len(p) >= 4 and p[3] is not None:
+        ctx.ledger.perturbation_applied = True
+        return float(theory), sign, p[3] * (1 + p[1])   # the claim: "the effect is m(1 + δ)"
+    return float(theory), sign, None
+
+
+def _sequential_decision(effect: float, radius: float, bias: float, tolerance: float | None,
+                         sign: int | None) -> str | None:
+    """What the confidence sequence decides now (None: go on)."""
+    if sign is None:
+        if abs(effect) > radius + bias:
+            return "refuted"
+        return "confirmed" if abs(effect) + radius <= tolerance + bias else None
+    if effect - radius > bias:
+        return "confirmed"
+    return "refuted" if effect + radius < -bias else None
 
 
 def exact(ctx, computed: ArrayLike | Sequence[Any], claimed: ArrayLike | Sequence[Any], *,
@@ -613,7 +803,7 @@ def exact(ctx, computed: ArrayLike | Sequence[Any], claimed: ArrayLike | Sequenc
     if moved is not theory:                              # under calibration: floats
         claimed_v = np.array(moved, dtype=object)
     n = theory.size
-    ctx.ledger.spend(name, n, 0.0, exact=True)
+    ctx.ledger.spend(name, n, 0.0, exact=True, policy="exact")
     delta = np.array([_abs_difference(c, t) for c, t in zip(computed_v, claimed_v)])
     finite(delta, what=name)
     tol = atol + rtol * ref
