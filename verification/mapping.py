@@ -23,9 +23,14 @@ reference with a bounded number of judgements. Both walks are deterministic give
 so a resumed map takes the same steps and reads them from the store.
 
 Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "profile",
-"complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage"}],
-"boundary": [{"setting", "between"}], "counterexample": {"setting", "summary"} | null,
-"holds_at"}, map.md, map.html and figures/ (one panel per pair of ranged coordinates)."""
+"complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage",
+"sequential"}], "boundary": [{"setting", "between"}], "counterexample": {"setting", "summary"} |
+null, "holds_at"}, map.md, map.html and figures/ (one panel per pair of ranged coordinates).
+
+A point judged by the ``sequential`` policy draws until its confidence sequence decides, so
+settings far from the boundary stop early and those near it draw up to the budget; a point's
+``sequential`` says how many samples each such family drew and could have
+(``sequential_cost`` sums them for the map)."""
 
 from __future__ import annotations
 
@@ -43,7 +48,7 @@ if TYPE_CHECKING:
     from .campaign import Campaign
     from .declare import Claim
 
-__all__ = ["map_claim", "write_map", "BOUNDARY_TOL", "MAP_FILES"]
+__all__ = ["map_claim", "write_map", "sequential_cost", "BOUNDARY_TOL", "MAP_FILES"]
 
 BOUNDARY_TOL = 0.01
 """Boundaries and counterexamples are located to this fraction of each coordinate's range."""
@@ -107,6 +112,10 @@ class _Judge:
                  "contract": entry.get("contract"), "stage": stage,
                  "seconds": round(float(entry.get("seconds") or 0.0), 3),
                  "reused": bool(result.get("reused"))}
+        drawn = {name: {"samples": d["samples"], "budget": d["budget"]}
+                 for name, d in (entry.get("family_data") or {}).items() if "samples" in d}
+        if drawn:            # a sequential check stops when decided: how much it drew here
+            point["sequential"] = drawn
         self.seen[key] = point
         self.on_point(point)
         if self.progress is not None:
@@ -425,6 +434,17 @@ def write_map(out: Path, doc: dict, figures: bool = True) -> list[str]:
     return written
 
 
+def sequential_cost(doc: dict) -> dict | None:
+    """What the map's sequential checks drew against their budgets (None: none ran)."""
+    pts = [p for p in doc["points"] if p.get("sequential")]
+    if not pts:
+        return None
+    samples = sum(d["samples"] for p in pts for d in p["sequential"].values())
+    budget = sum(d["budget"] for p in pts for d in p["sequential"].values())
+    return {"points": len(pts), "samples": samples, "budget": budget,
+            "fraction": samples / budget if budget else 1.0}
+
+
 def map_summary(doc: dict) -> str:
     """One line: where the claim holds over what was sampled, and its minimal counterexample."""
     n = doc.get("sampled") or len(doc["points"])
@@ -455,6 +475,10 @@ def map_markdown(doc: dict, figures: Sequence[str]) -> str:
             counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
     lines += ["| verdict | sampled settings |", "|---|---|"]
     lines += [f"| {v} | {counts[v]} |" for v in sorted(counts)]
+    if drawn := sequential_cost(doc):
+        lines += ["", f"Sequential checks drew {drawn['samples']} samples over "
+                  f"{drawn['points']} judgements, {100 * drawn['fraction']:.0f} % of the "
+                  f"{drawn['budget']} their budgets allow: each setting stops when decided."]
     ce = doc.get("counterexample")
     if ce:
         lines += ["", "## Minimal counterexample", "", f"`{setting_key(ce['setting'])}`: "

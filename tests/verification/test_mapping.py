@@ -45,6 +45,18 @@ def saddle_bound(ctx, gamma, lam):
     risk = float(rm.loss(rm.check_state(rm.pack(dict(kappa=0.0, nu=0.0, theta=0.0, eta=0.0,
                                                       rho=0.0))))[0])
     return Outcome("confirmed" if risk <= 2.0 else "refuted", f"saddle risk {risk:.5f}")
+
+
+@claim("mine:mean-positive", "toy", "E x > 0 for x ~ N(μ, 1), μ ∈ [−1, 1].",
+       domain={"mu": (-1.0, 1.0)}, reference={"mu": 1.0})
+def mean_positive(ctx, mu):
+    import numpy as np
+    from verification import checks
+
+    def draw(k, size):
+        return np.random.default_rng([ctx.claim_seed("x"), k]).normal(mu, 1.0, size)
+    c = checks.sequential(ctx, draw, 0.0, sign=+1, batch=16, budget=1024, name="E x")
+    return Outcome(c.decision, f"mean {c.details['mean']:.3f} after {c.details['n']} draws")
 '''
 
 
@@ -161,6 +173,26 @@ def test_map_resumes_after_kill_9_with_the_same_map(claims_file, tmp_path):
 
 
 # --- the domain ---------------------------------------------------------------------------------
+def test_a_maps_sequential_points_stop_when_decided(claims_file, tmp_path):
+    """Each setting draws until its confidence sequence decides: far from the boundary μ = 0
+    after the first batches, near it up to the budget; the map says what it drew."""
+    out = tmp_path / "seq"
+    r = _map(claims_file, "mine:mean-positive", out, "--no-refine", points=16)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "map.json").read_text())
+    for p in doc["points"]:
+        mu, drawn = p["setting"]["mu"], p["sequential"]["E x"]
+        assert drawn["budget"] == 1024
+        if abs(mu) >= 0.5:
+            assert drawn["samples"] <= 96 and p["verdict"] == (
+                "confirmed" if mu > 0 else "refuted"), p
+        if p["verdict"] == "inconclusive":
+            assert drawn["samples"] == 1024 and abs(mu) < 0.3, p
+    total = sum(p["sequential"]["E x"]["samples"] for p in doc["points"])
+    assert total < 0.5 * 1024 * len(doc["points"])
+    assert "Sequential checks drew" in (out / "map.md").read_text()
+
+
 def test_domain_validates_settings_naming_the_coordinate():
     dom = Domain({"L": Integers(2, 8), "lam": Interval(0.1, 3.0, log=True), "link": ["a", "b"]},
                  where={"L even": lambda L: L % 2 == 0})

@@ -192,6 +192,9 @@ class Ledger:
                                           "unit": [], "bias": []})
             if "claimed_sign" in cols:
                 d["direction"] = True
+            if fam.policy == "sequential":           # how far the sequence went
+                d["samples"] = d.get("samples", 0) + int(check.details["n"])
+                d["budget"] = d.get("budget", 0) + int(check.details["budget"])
             n = check.score.size
             for key in ("deviation", "se", "unit", "bias"):
                 d[key].extend(float(v) for v in np.broadcast_to(
