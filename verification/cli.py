@@ -405,10 +405,13 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
                   None, "--merge", help="instead of running: combine these calibration.json "
                   "files (parts of one calibration; repeatable, later ones win per claim) into "
                   "OUT")):
-    """Measure each claim's record: false refutations over K fresh seeds under the true model,
-    and refutations under mutations (a relative change at the claim's resolution, a sign flip,
-    and the formula mutations the claim declares). Writes calibration.json after every run;
-    runs on the same engine and store as `run`, so an interrupted calibration resumes."""
+    """Measure each claim's record over K fresh seeds: false refutations and pulls
+    ((estimate − claim)/se) under the true model; each family's power with its claimed values
+    moved by 0.5× and 1× its own resolution (flagged when the resolution is misstated); a sign
+    flip; and every mutation the claim declares, caught or not, with its size in resolutions.
+    Perturbed runs judge the true runs' stored simulations. Writes calibration.json and .md
+    after every run; runs on the same engine and store as `run`, so an interrupted
+    calibration resumes."""
     from numerics.sgd.base import resolve_device
 
     from .calibrate import calibrate as run_calibration

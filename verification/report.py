@@ -129,6 +129,8 @@ def write_markdown(path: str | Path, report: dict, figure_paths: Mapping[str, st
             lines += [f"*Reading chosen:* {c['reading']}", ""]
         if c.get("domain"):
             lines += [f"*Domain:* {domain_text(c['domain'])}", ""]
+        if fams := families_text(c.get("contract")):
+            lines += [f"*Families:* {fams}", ""]
         for name, rel in figure_paths.items():
             if name.startswith(c["id"]):
                 lines += [f"![{name}]({rel})", ""]
@@ -141,11 +143,34 @@ def _calibration_html(report: dict) -> str:
     lines = _calibration_lines(report)
     if not lines:
         return ""
-    head, rows = lines[1], [r for r in lines[3:] if not r.startswith("|---")]
-    cells = ["".join(f"<td>{html.escape(x.strip())}</td>" for x in r.strip("|").split("|"))
-             for r in rows]
-    return (f"<h2>{html.escape(head.lstrip('# '))}</h2><table>"
-            + "".join(f"<tr>{c}</tr>" for c in cells) + "</table>")
+    out, table = [f"<h2>{html.escape(lines[1].lstrip('# '))}</h2>"], []
+    for r in lines[3:] + [""]:                 # tables (claims, families) and the text between
+        if r.startswith("|"):
+            if not r.startswith("|---"):
+                table.append("".join(f"<td>{html.escape(x.strip())}</td>"
+                                     for x in r.strip("|").split("|")))
+            continue
+        if table:
+            out.append("<table>" + "".join(f"<tr>{c}</tr>" for c in table) + "</table>")
+            table = []
+        if r.strip():
+            out.append(f"<p>{html.escape(r)}</p>")
+    return "".join(out)
+
+
+def families_text(contract: dict | None) -> str:
+    """The contract's families in one line: name (policy, comparisons, resolution[, the
+    resolution it must reach]); "" without statistical families."""
+    parts = []
+    for f in (contract or {}).get("families") or []:
+        if f.get("exact"):
+            continue
+        res = f.get("resolution")
+        res = "—" if res is None else ("∞" if res == float("inf") else f"{100 * res:.3g} %")
+        req = f", must resolve {100 * f['required']:.3g} %" if f.get("required") else ""
+        parts.append(f"{f['name']} ({f.get('policy') or 'policy not named'}, "
+                     f"{f['comparisons']} comparisons, resolves {res}{req})")
+    return "; ".join(parts)
 
 
 def copy_katex(folder: str | Path) -> Path:
@@ -260,6 +285,8 @@ def _claim_html(c: dict, figure_paths: Mapping[str, str]) -> str:
             f"<p>{html.escape(c['summary'])}</p>"
             + (f"<p><i>Domain:</i> {html.escape(domain_text(c['domain']))}</p>"
                if c.get("domain") else "")
+            + (f"<p><i>Families:</i> {html.escape(fams)}</p>"
+               if (fams := families_text(c.get("contract"))) else "")
             + f"{_equations_html(c.get('evidence', {}))}"
             f"{figs}<details><summary>evidence</summary><pre>"
             f"{html.escape(_fmt_evidence(c['evidence'], 4000))}</pre></details>")

@@ -63,7 +63,11 @@ def test_report_quotes_the_calibration_and_ignores_a_damaged_file(tmp_path):
     assert report["calibration"]["claims"][0]["id"] == "toy:mean"
     md = (tmp_path / "out" / "report.md").read_text()
     assert "## Calibration (2 seeds per claim" in md
-    assert "Calibration" in (tmp_path / "out" / "report.html").read_text()
+    assert "| `toy:mean` | estimate vs theory | estimate_vs_theory |" in md    # its families
+    assert "*Families:* estimate vs theory (estimate_vs_theory, 1 comparisons, resolves" in md
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Calibration" in page and page.count("<table>") >= 3      # verdicts, claims, families
+    assert "<td>estimate vs theory</td>" in page
     damaged = tmp_path / "bad.json"
     damaged.write_text('{"claims": [{"id": "toy:mean"}]')          # truncated
     assert "calibration" not in run([TOY], show=False, calibration=damaged)
