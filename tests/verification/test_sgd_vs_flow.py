@@ -69,6 +69,10 @@ def test_limit_over_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(over_d):
     assert true.decision == "confirmed", true.check.evidence()
     assert true.dims == (25, 50, 100, 200) and true.sgd_mean.shape == (4, 5, 5)
     assert ctx.ledger.contract().comparisons == 4 * 5               # records after t = 0 × states
+    fams = ctx.ledger.contract().families                  # one family per state, each resolved
+    assert [f.name for f in fams] == [f"SGD seed mean − flow: {n}" for n in true.names]
+    assert all(f.comparisons == 4 and f.policy == "limit" for f in fams)
+    assert true.check.resolution == max(f.resolution for f in fams)
     wrong = sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}), INIT,
                         x=x, terms=("x", "x^2"))
     assert wrong.decision == "refuted"

@@ -16,10 +16,12 @@ paper's claims do by hand. The flow is integrated from ``init`` (default: the SG
 at its first record) at the SGD's record times; the first record is the initial condition and
 is not compared.
 
-The judgement. At one dimension (an ``SGDResult``), every (record, state) seed mean against
-the flow: :func:`verification.checks.estimate_vs_theory` (|Δ| ≤ z·se + bias, Bonferroni z;
-``bias`` the explicit finite-size allowance, e.g. ``1/d``). Over several dimensions (a mapping
-{d: SGDResult}), the deviation mean − flow extrapolated to d → ∞ (or to x → 0 for a finite-size
+The judgement, one family per state (an overlap and a norm are different quantities, each
+resolved on its own; ``cmp.check`` joins them: refuted if any state is). At one dimension (an
+``SGDResult``), every (record, state) seed mean against the flow:
+:func:`verification.checks.estimate_vs_theory` (|Δ| ≤ z·se + bias, Bonferroni z; ``bias`` the
+explicit finite-size allowance, e.g. ``1/d``). Over several dimensions (a mapping {d:
+SGDResult}), the deviation mean − flow extrapolated to d → ∞ (or to x → 0 for a finite-size
 variable ``x`` such as the SGD-noise strength lr·d/batch) in the basis ``terms``:
 :func:`verification.checks.limit`, claiming a zero intercept.
 """
@@ -228,19 +230,59 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     if callable(flow) and not hasattr(flow, "state_names"):
         raise ValueError("flow: a callable d → flow needs sgd as a mapping {d: SGDResult}")
     t, names, mean, se, ode, kappa = _one(sgd, flow, init, names, "sgd", integrate_options)
-    scale = np.abs(ode[1:])
+    scale = np.abs(ode[1:]).ravel()
     bias = _bias(bias, mean)
-    check = estimate_vs_theory(ctx, mean[1:].ravel(), se[1:].ravel(), ode[1:].ravel(),
-                               bias=bias,
-                               name=name, scale=scale.ravel(), labels=_labels(t, names))
+    labels = _labels(t, names)
+
+    def judge(j: int, cols: slice) -> Check:
+        return estimate_vs_theory(ctx, mean[1:, j], se[1:, j], ode[1:, j], bias=bias[cols],
+                                  name=f"{name}: {names[j]}", scale=scale[cols],
+                                  labels=labels[cols])
+    check = _per_state(judge, len(names), len(t) - 1)
     draw = functools.partial(draw_sgd_vs_flow, t=t, names=names, mean=mean, stderr=se, flow=ode,
                              label=f"κ = {kappa:g}" if kappa is not None else "")
     return FlowComparison(check, t, names, None, None, mean[None], se[None], ode[None], kappa, draw)
 
 
-def _labels(t: np.ndarray, names: Sequence[str]) -> list[str]:
+def _per_state(judge: Callable[[int, slice], Check], states: int, records: int) -> Check:
+    """One family per state (each checked quantity resolved on its own: an overlap and a norm
+    have different scales and standard errors), joined into one Check in the (record, state)
+    order of the comparisons: refuted if any state is, confirmed if all are, else
+    inconclusive; its resolution the coarsest state's, its details the worst state's."""
+    from .policies import combine
+
+    checks = [judge(j, slice(j, None, states)) for j in range(states)]
+    n = states * records
+
+    def joined(get) -> np.ndarray:
+        out = np.empty(n, dtype=object)
+        for j, c in enumerate(checks):
+            out[j::states] = list(np.broadcast_to(np.asarray(get(c)), (records,)))
+        try:
+            return out.astype(float)
+        except (TypeError, ValueError):
+            return out
+    worst = max(checks, key=lambda c: float(np.max(c.score - c.z)) if c.score.size else -np.inf)
+    resolutions = [c.resolution for c in checks]
+    res = None if any(r is None for r in resolutions) else max(resolutions)
+    details = {**worst.details, "n": n, "states": {c_name: c.decision for c_name, c in
+                                                     zip(_state_names(checks), checks)}}
+    cols = {k: joined(lambda c, k=k: c.columns[k]) for k in worst.columns}
+    labels = joined(lambda c: list(c.labels)) if all(c.labels for c in checks) else None
+    needs = "; ".join(c.needs for c in checks if c.needs)
+    return Check(combine(checks), max(c.z for c in checks), joined(lambda c: c.ok).astype(bool),
+                 joined(lambda c: c.score), res, details, needs, cols,
+                 None if labels is None else tuple(labels))
+
+
+def _state_names(checks: Sequence[Check]) -> list[str]:
+    return [str(c.labels[0]).split(" @ ")[0] if c.labels else str(i)
+            for i, c in enumerate(checks)]
+
+
+def _labels(t: np.ndarray, names: Sequence[str]) -> np.ndarray:
     """A name per compared (record after the first, state), raveled as the comparisons are."""
-    return [f"{n} @ t={tk:.6g}" for tk in t[1:] for n in names]
+    return np.array([f"{n} @ t={tk:.6g}" for tk in t[1:] for n in names], dtype=object)
 
 
 def _bias(bias, mean: np.ndarray) -> np.ndarray:
@@ -272,10 +314,15 @@ def _over_dims(ctx, runs, flow, init, names, bias, terms, x, name, integrate_opt
     if xs.shape != (len(dims),):
         raise ValueError(f"x: {xs.size} values for {len(dims)} dimensions; give one per key of sgd")
     devs = (mean - ode)[:, 1:].reshape(len(dims), -1)
+    ses = se[:, 1:].reshape(len(dims), -1)
     bias = _bias(bias, mean[0])
-    check = limit(ctx, xs, devs, se[:, 1:].reshape(len(dims), -1), 0.0, terms=tuple(terms),
-                  bias=bias, name=name, scale=np.abs(ode[-1, 1:]).ravel(),
-                  labels=_labels(t, names))
+    scale, labels = np.abs(ode[-1, 1:]).ravel(), _labels(t, names)
+
+    def judge(j: int, cols: slice) -> Check:
+        return limit(ctx, xs, devs[:, cols], ses[:, cols], 0.0, terms=tuple(terms),
+                     bias=bias[cols], name=f"{name}: {names[j]}", scale=scale[cols],
+                     labels=labels[cols])
+    check = _per_state(judge, len(names), len(t) - 1)
     kappas = [o[5] for o in out]
     kappa = kappas[-1] if kappas and all(k == kappas[0] for k in kappas) else None
     draw = functools.partial(draw_sgd_vs_flow, t=t, names=names, mean=mean[-1], stderr=se[-1],
