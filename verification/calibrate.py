@@ -88,15 +88,19 @@ class _ClaimRecord:
         self.not_applied: Counter[str] = Counter()
 
     # --- runs coming in ------------------------------------------------------------------
-    def add(self, name: str | None, seed: int, entry: dict) -> list[tuple]:
+    def add(self, name: Any, seed: int, entry: dict) -> list[tuple]:
         """Record one run (``name``: None for the true model, a mutation's name, or
-        ("power", family, k)); returns the perturbed runs it calls for: [(seed, perturbation,
-        name)]."""
+        ("power", family, k, settings)); returns the perturbed runs it calls for: [(seed,
+        perturbation, name)]. A power run counts each setting it moved by that setting's own
+        verdict (a family spent at several settings states the coarsest resolution: moved
+        together by it, the finer settings would be hit at several times their own)."""
         if isinstance(name, tuple):
             if entry.get("perturbation_applied") is False:
                 self.not_applied[f"{name[1]} at {_power_key(name[2])}×"] += 1
             else:
-                self.power.setdefault((name[1], _power_key(name[2])), []).append(entry["verdict"])
+                verdicts = _setting_verdicts(entry)
+                self.power.setdefault((name[1], _power_key(name[2])), []).extend(
+                    verdicts[key] for key in name[3] if key in verdicts)
             return []
         if name is not None:
             if entry.get("perturbation_applied") is False:
@@ -111,45 +115,52 @@ class _ClaimRecord:
         for fam, data in self._statistical(entry).items():
             if data.get("direction"):
                 continue                     # moved from the true effect: after all K seeds
-            r = fam["resolution"]
-            follow += [(seed, ("relative", k * r, fam["name"]), ("power", fam["name"], k))
-                       for k in POWER_AT]
+            own = {key: d["resolution"] for key, d in sorted(data["settings"].items())
+                   if _finite_positive(d["resolution"])}
+            follow += [(seed, ("relative", tuple((key, k * r) for key, r in own.items()),
+                               fam["name"]), ("power", fam["name"], k, tuple(own)))
+                       for k in POWER_AT if own]
         if len(self.true) == self.seeds:
             follow += self._direction_runs()
         return follow
 
     def _statistical(self, entry: dict) -> dict:
-        """{family (contract entry): its data} for the families calibration can perturb."""
+        """{family (contract entry): its data (``Ledger.family_data``)} of the statistical
+        families of a run."""
         data = entry.get("family_data") or {}
         out = {}
         for fam in (entry.get("contract") or {}).get("families") or []:
-            r = fam.get("resolution")
-            if fam.get("exact") or fam["name"] not in data or r is None or not math.isfinite(r) \
-                    or r <= 0:
-                continue
-            out[_Key(fam)] = data[fam["name"]]
+            if not fam.get("exact") and fam["name"] in data:
+                out[_Key(fam)] = data[fam["name"]]
         return out
 
     def _direction_runs(self) -> list[tuple]:
-        """Each direction family's power runs, moved from its true effect m (mean over seeds)."""
-        effects: dict[str, list[float]] = {}
+        """Each direction family's power runs, moved at each setting from its true effect
+        there (the mean over the K seeds) by k × that seed's absolute resolution there."""
+        effects: dict[str, dict[str, list[float]]] = {}
         for e in self.true.values():
             for fam, data in self._statistical(e).items():
                 if data.get("direction"):
-                    effects.setdefault(fam["name"], []).append(float(np.mean(data["deviation"])))
+                    for key, d in data["settings"].items():
+                        effects.setdefault(fam["name"], {}).setdefault(key, []).append(
+                            float(np.mean(d["deviation"])))
         out = []
-        for name, eff in effects.items():
-            m = float(np.mean(eff))
-            if not m > 0:
-                self.not_applied[f"{name}: no effect in the claimed direction"] += 1
-                continue
+        for name, per in effects.items():
+            m = {key: float(np.mean(v)) for key, v in sorted(per.items())}
+            for key in [key for key, v in m.items() if not v > 0]:
+                self.not_applied[f"{name} at {key or 'its setting'}: no effect in the claimed "
+                                 "direction"] += 1
+            m = {key: v for key, v in m.items() if v > 0}
             for seed, e in self.true.items():
-                data = (e.get("family_data") or {}).get(name)
-                if data is None:
+                at = ((e.get("family_data") or {}).get(name) or {}).get("settings") or {}
+                units = {key: float(np.min(at[key]["unit"])) for key in m if key in at}
+                units = {key: u for key, u in units.items() if u > 0}
+                if not units:
                     continue
-                unit = float(np.min(data["unit"]))
-                out += [(seed, ("relative", k * unit / m, name, m), ("power", name, k))
-                        for k in POWER_AT if k * unit > 0]
+                ref = tuple((key, m[key]) for key in units)
+                out += [(seed, ("relative", tuple((key, k * u / m[key]) for key, u in units.items()),
+                                name, ref), ("power", name, k, tuple(units)))
+                        for k in POWER_AT]
         return out
 
     # --- the record ----------------------------------------------------------------------
@@ -207,6 +218,25 @@ class _ClaimRecord:
         if self.not_applied[name]:
             rec["not_applied"] = self.not_applied[name]
         return rec
+
+
+def _finite_positive(x) -> bool:
+    return x is not None and math.isfinite(x) and x > 0
+
+
+def _setting_verdicts(entry: dict) -> dict[str, str]:
+    """{setting key: verdict} of a run: each setting's own over a claim's domain (its evidence
+    lists them), else the claim's verdict for its one setting."""
+    from .domain import setting_key
+
+    ev = entry.get("evidence") or {}
+    for holder in (ev.get("domain"), ev.get("judged_setting")):
+        rows = holder.get("settings") if isinstance(holder, dict) else None
+        if isinstance(rows, list) and rows and all(
+                isinstance(r, dict) and "verdict" in r and isinstance(r.get("setting"), dict)
+                for r in rows):
+            return {setting_key(r["setting"]): r["verdict"] for r in rows}
+    return {"": entry["verdict"]}
 
 
 class _Key(dict):

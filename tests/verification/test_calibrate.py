@@ -273,3 +273,25 @@ def test_the_table_marks_mutations_of_a_claim_refuted_at_every_seed_as_showing_n
     assert rows[2] == "| `p:holds` | 1e-04 | 5 % | 0/10 (confirmed 10) | a: 10/10, b: 10/10, c: 10/10 |"
     assert rows[3].endswith("| 10/10 (refuted 10) | a: 10/10, b: 10/10, c: 10/10 (the claim is "
                             "refuted at every seed: no power shown) |")
+
+
+def _noisy_mean(ctx, noise, shift=0.0):
+    """One quantity at three settings whose standard errors differ 100-fold."""
+    x = ctx.rng("toy3").normal(1.0 + shift, noise)
+    return Outcome(estimate_vs_theory(ctx, x, noise, 1.0, name="the mean").decision, "")
+
+
+def test_a_family_over_settings_is_moved_at_each_setting_by_that_settings_own_resolution():
+    """The merged family states its coarsest setting's resolution; moved together by it the
+    finest setting would be hit at 100× its own and refuted at 0.5× every time. Each setting
+    is moved by its own and counted by its own verdict: about 95 % at 1×, rarely at 0.5×."""
+    from verification.domain import Choice, as_domain
+    dom = as_domain({"noise": Choice([0.001, 0.01, 0.1])}, {"noise": 0.001})
+    pts = tuple({"noise": v} for v in (0.001, 0.01, 0.1))
+    claim = Claim("toy:settings", "toy", "-", "E x = 1 at every noise", _noisy_mean,
+                  domain=dom, points={"quick": pts, "full": pts})
+    rec = calibrate([claim], seeds=10)["claims"][0]
+    (fam,) = rec["families"]
+    assert fam["power_runs"] == {"0.5": 30, "1": 30}            # 10 seeds × 3 settings
+    assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6, fam
+    assert rec["false_refutations"] == 0

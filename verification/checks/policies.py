@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import chi2 as _chi2, norm, t as _student_t
 
+from ..domain import setting_key
 from ..stats import finite, z_compare
 
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
@@ -31,10 +32,18 @@ def check_perturbation(p: tuple) -> None:
     """ValueError unless ``p`` is ("sign",), or ("relative", δ[, family[, reference]]) with
     finite δ ≠ 0, family a family's name (None: every family) and reference a finite effect
     > 0 (the true size of a direction's effect, for :func:`trend` and a directional
-    :func:`sequential`)."""
-    def number(x, positive=False):
+    :func:`sequential`). δ and reference may be given per setting of the claim's domain, as
+    ((setting key, value), ...): a setting not listed is not perturbed."""
+    def scalar(x, positive=False):
         return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
                 and (x > 0 if positive else x != 0))
+
+    def number(x, positive=False):       # one value, or one per setting: ((key, value), ...)
+        if isinstance(x, (tuple, list)):
+            return bool(x) and all(isinstance(kv, (tuple, list)) and len(kv) == 2
+                                   and isinstance(kv[0], str) and scalar(kv[1], positive)
+                                   for kv in x)
+        return scalar(x, positive)
     ok = (isinstance(p, tuple) and p and p[0] in PERTURBATIONS
           and ((p[0] == "sign" and len(p) == 1)
                or (p[0] == "relative" and 2 <= len(p) <= 4 and number(p[1])
@@ -48,11 +57,28 @@ def check_perturbation(p: tuple) -> None:
 
 def _perturbation(ctx, family: str) -> tuple | None:
     """The calibration perturbation of ``ctx`` if it acts on ``family`` (every family when it
-    names none)."""
+    names none) at the setting judged, its per-setting values resolved to that setting's."""
     p = getattr(ctx, "perturbation", None)
     if p is None or (p[0] == "relative" and len(p) >= 3 and p[2] is not None and p[2] != family):
         return None
+    if p[0] == "relative":
+        key = setting_of(ctx)
+        p = tuple(dict((k, v) for k, v in x).get(key) if isinstance(x, (tuple, list)) else x
+                  for x in p)
+        if p[1] is None:
+            return None
     return p
+
+
+def setting_of(ctx) -> str:
+    """The key of the setting of the claim's domain ``ctx`` judges ("" for none)."""
+    setting = getattr(ctx, "setting", ())
+    return setting_key(dict(setting)) if setting else ""
+
+
+def _spend(ctx, name: str, comparisons: int, **kw) -> float:
+    """``ctx.ledger.spend`` at the claim's α, recording the setting judged."""
+    return ctx.ledger.spend(name, comparisons, ctx.alpha, setting=setting_of(ctx), **kw)
 
 
 def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None,
@@ -92,6 +118,9 @@ class Family:
     required: float | None = None
     """The resolution the family must reach to show what the claim says (``resolve``); a
     family that passes without reaching it is undecided, never confirmed."""
+    setting: str = ""
+    """The key of the setting of the claim's domain it was spent at ("" for none); merged
+    families (``Contract.families``) span their settings and name none."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +159,7 @@ def merged_families(families: Sequence[Family]) -> tuple[Family, ...]:
     for f in families:
         g = out.get(f.name)
         if g is None:
-            out[f.name] = f
+            out[f.name] = dataclasses.replace(f, setting="")
         else:
             required = [r for r in (g.required, f.required) if r is not None]
             out[f.name] = Family(f.name, g.comparisons + f.comparisons, g.alpha + f.alpha,
@@ -152,7 +181,7 @@ class Ledger:
 
     def spend(self, name: str, comparisons: int, alpha: float,
               resolution: float | None = None, exact: bool = False, policy: str = "",
-              required: float | None = None) -> float:
+              required: float | None = None, setting: str = "") -> float:
         """Record a family of ``comparisons`` at the claim's α; its two-sided Bonferroni z
         (``exact``: an exact family, α = 0 and no resolution; z is then inf). ``policy``: the
         policy judging it; ``required``: the resolution it must reach (``resolve``)."""
@@ -160,9 +189,10 @@ class Ledger:
         if n < 1:
             raise ValueError(f"comparisons={comparisons!r}; allowed: an integer ≥ 1")
         if exact:
-            self.families.append(Family(name, n, 0.0, None, True, policy))
+            self.families.append(Family(name, n, 0.0, None, True, policy, setting=setting))
             return math.inf
-        self.families.append(Family(name, n, float(alpha), resolution, False, policy, required))
+        self.families.append(Family(name, n, float(alpha), resolution, False, policy, required,
+                                    setting))
         return float(critical_value(alpha, n)[0])
 
     def set_resolution(self, resolution: float | None) -> None:
@@ -182,7 +212,8 @@ class Ledger:
         """Per statistical family (by name, over every setting), what calibration reads from a
         run: ``deviation`` (estimate − claimed value as judged; for a direction, the effect
         sign·slope, and ``direction`` is set), ``se``, ``bias`` and ``unit`` (the absolute
-        resolution of each comparison: (z + z₀.₉₅)·se + 2·bias), and the family's ``policy``."""
+        resolution of each comparison: (z + z₀.₉₅)·se + 2·bias), the family's ``policy``, and
+        ``settings``: the same per setting of the domain (by key), with its ``resolution``."""
         out: dict[str, dict[str, Any]] = {}
         for k, check in sorted(self.checks.items()):
             fam, cols = self.families[k], check.columns
@@ -196,9 +227,16 @@ class Ledger:
                 d["samples"] = d.get("samples", 0) + int(check.details["n"])
                 d["budget"] = d.get("budget", 0) + int(check.details["budget"])
             n = check.score.size
+            at = d.setdefault("settings", {}).setdefault(
+                fam.setting, {"deviation": [], "se": [], "unit": [], "bias": [],
+                              "resolution": fam.resolution})
+            if fam.resolution is not None and at["resolution"] is not None:
+                at["resolution"] = min(at["resolution"], fam.resolution)   # any point refutes
             for key in ("deviation", "se", "unit", "bias"):
-                d[key].extend(float(v) for v in np.broadcast_to(
-                    np.asarray(cols.get(key, 0.0), float), (n,)))
+                values = [float(v) for v in np.broadcast_to(np.asarray(cols.get(key, 0.0), float),
+                                                            (n,))]
+                d[key].extend(values)
+                at[key].extend(values)
         return out
 
     def unresolved(self) -> list[str]:
@@ -419,7 +457,7 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     crit, power = critical_value(ctx.alpha, theory.size, None if dof is None else
                                  np.broadcast_to(np.asarray(dof, float), theory.shape),
                                  what=f"{name}: dof")
-    ctx.ledger.spend(name, theory.size, ctx.alpha, policy="estimate_vs_theory", required=resolve)
+    _spend(ctx, name, theory.size, policy="estimate_vs_theory", required=resolve)
     ok, score = z_compare(theory, estimate, se, crit, bias)
     ref = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
     res = _resolution(se, bias, ref, crit, power)
@@ -608,7 +646,7 @@ def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
         raise ValueError(f"{name}: stderr={stderr} must be ≥ 0")
     crit, power = critical_value(ctx.alpha, 1, dof, what=f"{name}: dof")
     z, power = float(crit), float(power)
-    ctx.ledger.spend(name, 1, ctx.alpha, policy="trend", required=resolve)
+    _spend(ctx, name, 1, policy="trend", required=resolve)
     s = sign * slope
     res = (z + power) * stderr / abs(slope) if slope != 0 else math.inf
     ctx.ledger.set_resolution(res)
@@ -678,7 +716,7 @@ def sequential(ctx, draw: Callable[[int, int], ArrayLike], theory: float = 0.0,
     the budget. ``draw`` may run its batch on the engine (``ctx.map``: stored, reused after an
     interruption)."""
     _check_sequential(name, sign, tolerance, batch, budget, min_batches, bias)
-    ctx.ledger.spend(name, 1, ctx.alpha, policy="sequential")
+    _spend(ctx, name, 1, policy="sequential")
     theory, sign, moved_effect = _perturbed_claim(ctx, name, theory, sign)
     xs: list[np.ndarray] = []
     while True:
@@ -806,7 +844,7 @@ def exact(ctx, computed: ArrayLike | Sequence[Any], claimed: ArrayLike | Sequenc
     if moved is not theory:                              # under calibration: floats
         claimed_v = np.array(moved, dtype=object)
     n = theory.size
-    ctx.ledger.spend(name, n, 0.0, exact=True, policy="exact")
+    ctx.ledger.spend(name, n, 0.0, exact=True, policy="exact", setting=setting_of(ctx))
     delta = np.array([_abs_difference(c, t) for c, t in zip(computed_v, claimed_v)])
     finite(delta, what=name)
     tol = atol + rtol * ref
