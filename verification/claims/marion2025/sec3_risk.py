@@ -12,7 +12,7 @@ import sympy as sp
 from numerics import compiled, direct_risk_mc, generate, reduced
 from theory import derive
 from theory.linear import best_linear_risk, trivial_risk
-from theory.models.marion2025 import MODEL, L, d, eps, eta, gamma, kappa, lam, nu, rho, theta
+from theory.models.marion2025 import MODEL, L, build, d, eps, eta, gamma, kappa, lam, nu, rho, theta
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...domain import Choice, Integers
@@ -68,11 +68,17 @@ def draw_risk_vs_mc(fig, th, mc, se, z):
 @claim(f"{PAPER}:thm1-risk", "Thm 1",
        "The population risk is an explicit function of (κ, ν, θ, η, ρ) and (d, L, λ, γ, ε), "
        "exact at every finite d.",
+       reading="At a setting (d, L, λ, γ, ε): the derived risk against a finite-d Monte Carlo "
+               "estimate at realisable overlap points (on and off M), with no finite-size term. "
+               "One checked quantity, the risk: its comparisons at every point and setting are "
+               "one family; nothing beyond the risk itself must be resolved.",
        domain=DOMAIN, points=[_params(s) for s in SETTINGS],
        mutations={"dropped term: noise-token term (L−1)(…)":
                   _thm1_mutant("noise-token term (L−1)(…)", 0),
                   "dropped term: signal cross term −2γ²ν·erf":
-                  _thm1_mutant("signal cross term -2γ²ν·erf", 0)})
+                  _thm1_mutant("signal cross term -2γ²ν·erf", 0),
+                  "sign flip: noise cross term (L−1)(L−2)":
+                  _thm1_mutant("noise cross term (L−1)(L−2)", -1)})
 def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, theory=None):
     """Thm 1. Derived closed form vs finite-d Monte Carlo in R^d at vectors realising the
     overlaps (random, on and off M); |theory − mc| ≤ z·stderr with no finite-size term (exact
@@ -147,7 +153,9 @@ def _fmt(x):
                   lambda: {"formula": eps**2 + gamma**2
                            - sp.Rational(11, 10) * gamma**4 / (gamma**2 + L - 1)},
                   "sign flip: +γ⁴/(γ² + L − 1)":
-                  lambda: {"formula": eps**2 + gamma**2 + gamma**4 / (gamma**2 + L - 1)}})
+                  lambda: {"formula": eps**2 + gamma**2 + gamma**4 / (gamma**2 + L - 1)},
+                  "wrong constant: γ⁴/(γ² + L)":
+                  lambda: {"formula": eps**2 + gamma**2 - gamma**4 / (gamma**2 + L)}})
 def prop3_linear(ctx, L, gamma, eps, model=MODEL, formula=PAPER_LINEAR_RISK):
     """Prop. 3. The engine derives the best linear risk at L from the model's second moments and
     compares it exactly (SymPy) with the paper's formula at (γ, ε); the limit L → ∞ of the
@@ -227,7 +235,9 @@ def draw_excess(fig, out):
                   "wrong factor: signal cross term −2γ²ν·erf ×1.1":
                   lambda: {"risk": mutated_risk("signal cross term -2γ²ν·erf", 1.1)},
                   "sign flip: signal term γ²(1−8T)":
-                  lambda: {"risk": mutated_risk("signal term γ²(1−8T)", -1)}})
+                  lambda: {"risk": mutated_risk("signal term γ²(1−8T)", -1)},
+                  "dropped term: signal mean √(d/2)k*":
+                  lambda: {"model": build(signal_mean=sp.S.Zero, name="marion-no-signal")}})
 def cor2_bayes_limit(ctx, schedule, gamma, eps, model=MODEL, risk=None):
     """Cor. 2. Exact evaluation (40 digits) of the derived risk (``risk``: a deliberately wrong
     one) at the oracle along d = 10²..10^k, L and λ following the setting's schedule."""

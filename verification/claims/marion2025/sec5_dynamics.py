@@ -12,7 +12,7 @@ from numerics import projected_gd, reduced
 from theory import GaussianToken, SingleLocation, classify, derive, projection
 from theory.derived import memo_by_model
 from theory.models.marion2025 import MODEL, build, gamma, kappa, lam, nu
-from ...declare import Outcome, claim
+from ...declare import Outcome, claim, missed
 from ...stats import finite
 from ._common import DOMAIN, MANIFOLD, PAPER, SETTINGS, _exact, _hp, _params, mutated_derivation
 
@@ -42,23 +42,33 @@ def _value_reads_key():
 
 
 # -------------------------------------------------------------------------------------------
+_NO_LINEAR_TERM = (
+    "the statement holds for this mutant: no term of the derived risk is of degree one in "
+    "(θ, η, ρ), so the flow off M of a risk with a term dropped, rescaled or sign-flipped still "
+    "vanishes on M (the PGD leg descends the model's own risk); the added terms above, which "
+    "break the k* ↔ v* symmetry, are what the check can see")
 MANIFOLD_POINTS = {"quick": [_params(s) for s in SETTINGS[:2]],
                    "full": [_params(s) for s in SETTINGS[:4]]}
 
 
-@memo_by_model
-def _flow_off_manifold(model, manifold):
-    """The θ, η, ρ components of the derived flow on M, and simplified (text)."""
-    flow = derive(model).flow
-    on_m = {q: r.subs(manifold) for q, r in flow.as_dict().items() if q in manifold}
+def _flow_off(der, manifold):
+    """The θ, η, ρ components of the flow of ``der`` on M, and simplified (text)."""
+    on_m = {q: r.subs(manifold) for q, r in der.flow.as_dict().items() if q in manifold}
     return on_m, {str(q): str(sp.simplify(r)) for q, r in on_m.items()}
 
 
-def _flow_on_manifold(ctx, model, manifold, p, rng):
-    """The θ, η, ρ components of the derived flow on M: symbolically, else at 40 digits at the
-    setting ``p`` and random points of M."""
-    on_m, symbolic = _flow_off_manifold(model, manifold)
-    free = [q for q in derive(model).flow.state if q not in manifold]
+@memo_by_model
+def _flow_off_manifold(model, manifold):
+    """``_flow_off`` of the model's derived flow."""
+    return _flow_off(derive(model), manifold)
+
+
+def _flow_on_manifold(ctx, model, der, manifold, p, rng):
+    """The θ, η, ρ components of the flow on M (of ``der``, default the model's derived one):
+    symbolically, else at 40 digits at the setting ``p`` and random points of M."""
+    on_m, symbolic = (_flow_off_manifold(model, manifold) if der is None
+                      else _flow_off(der, manifold))
+    free = [q for q in (der or derive(model)).flow.state if q not in manifold]
     bad = []
     if any(v != "0" for v in symbolic.values()):
         for _ in range(ctx.pick(3, 5)):
@@ -96,23 +106,30 @@ def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
        "The manifold M = {θ = η = ρ = 0} is invariant under projected gradient flow/descent "
        "on the population risk.", statistical=False,
        domain=DOMAIN, points=MANIFOLD_POINTS,
-       # Dropping, rescaling or sign-flipping a term of the risk cannot break this claim: no
-       # term of the derived risk is of degree one in (θ, η, ρ), so the flow off M vanishes on
-       # M for every such mutant. The closest analogues are terms ADDED to the model that break
-       # the k* ↔ v* symmetry (label, signal mean, student value).
        mutations={"added term: label x_Jᵀ(v* + ½k*)": lambda: {"model": _label_leaks_k_star()},
                   "added term: signal mean √(d/2)k* + ½v*":
                   lambda: {"model": _signal_mean_leaks_v_star()},
-                  "added term: value x_ℓᵀ(v + ½k)": lambda: {"model": _value_reads_key()}})
-def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None):
+                  "added term: value x_ℓᵀ(v + ½k)": lambda: {"model": _value_reads_key()},
+                  "dropped term: noise cross term (L−1)(L−2)":
+                  missed(lambda: {"derivation": mutated_derivation("noise cross term (L−1)(L−2)", 0)},
+                         _NO_LINEAR_TERM),
+                  "wrong factor: noise-token term (L−1)(…) ×1.1":
+                  missed(lambda: {"derivation": mutated_derivation("noise-token term (L−1)(…)",
+                                                                   1.1)}, _NO_LINEAR_TERM),
+                  "sign flip: signal term γ²(1−8T)":
+                  missed(lambda: {"derivation": mutated_derivation("signal term γ²(1−8T)", -1)},
+                         _NO_LINEAR_TERM)})
+def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None,
+                       derivation=None):
     """Sec. 5, at one setting (d, L, λ, γ, ε). (i) flow: the θ, η, ρ components of the derived
     flow vanish on M, symbolically or, when SymPy cannot decide, at 40 digits on random points
     of M at the setting; (ii) descent: PGD in R^d with autograd gradients started on M stays on
-    M to rounding."""
+    M to rounding. ``derivation``: the risk and flow of leg (i) (default: derived from
+    ``model``; PGD descends ``model``)."""
     manifold = manifold or MANIFOLD
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     rng = ctx.rng(manifold_invariant.claim.id)
-    symbolic, free, bad = _flow_on_manifold(ctx, model, manifold, p, rng)
+    symbolic, free, bad = _flow_on_manifold(ctx, model, derivation, manifold, p, rng)
     ctx.tick(0.3)
     run, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, p, rng)
     bad += bad_pgd
@@ -158,22 +175,31 @@ def _saddle_symbolic(der):
     return R_M, sp.hessian(R_M, [kappa, nu]), der.flow.restrict(MANIFOLD).jacobian()
 
 
+_HESSIAN_INDEFINITE = (
+    "the statement holds for this mutant: on M the Hessian at (0, 0) is [[a, b], [b, 0]] with b "
+    "from the ν·erf cross term, indefinite for any a and any b ≠ 0, and the point stays "
+    "stationary; what moves the stationary point (a constant in the score) or removes b (the "
+    "cross term, the label) is what the check can see")
+
+
 @claim(f"{PAPER}:saddle", "Sec. 5",
        "On M the risk depends on (κ, ν) only, and (κ, ν) = (0, 0) is a stationary point with an "
        "indefinite Hessian (a strict saddle).", statistical=False,
        domain=DOMAIN, points={"quick": [_params(s) for s in SETTINGS[:4]],
                               "full": [_params(s) for s in SETTINGS]},
-       # A wrong factor or a sign flip on one term of R cannot be seen: on M the Hessian at
-       # (0, 0) is [[a, b], [b, 0]] with b from the ν·erf cross term, indefinite for any a and
-       # any b ≠ 0. The closest analogues: a wrong constant (a bias in the attention score)
-       # that moves the stationary point, and a dropped term of the model (the label).
        mutations={"dropped term: signal cross term −2γ²ν·erf":
                   lambda: {"derivation": mutated_derivation("signal cross term -2γ²ν·erf", 0)},
                   "wrong constant: score bias erf(λx·k + 1/10)":
                   lambda: {"model": build(activation=lambda z: sp.erf(z + sp.Rational(1, 10)),
                                           name="marion-score-bias")},
                   "dropped term: label (y = εξ)":
-                  lambda: {"model": MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")}})
+                  lambda: {"model": MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")},
+                  "wrong factor: signal cross term −2γ²ν·erf ×1.1":
+                  missed(lambda: {"derivation": mutated_derivation(
+                      "signal cross term -2γ²ν·erf", 1.1)}, _HESSIAN_INDEFINITE),
+                  "sign flip: signal cross term −2γ²ν·erf":
+                  missed(lambda: {"derivation": mutated_derivation(
+                      "signal cross term -2γ²ν·erf", -1)}, _HESSIAN_INDEFINITE)})
 def saddle(ctx, d, L, lam, gamma, eps, model=MODEL, derivation=None):
     """Sec. 5, at one setting (d, L, λ, γ, ε). At (κ, ν) = (0, 0) on M: R on M depends on
     (κ, ν) only, the full 5-D flow vanishes (40 digits) and the Hessian of R|_M in (κ, ν) has
@@ -252,10 +278,12 @@ def _other_sinks(stationary):
                "(d, L, λ, γ, ε) a setting of the domain.",
        domain=DOMAIN, points={"quick": [_params(s) for s in THM5_SETTINGS[:2]],
                               "full": [_params(s) for s in THM5_SETTINGS]},
-       # Not declared: the label x_Jᵀ(v* + ½k*) (an added term). PGD then leaves M and all 24
-       # quick-profile runs are still moving after 1500 steps: the check says inconclusive
-       # ("more steps would decide"), not refuted (quick profile, seed 0).
-       mutations={"sign flip: label y = −x_Jᵀv*":
+       mutations={"added term: label x_Jᵀ(v* + ½k*)":
+                  missed(lambda: {"model": _label_leaks_k_star()},
+                         "PGD then leaves M and its runs are still moving after the profile's "
+                         "steps: the check says inconclusive (more steps would decide), not "
+                         "refuted"),
+                  "sign flip: label y = −x_Jᵀv*":
                   lambda: {"model": MODEL.perturbed(label=-projection("v_star"),
                                                     name="marion-flipped-label")},
                   "dropped term: label (y = εξ)":
