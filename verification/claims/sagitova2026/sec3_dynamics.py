@@ -78,13 +78,16 @@ def _iii2_init(H):
                "first H), r = 0.2·I, b = 0.1 … −0.1, v = (0.2, 0, …); online SGD in R^D with "
                "batch N_b = 8 and γ = κN_b/D, κ = γD/N_b held fixed, so the ODE carries the "
                "SGD-noise term κ·E N in dr/dτ; τ ≤ 2; D swept inside the setting (the "
-               "statement's limit). Checks: (i) at every D and record time the seed-mean "
-               "of every order parameter agrees with the ODE within Bonferroni z·se + the "
-               "ODE's quasi-Monte Carlo error (two independent draw sets) + an explicit "
-               "finite-size term 1/D; SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
+               "statement's limit). Checks: (i) at every D and record time τ > 0 (τ = 0 is the "
+               "shared start) the seed-mean of every order parameter agrees with the ODE within "
+               "Bonferroni z·se (t quantile, seeds − 1 dof) + the ODE's quasi-Monte Carlo error "
+               "(two independent draw sets) + an explicit finite-size term 1/D, one family per "
+               "order parameter (m, r, b, v: each its own resolution, relative to the ODE's "
+               "value); SGD direct in R^D up to D = 800, beyond by the Gram-matrix "
                "simulator (exact in law); (ii) the RMS deviation of single runs from the ODE "
                "decreases with D (log-log slope < 0 at z, bootstrap over seeds; −½ expected), judged "
-               "as a trend: > 0 at z refutes, in between inconclusive. Profiles: softmax-v (keys, "
+               "as a trend: > 0 at z refutes, in between inconclusive. The verdict combines the "
+               "five legs: refuted if any is, confirmed if all are. Profiles: softmax-v (keys, "
                "biases and sink logits all trained), H = 2, (ν₁, ν₂) = (1, 2), κ = 0.25.",
        domain={"activation": Choice("softmax-v", "softmax", "softmax-1", "b-softmax"),
                "H": Integers(2, 4), "nu1": Interval(0.25, 4.0, log=True),
@@ -130,23 +133,26 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
         arrays[f"sgd_D{D}"] = sgd
         arrays[f"ode_D{D}"] = odes[0]
         ctx.tick((j + 1) / len(dims))
-    # (i) one family: every (D, τ, component) seed-mean deviation against 0 with the explicit
-    # allowance ODE quasi-Monte Carlo error + 1/D; resolution relative to the ODE's value there
-    dev_all = np.array([r["bias"] for r in rows])
-    check = checks.estimate_vs_theory(
-        ctx, dev_all.ravel(), np.array([r["bias_se"] for r in rows]).ravel(), np.zeros(dev_all.size),
-        bias=np.array([np.array(r["ode_qmc_error"]) + 1.0 / r["D"] for r in rows]).ravel(),
-        name="SGD seed-mean − ODE", scale=np.broadcast_to(np.abs(odes[0]), dev_all.shape).ravel(),
-        dof=seeds - 1)                                 # se over the seeds: t quantile
-    z, passed = check.z, check.ok.reshape(dev_all.shape)
-    worst = None
-    for j, r in enumerate(rows):
-        bias, se, q = (np.array(r[k]) for k in ("bias", "bias_se", "ode_qmc_error"))
-        excess = np.abs(bias) - (z * se + q + 1.0 / r["D"])
-        k = np.unravel_index(np.argmax(excess), excess.shape)
-        r["worst_excess"] = float(excess[k])
-        if not passed[j].all() and (worst is None or excess[k] > worst[1]):
-            worst = (r, float(excess[k]), k)
+    # (i) one family per order parameter (m, r, b, v): its seed-mean deviation at every (D, τ,
+    # component) against 0 with the explicit allowance ODE quasi-Monte Carlo error + 1/D;
+    # resolution relative to the ODE's value there. τ = 0 is the shared initial condition
+    # (deviation 0 by construction), not a comparison.
+    names = [n.split("[")[0] for n in head_state_names(H, 2)]
+    dev_all = np.array([r["bias"] for r in rows])[:, 1:]                # D, τ > 0, component
+    se_all = np.array([r["bias_se"] for r in rows])[:, 1:]
+    allow = np.array([np.array(r["ode_qmc_error"])[1:] + 1.0 / r["D"] for r in rows])
+    scale = np.broadcast_to(np.abs(odes[0][1:]), dev_all.shape)
+    labels = np.array([[[f"{c} @ D={r['D']}, τ={t:.2g}" for c in head_state_names(H, 2)]
+                        for t in t_rec[1:]] for r in rows])
+    mean_checks = {}
+    for q in dict.fromkeys(names):
+        cols = [k for k, n in enumerate(names) if n == q]
+        mean_checks[q] = checks.estimate_vs_theory(
+            ctx, dev_all[..., cols].ravel(), se_all[..., cols].ravel(),
+            np.zeros(dev_all[..., cols].size), bias=allow[..., cols].ravel(),
+            name=f"SGD seed-mean − ODE: {q}", scale=scale[..., cols].ravel(), dof=seeds - 1,
+            labels=labels[..., cols].ravel())             # se over the seeds: t quantile
+    worst = _worst_mean_deviation(rows, mean_checks, names, allow)
     x = np.log([r["D"] for r in rows])
     y = np.log([r["rms_deviation"] for r in rows])
     w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
@@ -156,11 +162,14 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
     # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
     shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D",
                           dof=seeds - 1)               # bootstrap sds over the seeds
-    names = [n.split("[")[0] for n in head_state_names(H, 2)]
-    evidence = {"rows": rows, "z": z, "kappa": kappa, "batch": B, "seeds": seeds,
-                "activation": activation, "H": H, "nu": [nu1, nu2],
+    legs = [*mean_checks.values(), shrink]
+    state = checks.legs_summary(legs, [*(f"SGD mean of {q}" for q in mean_checks),
+                                       "deviation trend"])
+    evidence = {"rows": rows, "z": max(c.z for c in mean_checks.values()), "kappa": kappa,
+                "batch": B, "seeds": seeds, "activation": activation, "H": H, "nu": [nu1, nu2],
                 "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
-                "init": init.to_dict(), "mean_check": check.evidence(),
+                "init": init.to_dict(),
+                "mean_checks": {q: c.evidence() for q, c in mean_checks.items()},
                 "shrink_check": shrink.evidence()}
 
     figs = {"deviation": functools.partial(_draw_deviation, rows, kappa, slope)}
@@ -168,19 +177,38 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
         r, ex, (ti, ci) = worst
         return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
                        f"{head_state_names(H, 2)[ci]}: bias {r['bias'][ti][ci]:.4g} ± "
-                       f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance)",
+                       f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance); {state}",
                        evidence, arrays=arrays, figures=figs)
     if shrink.decision == "refuted":
         return Outcome("refuted", f"the deviation from the ODE grows with D (log-log slope "
-                       f"{slope:.3f} ± {slope_se:.3f}, {quantile_text(shrink)})", evidence, arrays=arrays,
-                       figures=figs)
+                       f"{slope:.3f} ± {slope_se:.3f}, {quantile_text(shrink)}); {state}", evidence,
+                       arrays=arrays, figures=figs)
     if shrink.decision == "inconclusive":
         return Outcome("inconclusive", f"SGD means agree with the ODE at every D, but the single-run "
                        f"deviation's decrease is not resolved (log-log slope {slope:.3f} ± "
-                       f"{slope_se:.3f}); needs {shrink.needs}", evidence, arrays=arrays, figures=figs)
+                       f"{slope_se:.3f}); {state}; needs {shrink.needs}", evidence, arrays=arrays,
+                       figures=figs)
     return Outcome("confirmed", f"SGD means agree with the ODE (with the κ-noise term) at every D; "
-                   f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]})",
-                   evidence, arrays=arrays, figures=figs)
+                   f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]}); "
+                   f"{state}", evidence, arrays=arrays, figures=figs)
+
+
+def _worst_mean_deviation(rows, mean_checks, names, allow):
+    """Where an SGD mean departs most from the ODE beyond its family's allowance (z·se + ODE
+    quasi-Monte Carlo error + 1/D): (row, excess, (record index, component)); None when every
+    family passes. Records the excess per row (``worst_excess``)."""
+    z = np.array([mean_checks[n].z for n in names])
+    failed = np.array([mean_checks[n].decision == "refuted" for n in names])
+    worst = None
+    for j, r in enumerate(rows):
+        bias, se = np.array(r["bias"])[1:], np.array(r["bias_se"])[1:]
+        excess = np.abs(bias) - (z * se + allow[j])
+        r["worst_excess"] = float(excess.max())
+        excess = np.where(failed[None, :], excess, -np.inf)          # refuted families only
+        k = np.unravel_index(np.argmax(excess), excess.shape)
+        if np.isfinite(excess[k]) and (worst is None or excess[k] > worst[1]):
+            worst = (r, float(excess[k]), (k[0] + 1, k[1]))
+    return worst
 
 
 # --- Sec. III: the symmetric manifold --------------------------------------------------------
@@ -225,7 +253,13 @@ def _manifold_prior(name):
                "that r ≻ 0) every head contrast of the derived right-hand side "
                "(m_h − m_0, r_hh − r_00, r_hk − r_01, b_h − b_0, v_h − v_0) is zero within "
                "Bonferroni z·se (pseudo-random antithetic draws, so the standard errors are "
-               "valid); at each setting (activation, prior, H, L, κ): F = 2, the prior the "
+               "valid), one family per order parameter (m, r, b, v), each resolution relative to "
+               "the flow's RMS speed at the point (b's contrasts vanish with b's own rhs under "
+               "B-softmax, so they have no size of their own); a coordinate whose per-draw rhs "
+               "is 0 up to rounding (below 10⁻¹⁰ of the largest) does not move in the model (v "
+               "without sinks; b under softmax, which ignores a head's logit shift) and is "
+               "not compared; at each "
+               "setting (activation, prior, H, L, κ): F = 2, the prior the "
                "flipping spike (1, 2) or N(0.5·e₁, diag(2, 0.5)), the flow with the SGD-noise "
                "term κ (κ = 0: the gradient flow). Profiles: all four activations × both priors, "
                "H = 3, L = 4, κ = 0.5 (8 settings at α/8 each).",
@@ -262,29 +296,47 @@ def symmetric_manifold(ctx, activation, prior, H, L, kappa, activations=None, m_
             draws = rm.rhs_draws(st)
             est, se = mean_and_se(draws @ C.T)
             finite(est, se)
-            scale = 0.5 * np.abs(C) @ np.abs(draws.mean(0))   # mean |rhs| of the pair
+            # a coordinate whose per-draw rhs is 0 up to rounding does not move in this model
+            # (v without sinks; b where the activation ignores a head's logit shift)
+            size = np.abs(draws).max(0)
+            moving = (np.abs(C) @ (size > 1e-10 * size.max())) > 0
+            speed = float(np.sqrt(np.mean(draws.mean(0) ** 2)))      # RMS of the flow
             k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
             rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
-                         "contrasts": est.tolist(), "se": se.tolist(), "scale": scale.tolist(),
+                         "contrasts": est.tolist(), "se": se.tolist(), "speed": speed,
+                         "moving": moving.tolist(),
                          "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
         ctx.tick((i + 1) / len(acts))
-    # one family: every head contrast at every point against 0 (tangency is exact), no bias;
-    # resolution relative to the size of the contrasted components of the right-hand side
-    check = checks.estimate_vs_theory(
-        ctx, np.ravel([r["contrasts"] for r in rows]), np.ravel([r["se"] for r in rows]),
-        np.zeros(len(rows) * len(names)), name="head contrasts of the flow on the manifold",
-        scale=np.ravel([r["scale"] for r in rows]))
-    z = check.z
-    bad = [r for r, ok in zip(rows, check.ok.reshape(len(rows), -1)) if not ok.all()]
+    # one family per order parameter (m, r, b, v): its head contrasts at every point against 0
+    # (tangency is exact), no bias; resolution relative to the flow's RMS speed at the point
+    # (a contrast of a coordinate whose rhs vanishes on the manifold has no size of its own)
+    est, se = np.array([r["contrasts"] for r in rows]), np.array([r["se"] for r in rows])
+    moves = np.array([r["moving"] for r in rows]).any(0)
+    speed = np.array([r["speed"] for r in rows])[:, None] * np.ones(len(names))
+    families = {}
+    for q in dict.fromkeys(n[0] for n in names):
+        cols = [j for j, n in enumerate(names) if n[0] == q and moves[j]]
+        if cols:
+            families[q] = checks.estimate_vs_theory(
+                ctx, est[:, cols].ravel(), se[:, cols].ravel(), np.zeros(len(rows) * len(cols)),
+                name=f"head contrasts of the flow on the manifold: {q}",
+                scale=speed[:, cols].ravel(),
+                labels=[f"{names[j]} @ point {p}" for p in range(len(rows)) for j in cols])
+    legs = list(families.values())
+    state = checks.legs_summary(legs, [f"{q} contrasts" for q in families])
+    z = max(c.z for c in legs)
     evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F, "L": L,
-                "kappa": kappa, "check": check.evidence()}
-    if bad:
-        w = max(bad, key=lambda r: r["largest_z"])
-        return Outcome("refuted", f"{w['activation']}, {w['prior']}: the flow leaves the manifold "
-                       f"({w['largest']} at {w['largest_z']:.1f} se > z = {z:.2f})", evidence)
+                "kappa": kappa, "checks": {q: c.evidence() for q, c in families.items()},
+                "frozen_contrasts": [nm for nm, mv in zip(names, moves) if not mv]}
+    refuted = {q: c for q, c in families.items() if c.decision == "refuted"}
+    if refuted:
+        q, c = max(refuted.items(), key=lambda qc: float(np.max(qc[1].score)))
+        worst = int(np.argmax(c.score))
+        return Outcome("refuted", f"the flow leaves the manifold: {c.labels[worst]} at "
+                       f"{c.score[worst]:.1f} se > z = {c.z:.2f}; {state}", evidence)
     top = max(rows, key=lambda r: r["largest_z"])
     return Outcome("confirmed", f"all head contrasts vanish on the manifold ({len(rows)} points, "
-                   f"largest {top['largest_z']:.2f} se < z = {z:.2f})", evidence)
+                   f"largest {top['largest_z']:.2f} se < z = {z:.2f}); {state}", evidence)
 
 
 # --- Prop. III.3 -----------------------------------------------------------------------------
@@ -338,6 +390,36 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
             rows.append({"D": D, "tau_align": float("nan"), "spread_at_tau": float("nan"),
                          "alignment_at_tau": float("nan")})
     ctx.tick(0.4)
+    # the ODE's part first: a flow that refutes it needs no SGD runs
+    evidence = {"rows": rows, "sigma0": SIGMA0, "threshold": 0.3, "mean_direction": e.tolist()}
+    taus = np.array([r["tau_align"] for r in rows])
+    if not np.all(np.isfinite(taus)):
+        return Outcome("refuted", f"the heads did not align with Eθ within τ = {t_eval[-1]:.0f} at "
+                       f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
+    # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
+    lam = saddle_rate(prior, H)[0]
+    top = taus[len(taus) // 2:]
+    drift = float(top.max() - top.min())
+    log_alt = float(np.log(rows[-1]["D"] / rows[len(rows) // 2]["D"]) / (2 * max(lam, 1e-12)))
+    rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
+    evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
+                     "saddle_rate": lam, "relative_spread": rel_spread})
+    if drift > 0.1 * top.mean():
+        return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
+                       f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
+    if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
+        return Outcome("refuted", f"the heads are not together at alignment: relative spread "
+                       f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
+    evidence["sgd"] = _iii3_sgd(ctx, md, prior, e, rm, g, t_eval)
+    return judge_sgd_alignment(ctx, evidence["sgd"], evidence, (
+        f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
+        f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
+        f"{rel_spread[-1]:.1e})"))
+
+
+def _iii3_sgd(ctx, md, prior, e, rm, g, t_eval):
+    """Prop. III.3's SGD runs (see the reading) and the κ-ODE's alignment time from the same
+    initial direction, one row per D."""
     sgd_rows = []
     for D in ctx.pick([200, 400], [200, 400, 1000]):
         kappa, B = 0.25, 8
@@ -358,30 +440,7 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
                          "tau_align_dof": max(int(done.size) - 1, 1),
                          "tau_align_ode_with_noise": ode_ta})
         ctx.tick(0.4 + 0.3 * len(sgd_rows))
-    evidence = {"rows": rows, "sgd": sgd_rows, "sigma0": SIGMA0, "threshold": 0.3,
-                "mean_direction": e.tolist()}
-    taus = np.array([r["tau_align"] for r in rows])
-    if not np.all(np.isfinite(taus)):
-        return Outcome("refuted", f"the heads did not align with Eθ within τ = {t_eval[-1]:.0f} at "
-                       f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
-    # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
-    lam = saddle_rate(prior, H)[0]
-    top = taus[len(taus) // 2:]
-    drift = float(top.max() - top.min())
-    log_alt = float(np.log(rows[-1]["D"] / rows[len(rows) // 2]["D"]) / (2 * max(lam, 1e-12)))
-    rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
-    evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
-                     "saddle_rate": lam, "relative_spread": rel_spread})
-    if drift > 0.1 * top.mean():
-        return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
-                       f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
-    if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
-        return Outcome("refuted", f"the heads are not together at alignment: relative spread "
-                       f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
-    return judge_sgd_alignment(ctx, sgd_rows, evidence, (
-        f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
-        f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
-        f"{rel_spread[-1]:.1e})"))
+    return sgd_rows
 
 
 def judge_sgd_alignment(ctx, sgd_rows, evidence, ode_txt):
