@@ -321,18 +321,20 @@ def _sequential(runs, context=None, budget=32):
     return out, c
 
 
-def test_sequential_clear_growth_is_confirmed_after_the_first_eight_draws():
-    """Slopes 8 ± 1 per unit ln D: decided at the first look allowed (8 draws, two batches),
-    each draw's slope one sample; one family, the sequential policy's."""
+def test_sequential_clear_growth_is_confirmed_well_before_the_budget():
+    """Slopes 8 ± 1 per unit ln D: decided after a few batches (σ is bounded from above at
+    each look, so not at the first one), each draw's slope one sample; one family, the
+    sequential policy's."""
     runs = slope_source(_noise(1.0, 8.0))
     out, c = _sequential(runs)
     assert out.verdict == "confirmed", out.summary
-    assert out.evidence["draws_used"] == 8 and runs.asked == [(0, 4), (4, 4)]
-    assert "after 8 initial draws of a budget of 32" in out.summary
+    used = out.evidence["draws_used"]
+    assert 8 <= used <= 16 and runs.asked == [(k, 4) for k in range(0, used, 4)]
+    assert f"after {used} initial draws of a budget of 32" in out.summary
     fam, = c.ledger.contract().families
     assert fam.policy == "sequential" and fam.comparisons == 1
     assert out.evidence["per_seed_delay_slopes"] == pytest.approx([_noise(1.0, 8.0)(i)
-                                                                   for i in range(8)])
+                                                                   for i in range(used)])
 
 
 def test_sequential_never_decides_before_eight_draws():
@@ -347,7 +349,7 @@ def test_sequential_shrinking_delay_is_refuted():
     """τ₁ < τ₂ everywhere but the delay shrinks by 5 ± 1 per unit ln D: refuted."""
     out, _ = _sequential(slope_source(_noise(1.0, -5.0)))
     assert out.verdict == "refuted" and "shrinks" in out.summary
-    assert out.evidence["draws_used"] == 8
+    assert 8 <= out.evidence["draws_used"] < 32
 
 
 def test_sequential_slope_indistinguishable_from_zero_is_inconclusive_at_the_budget():

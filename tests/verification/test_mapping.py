@@ -184,7 +184,7 @@ def test_a_maps_sequential_points_stop_when_decided(claims_file, tmp_path):
         mu, drawn = p["setting"]["mu"], p["sequential"]["E x"]
         assert drawn["budget"] == 1024
         if abs(mu) >= 0.5:
-            assert drawn["samples"] <= 96 and p["verdict"] == (
+            assert drawn["samples"] <= 256 and p["verdict"] == (
                 "confirmed" if mu > 0 else "refuted"), p
         if p["verdict"] == "inconclusive":
             assert drawn["samples"] == 1024 and abs(mu) < 0.3, p
