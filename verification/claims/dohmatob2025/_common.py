@@ -19,7 +19,7 @@ from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
 from theory.stationary import classify_exact, stationary_points_exact
 
 from ...checks import FINITE_SIZE_TERMS
-from ...declare import claim
+from ...declare import claim, missed
 from ...domain import Interval
 
 PAPER = "dohmatob2025"
@@ -304,16 +304,26 @@ RBAR_TERM_MUTATIONS = {DROPPED_H2: {"h2": 0},
                        "sign flip: +2p·H2(ν, ζ, ρ) in R̄": {"h2": -1}}
 
 
-def rbar_mutations(link, key="risk"):
+def rbar_mutations(link, key="risk", r=dm.PAPER_R):
     """The three term mutations of R̄ (dropped, ×1.1, sign-flipped), passed as ``key``."""
-    return {name: functools.partial(lambda kw: {key: rbar_terms(link, **kw)}, kw)
+    return {name: functools.partial(lambda kw: {key: rbar_terms(link, r=r, **kw)}, kw)
             for name, kw in RBAR_TERM_MUTATIONS.items()}
 
 
-SYMMETRY_NOTE = ("every term of R̄ (linear, quadratic link) is even in (ζ, ρ) jointly, so a "
-                 "dropped, rescaled or sign-flipped term leaves M invariant and ∂R̄/∂ρ = 0 at "
-                 "r = ρ = 0: these structural claims cannot see such edits; their mutations are "
-                 "the closest analogues, one odd term added to R̄")
+def rbar_mutations_missed(link, why, r=dm.PAPER_R):
+    """R̄'s three term mutations (as ``risk``), declared as missed by a check that cannot see
+    them (``why``)."""
+    return {name: missed(m, why) for name, m in rbar_mutations(link, r=r).items()}
+
+
+SYMMETRY_UNSEEN = ("every term of R̄ is even in (ζ, ρ) jointly for σ = linear or quadratic, so "
+                   "a dropped, rescaled or sign-flipped term leaves M invariant and the "
+                   "restricted flow closed on (µ, ν): the structural check cannot see such an "
+                   "edit (the odd-term mutations are what it can see)")
+R0_UNSEEN = ("at r = 0 every term of R̄ depends on ρ only through σ(ρ·r·√d), so a dropped, "
+             "rescaled or sign-flipped term still has ∂R̄/∂ρ = 0 at r = ρ = 0, whatever the "
+             "link: the gradient-span check cannot see such an edit (the odd-term mutations "
+             "are what it can see)")
 
 
 def odd_term_mutations(link, terms, r=dm.PAPER_R):

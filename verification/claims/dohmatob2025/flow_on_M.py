@@ -12,7 +12,8 @@ from theory.models import dohmatob2025 as dm
 
 from ...declare import Outcome
 from ...domain import Integers
-from ._common import PARAMETERS, R_SYM, _per_link, flow_on_M_2d, odd_term_mutations, reduced_model
+from ._common import (PARAMETERS, R0_UNSEEN, R_SYM, SYMMETRY_UNSEEN, _per_link, flow_on_M_2d,
+                      odd_term_mutations, rbar_mutations, rbar_mutations_missed, reduced_model)
 
 
 # -------------------------------------------------------------------------------------------
@@ -116,10 +117,26 @@ def _two_d_check(ctx, link, alpha, beta, gamma, d, risk=None):
                    f"dµ/dt, dν/dt depend on µ, ν and the parameters only", evidence)
 
 
-# Declared mutations: SYMMETRY_NOTE (a dropped/rescaled/flipped term of R̄ is invisible here);
-# one odd term each: ζµ and ηµ move ζ, η off M, ρν moves ζ (through ∂R/∂ρ = ν along u*).
+# Declared mutations: one odd term each (ζµ and ηµ move ζ, η off M, ρν moves ζ through
+# ∂R/∂ρ = ν along u*), and R̄'s term mutations, missed where the check cannot see them.
 ODD_TERMS_M = {"ζ·µ": dm.zeta * dm.mu, "η·µ": dm.eta * dm.mu, "ρ·ν": dm.rho * dm.nu}
 ODD_TERMS_RHO = {"ρ·µ": dm.rho * dm.mu, "ρ·ν": dm.rho * dm.nu, "γ²·ρ": dm.gamma**2 * dm.rho}
+EVEN_LINKS = ("linear", "quadratic")
+"""Links for which every term of R̄ is even in (ζ, ρ) jointly (``SYMMETRY_UNSEEN``)."""
+
+
+def _m_mutations(link):
+    """Props. 5 and 6: the odd terms, and R̄'s term mutations (missed for an even link; for
+    ReLU M is not invariant under R̄ itself, and stays so under each)."""
+    terms = (rbar_mutations_missed(link, SYMMETRY_UNSEEN) if link in EVEN_LINKS
+             else rbar_mutations(link))
+    return {**odd_term_mutations(link, ODD_TERMS_M), **terms}
+
+
+def _span_mutations(link):
+    """Prop. 3: the odd terms in ρ, and R̄'s term mutations (missed at every link)."""
+    return {**odd_term_mutations(link, ODD_TERMS_RHO, r=R_SYM),
+            **rbar_mutations_missed(link, R0_UNSEEN, r=R_SYM)}
 
 
 _per_link("prop5-invariance", "Prop. 5",
@@ -129,14 +146,14 @@ _per_link("prop5-invariance", "Prop. 5",
                   "the engine's Gram-matrix chain rule; dζ/dt, dη/dt, dρ/dt on M simplified with "
                   "every parameter symbolic, then evaluated exactly at the setting (α, β, γ, d) "
                   "(a nonzero one shown at overlaps (µ, ν) = (0.5, 0.3), 30 digits).",
-          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M),
+          mutations=_m_mutations,
           domain=DOMAIN, reference=REFERENCE, points=POINTS)
 _per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
           "overlap flow; here σ = {link}.", _two_d_check, statistical=False,
           reading="the restriction of the derived overlap flow to ζ = η = ρ = 0, a closed flow "
                   "on M only where M is invariant at the setting (α, β, γ, d) (Prop. 5's check).",
-          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_M),
+          mutations=_m_mutations,
           domain=DOMAIN, reference=REFERENCE, points=POINTS)
 
 
@@ -183,7 +200,7 @@ _per_link("prop3-gradient-span", "Prop. 3",
                   "rule (their components along u* and v* are unconstrained); the coefficients "
                   "derived with every parameter symbolic, then evaluated exactly at the setting "
                   "(α, β, γ, d).",
-          mutations=lambda link: odd_term_mutations(link, ODD_TERMS_RHO, r=R_SYM),
+          mutations=_span_mutations,
           domain=DOMAIN, reference=REFERENCE, points=POINTS)
 
 

@@ -12,7 +12,7 @@ from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, PAPER_PSI, PAPER_R
 from theory.rem import rem_constants
 
-from ...checks import limit
+from ...checks import combine, legs_summary, limit
 from ...declare import Outcome, claim
 from ...domain import Interval
 from ...stats import finite
@@ -22,6 +22,12 @@ PHASES = [(0.5, 0.5), (0.2, 0.3), (0.5, 2.0), (0.2, 1.5)]   # two below β_c, tw
 REM_DOMAIN = {"alpha": Interval(0.05, 1.0, log=True), "beta": Interval(0.1, 3.0, log=True)}
 """(α, β): the REM's level density (N = e^{αd}) and inverse temperature; β_c = √(2α) runs over
 [0.32, 1.41], so every α of the range has both phases."""
+
+
+REM_FAMILIES = {"psi": "ψ: (βd)⁻¹ log Z at d → ∞, frozen phase",
+                "r": "r: Gibbs mean of x_ℓᵀu/√d at d → ∞, frozen phase"}
+"""One family per checked quantity (the same quantity at every frozen setting is one)."""
+REM_LEGS = {REM_FAMILIES["psi"]: "ψ leg", REM_FAMILIES["r"]: "r leg"}
 
 
 def rem_phase(alpha_, beta_):
@@ -53,17 +59,38 @@ def _rem_columns(ctx, alpha_, beta_, dims, n):
     return np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
 
 
-def _frozen_limit(ctx, dims, s: dict, name: str):
-    """The d → ∞ limit family of a setting's frozen-phase rows (None without any), each row
-    annotated with its extrapolated value, standard error and decision."""
-    if not s["sampled"]:
-        return None
-    check = limit(ctx, dims, np.array(s["Y"]).T, np.array(s["SE"]).T, s["theory"],
-                  terms=("log(d)/d", "1/d"), bias=NUMERICAL_FLOOR, name=name)
-    for i, row in enumerate(s["sampled"]):
-        row.update(extrapolated=check.details["limit"][i], stderr=check.details["limit_stderr"][i],
-                   z_score=float(check.score[i]), ok=bool(check.ok[i]))
-    return check
+def _frozen_limits(ctx, dims, s: dict) -> dict:
+    """The d → ∞ limit families of a setting's frozen-phase rows, one per checked quantity
+    (``s["family"]``, the family of each row: the same quantity at several settings merges into
+    one family, different quantities are resolved each on its own): {name: check}, empty
+    without any frozen row. Each row is annotated with its family, extrapolated value,
+    standard error and decision."""
+    checks = {}
+    for name in dict.fromkeys(s["family"]):
+        idx = [i for i, f in enumerate(s["family"]) if f == name]
+        check = limit(ctx, dims, np.array([s["Y"][i] for i in idx]).T,
+                      np.array([s["SE"][i] for i in idx]).T, [s["theory"][i] for i in idx],
+                      terms=("log(d)/d", "1/d"), bias=NUMERICAL_FLOOR, name=name,
+                      labels=[s["labels"][i] for i in idx])
+        for j, i in enumerate(idx):
+            s["sampled"][i].update(family=name, extrapolated=check.details["limit"][j],
+                                   stderr=check.details["limit_stderr"][j], z=check.z,
+                                   z_score=float(check.score[j]), ok=bool(check.ok[j]))
+        checks[name] = check
+    return checks
+
+
+def _legs_text(checks, legs, paper="paper"):
+    """Each leg's state (``checks.legs_summary``) and, for the first refuted one, its refuting
+    column against the claimed value (``paper`` names it)."""
+    out = legs_summary(checks, legs)
+    bad = [(c, g) for c, g in zip(checks, legs) if c.decision == "refuted"]
+    if not bad:
+        return out
+    check, leg = bad[0]
+    k = limit_decision(check)[1]
+    return (f"{out}; {leg}: " + _limit_summary(check, list(check.labels), k)
+            + f" vs {paper} {check.columns['theory'][k]:.5f}")
 
 
 @claim(f"{PAPER}:rem-constants", "Eqs. 14–18",
@@ -72,8 +99,10 @@ def _frozen_limit(ctx, dims, s: dict, name: str):
        reading="Z sums e^{βE_ℓ} over N = e^{αd} i.i.d. levels E_ℓ ~ N(0, d) (the dummy tokens); "
                "one (α, β) per setting, both phases in the domain. Frozen phase: the limits are "
                "extrapolated from d = 10²…3·10³ (quick) with the REM's finite-size terms "
-               "log(d)/d and 1/d fitted explicitly (one family per setting, a poor fit → "
-               "inconclusive). High-temperature phase: the sampler's bulk is the analytic "
+               "log(d)/d and 1/d fitted explicitly (a poor fit → inconclusive), one family "
+               "per quantity over the frozen settings: ψ ((βd)⁻¹ log Z) and r (the Gibbs "
+               "mean), each resolved on its own, the verdict refuted if either is, confirmed "
+               "if both are. High-temperature phase: the sampler's bulk is the analytic "
                "tilted law, so its limit equals the paper's value by construction (a "
                "self-comparison, recorded, not judged); there the paper's ψ and r are compared "
                "exactly with the engine's Laplace-method derivation at the setting.",
@@ -95,27 +124,27 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
     derived = rem_constants()
     means, ses = _rem_columns(ctx, alpha, beta, dims, n)
     s = _summarise_rem(alpha, beta, means, ses, dims, psi, r, derived)
-    check = _frozen_limit(ctx, dims, s, "frozen-phase d → ∞ limits of ψ and r")
+    checks = _frozen_limits(ctx, dims, s)
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_exact": s["exact"], "rows": s["rows"],
-                "check": None if check is None else check.evidence(),
+                "families": {name: c.evidence() for name, c in checks.items()},
                 "numerical_floor": NUMERICAL_FLOOR, "n_samples": n,
                 "paper_psi": str(psi), "paper_r": str(r),
                 "engine_psi": str(derived["psi"]), "engine_r": str(derived["r"])}
-    tracked = {} if check is None else {
-        f"{c['quantity']}[a={c['alpha']},b={c['beta']}]": (c["extrapolated"],
-                                                          check.z * c["stderr"] + 1e-6)
-        for c in s["sampled"]}
+    tracked = {f"{c['quantity']}[a={c['alpha']},b={c['beta']}]": (c["extrapolated"],
+                                                                   c["z"] * c["stderr"] + 1e-6)
+               for c in s["sampled"]}
     figs = {"rem_constants": functools.partial(_draw_rem, s["rows"], psi, r)}
-    verdict, summary = _judge_rem(check, s)
+    verdict, summary = _judge_rem(checks, s)
     return Outcome(verdict, summary, evidence, tracked, figures=figs)
 
 
 def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
     """Per quantity (ψ, r) at one (α, β): in the high-temperature phase compared exactly with
     the engine's Laplace-method values (the sampler's there recorded as a self-comparison); in
-    the frozen phase as the columns (Y, SE, theory, labels) of one ``checks.limit`` family."""
-    s = {k: [] for k in ("rows", "exact", "sampled", "labels", "Y", "SE", "theory")}
+    the frozen phase as the columns (Y, SE, theory, labels) of its quantity's ``checks.limit``
+    family (``family``)."""
+    s = {k: [] for k in ("rows", "exact", "sampled", "labels", "Y", "SE", "theory", "family")}
     at = {dm.alpha: _exact(a_), dm.beta: _exact(b_)}
     phase = rem_phase(a_, b_)
     for k, (name, paper_e, engine_e) in enumerate((("psi", psi, derived["psi"]),
@@ -135,32 +164,34 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
             s["Y"].append(means[:, k])
             s["SE"].append(ses[:, k])
             s["theory"].append(float(paper_v))
+            s["family"].append(REM_FAMILIES[name])
     s["rows"].append({"alpha": a_, "beta": b_, "phase": phase, "d": dims,
                       "free_energy": means[:, 0], "free_energy_se": ses[:, 0],
                       "gibbs_mean": means[:, 1], "gibbs_mean_se": ses[:, 1]})
     return s
 
 
-def _judge_rem(check, s):
+def _judge_rem(checks, s):
     """(verdict, summary): an exact high-temperature mismatch refutes, a match confirms; in the
-    frozen phase the limit family decides."""
+    frozen phase the ψ and r families decide (``checks.combine``)."""
     bad_exact = [c for c in s["exact"] if not c["exact_equal"]]
     if bad_exact:
         w = bad_exact[0]
         return "refuted", (f"{w['quantity']} at α={w['alpha']}, β={w['beta']} ({w['phase']}): "
                            f"paper {w['paper']:.6g} ≠ Laplace-method value "
                            f"{w['engine_laplace']:.6g} (exact)")
-    if check is None:
+    if not checks:
         return "confirmed", ("high-temperature phase: ψ and r equal the Laplace-method "
                              "derivation exactly (the sampler's values there are a "
                              "self-comparison, not judged)")
-    decision, k = limit_decision(check)
-    if decision == "refuted":
-        return "refuted", _limit_summary(check, s["labels"], k) + f" vs paper {s['theory'][k]:.5f}"
-    if decision == "inconclusive":
-        return "inconclusive", f"frozen phase: {check.needs}"
-    return "confirmed", (f"frozen phase: ψ and r match the d → ∞ limits "
-                         f"({_limit_summary(check, s['labels'])})")
+    verdict = combine(list(checks.values()))
+    legs = _legs_text(list(checks.values()), [REM_LEGS[name] for name in checks])
+    if verdict == "refuted":
+        return "refuted", f"frozen phase: {legs}"
+    if verdict == "inconclusive":
+        needs = "; ".join(c.needs for c in checks.values() if c.needs)
+        return "inconclusive", f"frozen phase: {legs}; {needs}"
+    return "confirmed", f"frozen phase: ψ and r match the d → ∞ limits: {legs}"
 
 
 def _draw_rem(rows, psi, r, fig):
@@ -181,6 +212,11 @@ def _draw_rem(rows, psi, r, fig):
 
 TEST_FUNCTIONS = {"t": lambda t: t, "t^2": lambda t: t**2, "tanh": np.tanh}
 GIBBS_RHOS = (0.6, -0.4)
+GIBBS_FAMILIES = {name: f"Gibbs average of F(t) = {name} at d → ∞, frozen phase"
+                  for name in TEST_FUNCTIONS}
+"""One family per test function (each F's Gibbs average is its own quantity; the same F at
+every frozen setting is one family)."""
+GIBBS_LEGS = {fam: f"F = {name} leg" for name, fam in GIBBS_FAMILIES.items()}
 
 
 def _paper_prop12(F, rho_, r_value):
@@ -191,8 +227,10 @@ def _paper_prop12(F, rho_, r_value):
        "Gibbs averages of F(x_ℓᵀv/√d) over the non-secret tokens converge to F(ρ·r).",
        reading="F ∈ {t, t², tanh} at each setting (α, β, ρ = uᵀv); Gibbs weights "
                "q_ℓ ∝ e^{β√d·x_ℓᵀu} over e^{αd} tokens; frozen phase: limits extrapolated in d "
-               "with explicit log(d)/d and 1/d terms (one family per setting, a poor fit → "
-               "inconclusive). High-temperature phase: the sampler's bulk is the analytic "
+               "with explicit log(d)/d and 1/d terms (a poor fit → inconclusive), one family "
+               "per test function F over the frozen settings (each F's Gibbs average is its "
+               "own quantity, resolved on its own; the verdict refuted if any is, confirmed "
+               "if all are). High-temperature phase: the sampler's bulk is the analytic "
                "tilted law whose limit is F(ρβ) by construction, a self-comparison (recorded, "
                "not judged): that phase is unchecked (inconclusive).",
        domain={**REM_DOMAIN, "rho": Interval(-1.0, 1.0)},
@@ -204,17 +242,17 @@ def _paper_prop12(F, rho_, r_value):
                       "limit": lambda F, rho, r: F(rho)}})
 def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     """At one (α, β, ρ): Gibbs averages sampled at growing d (``_simulate_gibbs``); in the
-    frozen phase extrapolated to d → ∞ in one ``checks.limit`` family against F(ρ·r)."""
+    frozen phase extrapolated to d → ∞ against F(ρ·r), one ``checks.limit`` family per F."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800])
     n = ctx.pick(600, 3000)
     means, ses = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
     s = _summarise_gibbs(alpha, beta, rho, means, ses, dims, limit)
-    check = _frozen_limit(ctx, dims, s, "frozen-phase Gibbs averages, d → ∞")
+    checks = _frozen_limits(ctx, dims, s)
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_self_comparison": s["unchecked"], "rows": s["rows"],
-                "check": None if check is None else check.evidence(), "n_samples": n,
-                "numerical_floor": NUMERICAL_FLOOR}
-    return Outcome(*_judge_gibbs(check, s), evidence)
+                "families": {name: c.evidence() for name, c in checks.items()},
+                "n_samples": n, "numerical_floor": NUMERICAL_FLOOR}
+    return Outcome(*_judge_gibbs(checks, s), evidence)
 
 
 def _gibbs_piece(ctx, item):
@@ -238,8 +276,8 @@ def _simulate_gibbs(ctx, alpha_, beta_, rho_, dims, n):
 
 def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
     """High-temperature rows recorded as self-comparisons; frozen rows as the columns (Y, SE,
-    theory = limit(F, ρ, r), labels) of one limit family."""
-    s = {k: [] for k in ("sampled", "unchecked", "rows", "Y", "SE", "theory", "labels")}
+    theory = limit(F, ρ, r), labels) of F's limit family (``family``)."""
+    s = {k: [] for k in ("sampled", "unchecked", "rows", "Y", "SE", "theory", "labels", "family")}
     r_value = float(PAPER_R.subs({dm.alpha: _exact(a_), dm.beta: _exact(b_)}))
     phase = rem_phase(a_, b_)
     for k, (name, F) in enumerate(TEST_FUNCTIONS.items()):
@@ -257,22 +295,26 @@ def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
         s["Y"].append(means[:, k])
         s["SE"].append(ses[:, k])
         s["theory"].append(row["paper_limit"])
+        s["family"].append(GIBBS_FAMILIES[name])
     s["rows"].append({"alpha": a_, "beta": b_, "rho": rho_, "d": dims, "means": means})
     return s
 
 
-def _judge_gibbs(check, s):
-    """(verdict, summary): in the frozen phase the limit family decides; the high-temperature
-    phase is unchecked (inconclusive)."""
-    if check is None:
+def _judge_gibbs(checks, s):
+    """(verdict, summary): in the frozen phase the families of the test functions decide
+    (``checks.combine``); the high-temperature phase is unchecked (inconclusive)."""
+    if not checks:
         return "inconclusive", ("high-temperature phase unchecked: the sampler's bulk there is "
                                 "the analytic tilted law, so its limit equals F(ρβ) by "
                                 "construction (a self-comparison; an independent sampler of "
                                 "all e^{αd} levels at growing d would decide)")
-    decision, k = limit_decision(check)
-    if decision == "refuted":
-        return "refuted", _limit_summary(check, s["labels"], k) + f" vs F(ρr) = {s['theory'][k]:.5f}"
-    if decision == "inconclusive":
-        return "inconclusive", "frozen phase: " + check.needs
+    verdict = combine(list(checks.values()))
+    legs = _legs_text(list(checks.values()), [GIBBS_LEGS[name] for name in checks],
+                      paper="F(ρr) =")
+    if verdict == "refuted":
+        return "refuted", f"frozen phase: {legs}"
+    if verdict == "inconclusive":
+        needs = "; ".join(c.needs for c in checks.values() if c.needs)
+        return "inconclusive", f"frozen phase: {legs}; {needs}"
     return "confirmed", (f"frozen phase: {len(s['sampled'])} Gibbs averages extrapolate to "
-                         f"F(ρ·r) ({_limit_summary(check, s['labels'])})")
+                         f"F(ρ·r): {legs}")

@@ -10,7 +10,7 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI
 
-from ...checks import limit
+from ...checks import legs_summary, limit
 from ...declare import Outcome, claim
 from ...domain import Integers, Interval
 from ...stats import finite
@@ -241,6 +241,14 @@ PROP2_SETTINGS = [  # c = 0.8 at γ = 0.6
 ORACLE = dict(mu=1.0, nu=1.0, zeta=0.0, eta=0.0, rho=0.0)
 PROP2_DELTA = 0.1
 """The statement's margin δ: the domain keeps c ≥ (1 + δ)ψ or c ≤ (1 − δ)ψ."""
+PROP2_FAMILIES = {"learnable": "R(u*, v*) → 0 where c > ψ, d → ∞",
+                  "unlearnable": "R(u*, v*) → σ̄_γ(1) where c < ψ, d → ∞"}
+"""One family per side of the transition: a different claimed value each (0, σ̄_γ(1))."""
+PROP2_LEGS = {"learnable": "c > ψ leg (R → 0)", "unlearnable": "c < ψ leg (R → σ̄_γ(1))"}
+PROP2_RESOLVE = 1.0
+"""The resolution each side's family must reach, relative to σ̄_γ(1): the statement is a
+transition between R → 0 and R → σ̄_γ(1), so a side's limit must be told from the other
+side's, a deviation of σ̄_γ(1) itself."""
 PHASE_DIAGRAM_AT = PROP2_SETTINGS[1]
 """The setting (β = 1) at which the linear link's claim also draws the (α, γ) phase diagram."""
 
@@ -288,9 +296,13 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
     # resolution NUMERICAL_FLOOR is added in quadrature to each standard error (negligible
     # elsewhere: se ~1e-2), so that such points carry a finite weight.
     se_eff = np.hypot(np.array([c["mc_stderr"] for c in checks]).T, NUMERICAL_FLOOR)
+    # One family per side (a different claimed value: 0 or σ̄_γ(1)), the same side at every
+    # setting one family; each must tell its side's value from the other side's (PROP2_RESOLVE)
+    side = checks[0]["side"]
     check = limit(ctx, dims, np.array([c["mc"] for c in checks]).T, se_eff,
                   [c["paper_limit"] for c in checks], terms=("1/sqrt(d)",),
-                  name="R(u*, v*) at d → ∞", scale=sbar)
+                  name=PROP2_FAMILIES[side], scale=sbar, resolve=PROP2_RESOLVE,
+                  labels=[f"{side}, {rem_phase(alpha, beta)}, α={alpha}, β={beta}, γ={gamma}"])
     for k, c in enumerate(checks):
         c.update(extrapolated=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
@@ -306,8 +318,9 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
         evidence["phase_diagram"] = {"beta": grid["beta"].tolist(), "d": int(grid["d"]),
                                      "n_samples": int(grid["n"])}
         figs["phase_diagram"] = functools.partial(_draw_phase, grid)
-    return Outcome(*_judge_prop2(link, identity, check, checks, sbar), evidence, arrays=arrays,
-                   figures=figs)
+    verdict, summary = _judge_prop2(link, identity, check, checks, sbar)
+    summary += f"; {legs_summary([check], [PROP2_LEGS[side]])}"
+    return Outcome(verdict, summary, evidence, arrays=arrays, figures=figs)
 
 
 def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
@@ -403,7 +416,10 @@ _per_link("prop2-oracle", "Prop. 2",
                   "(c ≥ (1 + δ)ψ or c ≤ (1 − δ)ψ with δ = 0.1), both REM phases in the domain; "
                   "quick and full: γ = 0.6 (c = 0.8), c > ψ at α = 0.1 (β = 0.3, 1), c < ψ at "
                   "α = 0.5 (β = 0.5, 2): each side in both phases; the limit from one weighted "
-                  "fit in 1/√d (a poor fit → inconclusive). Global minimality is not "
+                  "fit in 1/√d (a poor fit → inconclusive). One family per side (R → 0 where "
+                  "c > ψ; R → σ̄_γ(1) where c < ψ), each resolved on its own and each required "
+                  "to resolve 100 % of σ̄_γ(1) (to tell its side's limit from the other's: a "
+                  "pass that cannot is inconclusive). Global minimality is not "
                   "checked (recorded in the evidence). The linear link's (α, γ) phase diagram "
                   "at β = 1 is drawn at the setting α = 0.1, β = 1, γ = 0.6 only.",
           domain=RISK_DOMAIN, reference=PROP2_SETTINGS[0], points=PROP2_SETTINGS,
