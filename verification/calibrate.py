@@ -3,14 +3,16 @@
 For each claim, K runs under the true model with fresh seeds (1, …, K; seed 0 is the default
 run's) count false refutations; perturbed and mutated runs measure power:
 
-- **power per family**: each statistical family's claimed values moved by k × that family's own
-  resolution (k = 0.5 and 1; ``ctx.perturbation = ("relative", k·r, family)``, r from the
-  unperturbed run of the same seed), judging the same simulations (the runs reuse them). A
-  direction (``trend``, a directional ``sequential``) is moved from its true effect m, the mean
-  over the K seeds of sign·slope: the claim becomes "the effect is m + k·(its absolute
-  resolution)", so these runs wait for the K true runs. The stated resolution promises
-  refutation with probability ≥ 95 % at k = 1; a family refuted less than 80 % of the time at 1×
-  (resolution understated) or more than 99 % at 0.5× (overstated) is flagged;
+- **power per family**, once the K true runs are in, against a fixed alternative per setting of
+  the claim's domain (each setting counted by its own verdict): a value family's finest
+  comparison (the one its resolution is the resolution of) moved by k × the median over the
+  seeds of the family's resolution at that setting (k = 0.5 and 1; ``ctx.perturbation =
+  ("relative", ((setting, k·r), ...), family, None, "finest")``), judging the same simulations
+  (the runs reuse them); a direction (``trend``, a directional ``sequential``) judged as "the
+  effect is m + k·u", m its mean effect at that setting over the other seeds, u the median
+  absolute resolution there. The stated resolution promises refutation with probability
+  ≥ 95 % at k = 1; a family refuted less than 80 % of the time at 1× (resolution understated)
+  or more than 99 % at 0.5× (overstated) is flagged;
 - **sign flip**: every claimed value (or claimed direction) negated;
 - **declared mutations** (``@claim(mutations=...)``: a dropped term, a wrong factor, a wrong
   model), all of them, caught or not (one known to be missed is declared with
@@ -19,9 +21,9 @@ run's) count false refutations; perturbed and mutated runs measure power:
   comparison's absolute resolution, against the true run of the same seed) and how often it
   was refuted; a missed one is what the check cannot see;
 - **pulls**: (estimate − claimed value)/se of every statistical comparison under the true
-  model, per family: their mean and sd with 95 % intervals from the seeds (clusters: the
-  comparisons of one run are not independent), flagged when the interval excludes 0 (mean)
-  or 1 (sd). A wrong standard error or an unstated bias shows there long before a false
+  model, per family: their mean and sd with 99 % intervals from a jackknife over the seeds
+  (clusters: the comparisons of one run are not independent), flagged when the interval
+  excludes 0 (mean) or 1 (sd). A wrong standard error or an unstated bias shows there long before a false
   refutation does.
 
 A perturbation that changes nothing (a sign flip of a claimed 0) is not counted; a claim whose
@@ -109,19 +111,9 @@ class _ClaimRecord:
                 self.mutations[name][seed] = entry
             return []
         self.true[seed] = entry
-        if not _uses_library(entry):
-            return []
-        follow = [(seed, ("sign",), SIGN_FLIP)]
-        for fam, data in self._statistical(entry).items():
-            if data.get("direction"):
-                continue                     # moved from the true effect: after all K seeds
-            own = {key: d["resolution"] for key, d in sorted(data["settings"].items())
-                   if _finite_positive(d["resolution"])}
-            follow += [(seed, ("relative", tuple((key, k * r) for key, r in own.items()),
-                               fam["name"]), ("power", fam["name"], k, tuple(own)))
-                       for k in POWER_AT if own]
-        if len(self.true) == self.seeds:
-            follow += self._direction_runs()
+        follow = [(seed, ("sign",), SIGN_FLIP)] if _uses_library(entry) else []
+        if len(self.true) == self.seeds:         # every family moved by a fixed alternative
+            follow += self._power_runs()
         return follow
 
     def _statistical(self, entry: dict) -> dict:
@@ -134,33 +126,62 @@ class _ClaimRecord:
                 out[_Key(fam)] = data[fam["name"]]
         return out
 
-    def _direction_runs(self) -> list[tuple]:
-        """Each direction family's power runs, moved at each setting from its true effect
-        there (the mean over the K seeds) by k × that seed's absolute resolution there."""
-        effects: dict[str, dict[str, list[float]]] = {}
-        for e in self.true.values():
+    def _power_runs(self) -> list[tuple]:
+        """Each family's power runs, once the K true runs are in, as a fixed alternative per
+        setting (not each seed's own realised resolution, which would measure only whether the
+        standard error is right): a value family's finest comparison moved by k × the median
+        over seeds of that setting's resolution; a direction judged as "the effect is m + k·u",
+        m the mean effect at that setting over the other seeds, u the median absolute
+        resolution there."""
+        per: dict[str, dict] = {}
+        for seed, e in sorted(self.true.items()):
+            if not _uses_library(e):
+                continue
             for fam, data in self._statistical(e).items():
-                if data.get("direction"):
-                    for key, d in data["settings"].items():
-                        effects.setdefault(fam["name"], {}).setdefault(key, []).append(
-                            float(np.mean(d["deviation"])))
+                rec = per.setdefault(fam["name"], {"direction": bool(data.get("direction")),
+                                                   "seeds": {}})
+                rec["seeds"][seed] = data["settings"]
         out = []
-        for name, per in effects.items():
-            m = {key: float(np.mean(v)) for key, v in sorted(per.items())}
-            for key in [key for key, v in m.items() if not v > 0]:
-                self.not_applied[f"{name} at {key or 'its setting'}: no effect in the claimed "
-                                 "direction"] += 1
-            m = {key: v for key, v in m.items() if v > 0}
-            for seed, e in self.true.items():
-                at = ((e.get("family_data") or {}).get(name) or {}).get("settings") or {}
-                units = {key: float(np.min(at[key]["unit"])) for key in m if key in at}
-                units = {key: u for key, u in units.items() if u > 0}
-                if not units:
-                    continue
-                ref = tuple((key, m[key]) for key in units)
-                out += [(seed, ("relative", tuple((key, k * u / m[key]) for key, u in units.items()),
-                                name, ref), ("power", name, k, tuple(units)))
-                        for k in POWER_AT]
+        for name, rec in per.items():
+            seeds = rec["seeds"]
+            keys = sorted({key for at in seeds.values() for key in at})
+            if rec["direction"]:
+                out += self._direction_runs(name, seeds, keys)
+                continue
+            res = {key: float(np.median([at[key]["resolution"] for at in seeds.values()
+                                         if key in at and _finite_positive(at[key]["resolution"])]
+                                        or [math.nan])) for key in keys}
+            res = {key: r for key, r in res.items() if _finite_positive(r)}
+            if not res:
+                self.not_applied[f"{name}: no finite resolution"] += 1
+                continue
+            for seed, at in seeds.items():
+                own = tuple(key for key in res if key in at)
+                out += [(seed, ("relative", tuple((key, k * res[key]) for key in own), name, None,
+                                "finest"), ("power", name, k, own)) for k in POWER_AT if own]
+        return out
+
+    def _direction_runs(self, name: str, seeds: dict, keys: list[str]) -> list[tuple]:
+        effect = {key: {s: float(np.mean(at[key]["deviation"])) for s, at in seeds.items()
+                        if key in at} for key in keys}
+        unit = {key: float(np.median([float(np.min(at[key]["unit"])) for at in seeds.values()
+                                      if key in at])) for key in keys}
+        out = []
+        for seed in seeds:
+            ref, delta = [], {}
+            for key in keys:
+                others = [v for s, v in effect[key].items() if s != seed] or list(
+                    effect[key].values())
+                m = float(np.mean(others))
+                if m > 0 and unit[key] > 0 and seed in effect[key]:
+                    ref.append((key, m))
+                    delta[key] = unit[key] / m
+            if not ref:
+                self.not_applied[f"{name}: no effect in the claimed direction"] += 1
+                continue
+            own = tuple(key for key, _ in ref)
+            out += [(seed, ("relative", tuple((key, k * delta[key]) for key in own), name,
+                            tuple(ref)), ("power", name, k, own)) for k in POWER_AT]
         return out
 
     # --- the record ----------------------------------------------------------------------
@@ -175,7 +196,8 @@ class _ClaimRecord:
                  else [])
         if not library and runs:
             no_op = [SIGN_FLIP, "power per family"]
-        no_op += [k for k in self.not_applied if k.endswith("claimed direction")]
+        no_op += [k for k in self.not_applied
+                  if k.endswith("claimed direction") or k.endswith("no finite resolution")]
         return {"id": self.claim.id, "alpha": contract.get("alpha"),
                 "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
                 "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
@@ -208,12 +230,12 @@ class _ClaimRecord:
     def _mutation(self, name: str) -> dict:
         done = self.mutations[name]
         sizes = [(_mutation_size(self.true[s], e)) for s, e in done.items() if s in self.true]
-        sizes = [x for x in sizes if x is not None]
-        big = max(sizes, key=lambda x: x[0]) if sizes else None
+        sizes = sorted((x for x in sizes if x is not None), key=lambda x: x[0])
+        median = sizes[(len(sizes) - 1) // 2] if sizes else None       # its family with it
         rec = {"name": name, "runs": len(done),
                "refuted": sum(e["verdict"] == "refuted" for e in done.values()),
-               "size_in_resolutions": (float(np.median([x[0] for x in sizes])) if sizes else None),
-               "family": big[1] if big else None,
+               "size_in_resolutions": median[0] if median else None,
+               "family": median[1] if median else None,
                "missed": getattr(self.declared.get(name), "why", None)}
         if self.not_applied[name]:
             rec["not_applied"] = self.not_applied[name]
@@ -248,12 +270,17 @@ class _Key(dict):
 
 def _mutation_size(true: dict, mutated: dict) -> tuple[float, str] | None:
     """(the largest change of estimate − claim from the true run, in units of that comparison's
-    absolute resolution; the family it is in), over the families both runs judged alike."""
+    absolute resolution; the family it is in), over the families both runs judged alike; a
+    family whose comparisons the mutation changed counts as unbounded (inf). For a direction
+    the change of the effect counts whichever way it goes (only a sign change refutes)."""
     a, b = true.get("family_data") or {}, mutated.get("family_data") or {}
     best = None
     for name, d in a.items():
         e = b.get(name)
         if e is None or len(e["deviation"]) != len(d["deviation"]):
+            # the mutation changed what is compared: not a size in resolutions, but not 0
+            if e is not None or not b:
+                best = (math.inf, f"{name} (comparisons changed)") if best is None else best
             continue
         unit = np.asarray(d["unit"], float)
         change = np.abs(np.asarray(e["deviation"], float) - np.asarray(d["deviation"], float))
@@ -267,36 +294,35 @@ def _mutation_size(true: dict, mutated: dict) -> tuple[float, str] | None:
 
 def pull_summary(seeds: list[dict]) -> dict | None:
     """Mean and sd of the pulls (estimate − claim)/se over every comparison of every seed, with
-    95 % intervals from the seeds as clusters (Student t over the per-seed means, and over the
-    per-seed mean squares for sd² = E pull² − mean²); None without a standard error."""
+    99 % intervals from a jackknife over the seeds (the comparisons of one run are not
+    independent: the seeds are the clusters), at Student t with K − 1 dof; None without a
+    standard error. Fewer than 3 seeds: no intervals."""
     from scipy.stats import t as student_t
 
-    per = []
+    per, bias = [], []
     for d in seeds:
         dev, se = np.asarray(d["deviation"], float), np.asarray(d["se"], float)
         ok = se > 0
         if ok.any():
             per.append(dev[ok] / se[ok])
+            bias.append(np.asarray(d["bias"], float)[ok] / se[ok])
     if not per:
         return None
-    allp = np.concatenate(per)
-    mean, sd = float(allp.mean()), float(allp.std(ddof=1)) if allp.size > 1 else math.nan
-    out = {"mean": mean, "sd": sd, "n": int(allp.size), "seeds": len(per),
-           "bias_allowance": float(np.median(np.concatenate(
-               [np.asarray(d["bias"], float)[np.asarray(d["se"], float) > 0]
-                / np.asarray(d["se"], float)[np.asarray(d["se"], float) > 0] for d in seeds]))),
-           "mean_ci": None, "sd_ci": None}
+
+    def stats(groups):
+        allp = np.concatenate(groups)
+        return float(allp.mean()), float(allp.std(ddof=1)) if allp.size > 1 else math.nan
+    mean, sd = stats(per)
+    out = {"mean": mean, "sd": sd, "n": int(sum(p.size for p in per)), "seeds": len(per),
+           "bias_allowance": float(np.median(np.concatenate(bias))), "mean_ci": None,
+           "sd_ci": None}
     k = len(per)
-    if k >= 3:
-        q = float(student_t.ppf(0.975, k - 1))
-        m = np.array([p.mean() for p in per])
-        ms = np.array([np.mean(p**2) for p in per])
-        half_m = q * m.std(ddof=1) / math.sqrt(k)
-        half_s = q * ms.std(ddof=1) / math.sqrt(k)
-        var_lo = max(ms.mean() - half_s - mean**2, 0.0)
-        var_hi = max(ms.mean() + half_s - mean**2, 0.0)
-        out["mean_ci"] = [mean - half_m, mean + half_m]
-        out["sd_ci"] = [math.sqrt(var_lo), math.sqrt(var_hi)]
+    if k >= 3 and math.isfinite(sd):
+        loo = np.array([stats(per[:i] + per[i + 1:]) for i in range(k)])
+        se_jk = np.sqrt((k - 1) / k * np.sum((loo - loo.mean(0)) ** 2, axis=0))
+        q = float(student_t.ppf(0.995, k - 1))      # 99 %: the jackknife's sd interval under-covers
+        out["mean_ci"] = [mean - q * se_jk[0], mean + q * se_jk[0]]
+        out["sd_ci"] = [max(sd - q * se_jk[1], 0.0), sd + q * se_jk[1]]
     return out
 
 

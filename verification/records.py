@@ -149,7 +149,7 @@ def summary_rows(result: dict) -> list[str]:
     rows = ["| claim | α | resolution | refuted under the true model | mutations refuted "
             "(size in resolutions) |", "|---|---|---|---|---|"]
     fam_rows = ["| claim | family | policy | resolution | power at 0.5× | power at 1× | "
-                "pull mean [95 %] | pull sd [95 %] | flags |",
+                "pull mean [99 %] | pull sd [99 %] | flags |",
                 "|---|---|---|---|---|---|---|---|---|"]
     for c in result["claims"]:
         muts = ", ".join(_mutation_text(m) for m in c["mutations"]) or "—"
@@ -185,8 +185,8 @@ def summary_rows(result: dict) -> list[str]:
     if len(fam_rows) > 2:
         out += ["", "Families (power: refuted fraction of the runs with the family's claimed "
                 "values moved by 0.5× and 1× its own resolution, runs in brackets; pulls: "
-                "(estimate − claim)/se under the true model, 95 % intervals with the seeds as "
-                "clusters; a direction has no pulls):", ""] + fam_rows
+                "(estimate − claim)/se under the true model, 99 % jackknife intervals over the "
+                "seeds; a direction has no pulls):", ""] + fam_rows
     return out
 
 

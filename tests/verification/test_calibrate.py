@@ -295,3 +295,19 @@ def test_a_family_over_settings_is_moved_at_each_setting_by_that_settings_own_re
     assert fam["power_runs"] == {"0.5": 30, "1": 30}            # 10 seeds × 3 settings
     assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6, fam
     assert rec["false_refutations"] == 0
+
+
+def _fifty_points(ctx):
+    """One quantity at 50 equally resolved points."""
+    x = ctx.rng("toy50").normal(1.0, 0.01, 50)
+    return Outcome(estimate_vs_theory(ctx, x, 0.01, np.ones(50), name="fifty").decision, "")
+
+
+def test_a_family_of_many_points_is_moved_at_the_point_its_resolution_is_of():
+    """The resolution is that of the finest point: moving all 50 by 0.5× it would refute
+    almost always (50 chances) and flag an honest family as overstated; moving the finest
+    alone refutes about 95 % at 1× and rarely at 0.5×."""
+    rec = calibrate([Claim("toy:fifty", "toy", "-", "-", _fifty_points)], seeds=12)["claims"][0]
+    (fam,) = rec["families"]
+    assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6, fam
+    assert not [f for f in fam["flags"] if "resolution" in f]

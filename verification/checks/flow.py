@@ -17,7 +17,8 @@ at its first record) at the SGD's record times; the first record is the initial 
 is not compared.
 
 The judgement, one family per state (an overlap and a norm are different quantities, each
-resolved on its own; ``cmp.check`` joins them: refuted if any state is). At one dimension (an
+resolved on its own; ``cmp.check`` joins them: refuted if any state is). Each state's family
+spends the claim's α, so S states spend S·α (the union bound the contract states). At one dimension (an
 ``SGDResult``), every (record, state) seed mean against the flow:
 :func:`verification.checks.estimate_vs_theory` (|Δ| ≤ z·se + bias, Bonferroni z; ``bias`` the
 explicit finite-size allowance, e.g. ``1/d``). Over several dimensions (a mapping {d:

@@ -33,7 +33,9 @@ def check_perturbation(p: tuple) -> None:
     finite δ ≠ 0, family a family's name (None: every family) and reference a finite effect
     > 0 (the true size of a direction's effect, for :func:`trend` and a directional
     :func:`sequential`). δ and reference may be given per setting of the claim's domain, as
-    ((setting key, value), ...): a setting not listed is not perturbed."""
+    ((setting key, value), ...): a setting not listed is not perturbed. With "finest" only the
+    comparison with the smallest relative resolution moves (the one the family's resolution is
+    the resolution of; calibration's power runs)."""
     def scalar(x, positive=False):
         return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
                 and (x > 0 if positive else x != 0))
@@ -46,13 +48,15 @@ def check_perturbation(p: tuple) -> None:
         return scalar(x, positive)
     ok = (isinstance(p, tuple) and p and p[0] in PERTURBATIONS
           and ((p[0] == "sign" and len(p) == 1)
-               or (p[0] == "relative" and 2 <= len(p) <= 4 and number(p[1])
+               or (p[0] == "relative" and 2 <= len(p) <= 5 and number(p[1])
                    and (len(p) < 3 or p[2] is None or isinstance(p[2], str))
-                   and (len(p) < 4 or p[3] is None or number(p[3], positive=True)))))
+                   and (len(p) < 4 or p[3] is None or number(p[3], positive=True))
+                   and (len(p) < 5 or p[4] in (None, "finest")))))
     if not ok:
         raise ValueError(f"perturbation={p!r}; allowed: ('sign',), or ('relative', δ[, family"
-                         "[, reference]]) with finite δ ≠ 0, a family name (or None) and a "
-                         "finite reference > 0 (or None)")
+                         "[, reference[, 'finest']]]) with finite δ ≠ 0, a family name (or "
+                         "None), a finite reference > 0 (or None), and 'finest' to move only "
+                         "the comparison of the family's resolution")
 
 
 def _perturbation(ctx, family: str) -> tuple | None:
@@ -82,10 +86,11 @@ def _spend(ctx, name: str, comparisons: int, **kw) -> float:
 
 
 def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None,
-              family: str | None = None) -> np.ndarray:
+              family: str | None = None, finest: int | None = None) -> np.ndarray:
     """The claimed values of ``family`` under the calibration perturbation of ``ctx``
     (unchanged without one, or when it names another family): ``("relative", δ, ...)``:
-    θ + δ·s·sgn θ (sgn 0 = +1), s = |``scale``| or |θ| by default; ``("sign",)``: −θ. Marks
+    θ + δ·s·sgn θ (sgn 0 = +1), s = |``scale``| or |θ| by default, only at index ``finest``
+    when the perturbation says "finest"; ``("sign",)``: −θ. Marks
     ``ctx.ledger.perturbation_applied`` when a value moved."""
     p = _perturbation(ctx, family)
     if p is None:
@@ -96,7 +101,10 @@ def perturbed(ctx, theory: np.ndarray, scale: ArrayLike | None = None,
     else:
         s = np.abs(theory) if scale is None else np.abs(np.broadcast_to(np.asarray(scale, float),
                                                                           theory.shape))
-        out = theory + p[1] * s * np.where(theory < 0, -1.0, 1.0)
+        step = p[1] * s * np.where(theory < 0, -1.0, 1.0)
+        if len(p) >= 5 and p[4] == "finest" and finest is not None:
+            step = np.where(np.arange(theory.size).reshape(theory.shape) == finest, step, 0.0)
+        out = theory + step
     if np.any(out != theory) and getattr(ctx, "ledger", None) is not None:
         ctx.ledger.perturbation_applied = True
     return out
@@ -446,8 +454,6 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     (|Δ| − bias)/se and passed."""
     _check_resolve(resolve, name)
     theory = np.atleast_1d(np.asarray(theory, float))
-    theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
-        np.asarray(scale, float), theory.shape), family=name)
     estimate = np.broadcast_to(np.asarray(estimate, float), theory.shape)
     se = np.broadcast_to(np.asarray(stderr, float), theory.shape)
     bias = np.broadcast_to(np.asarray(bias, float), theory.shape)
@@ -457,6 +463,10 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     crit, power = critical_value(ctx.alpha, theory.size, None if dof is None else
                                  np.broadcast_to(np.asarray(dof, float), theory.shape),
                                  what=f"{name}: dof")
+    ref0 = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
+    finest = _finest(se, bias, ref0, crit, power)
+    theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
+        np.asarray(scale, float), theory.shape), family=name, finest=finest)
     _spend(ctx, name, theory.size, policy="estimate_vs_theory", required=resolve)
     ok, score = z_compare(theory, estimate, se, crit, bias)
     ref = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
@@ -483,6 +493,16 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     return _required(ctx, check, resolve, name)
 
 
+def _finest(se, bias, ref, crit, power) -> int:
+    """The index of the comparison with the smallest relative resolution (``_resolution``)."""
+    scale = np.abs(np.asarray(ref, float)).ravel()
+    unit = (np.broadcast_to(np.asarray(crit) + np.asarray(power), np.shape(se)) * se
+            + 2 * bias).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(scale > 0, unit / scale, np.inf)
+    return int(np.argmin(rel))
+
+
 def _check_resolve(resolve: float | None, name: str) -> None:
     if resolve is not None and not (isinstance(resolve, (int, float)) and not isinstance(
             resolve, bool) and math.isfinite(resolve) and resolve > 0):
@@ -496,12 +516,29 @@ def _required(ctx, check: Check, resolve: float | None, name: str) -> Check:
     res = check.resolution
     if resolve is None or check.decision != "confirmed" or (res is not None and res <= resolve):
         return check
-    more = (f"about {(res / resolve) ** 2:.2g}× the samples" if res is not None
+    bias_part = _bias_floor(check)
+    more = (f"its bias allowance alone resolves {_pct(bias_part)}: more samples cannot reach "
+            "it; a smaller finite-size allowance (larger d) can" if bias_part >= resolve else
+            f"about {(res / resolve) ** 2:.2g}× the samples" if res is not None
             and math.isfinite(res) else "a resolution it does not have")
     return ctx.ledger.record(dataclasses.replace(
         check, decision="inconclusive", details={**check.details, "required_resolution": resolve},
         needs=f"{name} passes but resolves {_pct(res)}; it must resolve {_pct(resolve)} to "
               f"show the claim: {more}"))
+
+
+def _bias_floor(check: Check) -> float:
+    """The part of a check's resolution its bias allowance sets (2·bias/scale at its finest
+    comparison); 0 without one."""
+    cols = check.columns
+    if "bias" not in cols or "unit" not in cols or "deviation" not in cols:
+        return 0.0
+    bias = np.atleast_1d(np.asarray(cols["bias"], float))
+    unit = np.atleast_1d(np.asarray(cols["unit"], float))
+    if check.resolution is None or not math.isfinite(check.resolution) or check.resolution <= 0:
+        return 0.0
+    i = int(np.argmin(unit))
+    return float(2 * bias[i] / unit[i] * check.resolution) if unit[i] > 0 else 0.0
 
 
 def _pct(r: float | None) -> str:
