@@ -122,7 +122,7 @@ class _ClaimRecord:
         data = entry.get("family_data") or {}
         out = {}
         for fam in (entry.get("contract") or {}).get("families") or []:
-            if not fam.get("exact") and fam["name"] in data:
+            if not fam.get("exact") and fam["name"] in data and not data[fam["name"]].get("exact"):
                 out[_Key(fam)] = data[fam["name"]]
         return out
 
@@ -270,7 +270,8 @@ class _Key(dict):
 
 def _mutation_size(true: dict, mutated: dict) -> tuple[float, str] | None:
     """(the largest change of estimate − claim from the true run, in units of that comparison's
-    absolute resolution; the family it is in), over the families both runs judged alike; a
+    absolute resolution, or of an exact family's tolerance; the family it is in), over the
+    families both runs judged alike; a
     family whose comparisons the mutation changed counts as unbounded (inf). For a direction
     the change of the effect counts whichever way it goes (only a sign change refutes)."""
     a, b = true.get("family_data") or {}, mutated.get("family_data") or {}

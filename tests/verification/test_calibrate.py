@@ -311,3 +311,20 @@ def test_a_family_of_many_points_is_moved_at_the_point_its_resolution_is_of():
     (fam,) = rec["families"]
     assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6, fam
     assert not [f for f in fam["flags"] if "resolution" in f]
+
+
+def test_a_mutation_caught_by_an_exact_family_has_its_size_in_tolerances():
+    """A mutation refuted through an exact comparison is sized in units of its tolerance
+    (reported 0 before: only statistical families were compared)."""
+    from verification.checks import exact
+
+    def identity(ctx, factor=1.0):
+        c = exact(ctx, 2.0 * factor, 2.0, rtol=1e-9, name="identity")
+        return Outcome(c.decision, "")
+    rec = calibrate([Claim("toy:exact", "toy", "-", "-", identity, statistical=False,
+                           mutations={"off by 1e-6": lambda: {"factor": 1 + 1e-6}})],
+                    seeds=2)["claims"][0]
+    (mut,) = rec["mutations"]
+    assert mut["refuted"] == 2 and mut["family"] == "identity"
+    assert 900 < mut["size_in_resolutions"] < 1100         # 2e-6 against a tolerance of 2e-9
+    assert rec["families"] == []                           # no pulls or power for exact ones

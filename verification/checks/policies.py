@@ -217,18 +217,21 @@ class Ledger:
         return check
 
     def family_data(self) -> dict[str, dict[str, Any]]:
-        """Per statistical family (by name, over every setting), what calibration reads from a
-        run: ``deviation`` (estimate − claimed value as judged; for a direction, the effect
-        sign·slope, and ``direction`` is set), ``se``, ``bias`` and ``unit`` (the absolute
-        resolution of each comparison: (z + z₀.₉₅)·se + 2·bias), the family's ``policy``, and
-        ``settings``: the same per setting of the domain (by key), with its ``resolution``."""
+        """Per family (by name, over every setting; an exact one marked ``exact``, its unit the
+        tolerance), what calibration reads from a run: ``deviation`` (estimate − claimed value
+        as judged; for a direction, the effect sign·slope, and ``direction`` is set), ``se``,
+        ``bias`` and ``unit`` (the absolute resolution of each comparison:
+        (z + z₀.₉₅)·se + 2·bias), the family's ``policy``, and ``settings``: the same per
+        setting of the domain (by key), with its ``resolution``."""
         out: dict[str, dict[str, Any]] = {}
         for k, check in sorted(self.checks.items()):
             fam, cols = self.families[k], check.columns
-            if fam.exact or "deviation" not in cols:
+            if "deviation" not in cols:
                 continue
             d = out.setdefault(fam.name, {"policy": fam.policy, "deviation": [], "se": [],
                                           "unit": [], "bias": []})
+            if fam.exact:                # no pulls or power; a mutation's size in tolerances
+                d["exact"] = True
             if "claimed_sign" in cols:
                 d["direction"] = True
             if fam.policy == "sequential":           # how far the sequence went
@@ -905,7 +908,8 @@ def exact(ctx, computed: ArrayLike | Sequence[Any], claimed: ArrayLike | Sequenc
     details = {"n": int(n), "rtol": float(rtol), "atol": float(atol), "worst_index": worst,
                "worst_delta": float(delta[worst]), "worst_tolerance": float(tol[worst])}
     columns = {"computed": estimate, "claimed": np.asarray(moved, float), "delta": delta,
-               "tolerance": tol}
+               "tolerance": tol, "deviation": estimate - np.asarray(moved, float), "unit": tol,
+               "se": 0.0}
     return ctx.ledger.record(Check("confirmed" if ok.all() else "refuted", 1.0, ok, score, None,
                                    details, columns=columns, labels=_labels(labels, n, name)))
 
