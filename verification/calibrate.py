@@ -116,15 +116,14 @@ class _ClaimRecord:
             follow += self._power_runs()
         return follow
 
-    def _statistical(self, entry: dict) -> dict:
-        """{family (contract entry): its data (``Ledger.family_data``)} of the statistical
+    def _statistical(self, entry: dict) -> list[tuple[dict, dict]]:
+        """[(family's contract entry, its data (``Ledger.family_data``))] of the statistical
         families of a run."""
         data = entry.get("family_data") or {}
-        out = {}
-        for fam in (entry.get("contract") or {}).get("families") or []:
-            if not fam.get("exact") and fam["name"] in data and not data[fam["name"]].get("exact"):
-                out[_Key(fam)] = data[fam["name"]]
-        return out
+        return [(fam, data[fam["name"]])
+                for fam in (entry.get("contract") or {}).get("families") or []
+                if not fam.get("exact") and fam["name"] in data
+                and not data[fam["name"]].get("exact")]
 
     def _power_runs(self) -> list[tuple]:
         """Each family's power runs, once the K true runs are in, as a fixed alternative per
@@ -137,7 +136,7 @@ class _ClaimRecord:
         for seed, e in sorted(self.true.items()):
             if not _uses_library(e):
                 continue
-            for fam, data in self._statistical(e).items():
+            for fam, data in self._statistical(e):
                 rec = per.setdefault(fam["name"], {"direction": bool(data.get("direction")),
                                                    "seeds": {}})
                 rec["seeds"][seed] = data["settings"]
@@ -208,7 +207,7 @@ class _ClaimRecord:
         order: dict[str, dict] = {}
         per_seed: dict[str, list[dict]] = {}
         for e in runs:
-            for fam, data in self._statistical(e).items():
+            for fam, data in self._statistical(e):
                 order.setdefault(fam["name"], fam)
                 per_seed.setdefault(fam["name"], []).append({**data, "resolution": fam["resolution"]})
         out = []
@@ -263,13 +262,6 @@ def _setting_verdicts(entry: dict) -> dict[str, str]:
                 for r in rows):
             return {setting_key(r["setting"]): r["verdict"] for r in rows}
     return {"": entry["verdict"]}
-
-
-class _Key(dict):
-    """A contract family (a dict) usable as a mapping key (by name)."""
-
-    def __hash__(self):
-        return hash(self["name"])
 
 
 def _mutation_size(true: dict, mutated: dict) -> tuple[float, str] | None:

@@ -165,7 +165,7 @@ def summary_rows(result: dict) -> list[str]:
         powered = any(any((f.get("power_runs") or {}).values()) for f in c.get("families") or [])
         if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) + powered < MIN_MUTATIONS:
             muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"
-        rows.append(f"| `{c['id']}`{stale} | {alpha} | {_pct(c['resolution'])} | {true_model} "
+        rows.append(f"| `{c['id']}`{stale} | {alpha} | {percent_text(c['resolution'])} | {true_model} "
                     f"| {muts} |")
         for f in c.get("families") or []:
             pw = f.get("power") or {}
@@ -179,7 +179,7 @@ def summary_rows(result: dict) -> list[str]:
             if always_refuted:
                 flags = "the claim is refuted at every seed: no power shown; " + flags
             fam_rows.append(f"| `{c['id']}` | {f['name']} | {f.get('policy') or '—'} | "
-                            f"{_pct(f.get('resolution'))} | {power[0]} | {power[1]} | {mean} | "
+                            f"{percent_text(f.get('resolution'))} | {power[0]} | {power[1]} | {mean} | "
                             f"{sd} | {flags} |")
     out = rows
     if len(fam_rows) > 2:
@@ -190,7 +190,8 @@ def summary_rows(result: dict) -> list[str]:
     return out
 
 
-def _pct(r) -> str:
+def percent_text(r) -> str:
+    """A resolution as text: "—" when not stated, "∞" when infinite, else a percentage."""
     return "—" if r is None else ("∞" if r == math.inf else f"{100 * r:.3g} %")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import shutil
 from typing import TYPE_CHECKING
 
-from .records import (cannot_write, summary_rows, to_jsonable, write_bytes as _write_bytes,
+from .records import (cannot_write, percent_text, summary_rows, to_jsonable, write_bytes as _write_bytes,
                       write_json, write_npz)
 from .tasks import render_png
 
@@ -81,9 +81,7 @@ def contract_text(c: dict) -> tuple[str, str]:
     if k.get("exact"):
         return "0 (exact)", "—"
     alpha = "—" if k.get("alpha") is None else f"{k['alpha']:.0e}"
-    res = k.get("resolution")
-    res = "—" if res is None else ("∞" if res == float("inf") else f"{100 * res:.3g} %")
-    return alpha, res
+    return alpha, percent_text(k.get("resolution"))
 
 
 def _calibration_lines(report: dict) -> list[str]:
@@ -165,11 +163,10 @@ def families_text(contract: dict | None) -> str:
     for f in (contract or {}).get("families") or []:
         if f.get("exact"):
             continue
-        res = f.get("resolution")
-        res = "—" if res is None else ("∞" if res == float("inf") else f"{100 * res:.3g} %")
-        req = f", must resolve {100 * f['required']:.3g} %" if f.get("required") else ""
+        req = f", must resolve {percent_text(f['required'])}" if f.get("required") else ""
         parts.append(f"{f['name']} ({f.get('policy') or 'policy not named'}, "
-                     f"{f['comparisons']} comparisons, resolves {res}{req})")
+                     f"{f['comparisons']} comparisons, resolves "
+                     f"{percent_text(f.get('resolution'))}{req})")
     return "; ".join(parts)
 
 
