@@ -150,6 +150,25 @@ def test_a_claims_file_registers_its_claims(files):
         userfiles.load_claims_file(files / "empty.py")
 
 
+@pytest.fixture
+def plugin_root(tmp_path, monkeypatch, forget_claims):
+    """An installed plugin on sys.path, imported afresh: a ``myplugin`` module that another test
+    of this worker left in sys.modules (with its claims already unregistered) is dropped before
+    and after, so that each test imports the plugin's claims module itself."""
+    from verification import catalogue
+
+    def drop():
+        for name in [m for m in sys.modules if m.split(".")[0] == "myplugin"]:
+            del sys.modules[name]
+
+    drop()
+    _plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(catalogue._PLUGINS, "loaded", False)      # a fresh process's first look
+    yield tmp_path
+    drop()
+
+
 def _plugin(root, name="myplugin"):
     """An installed plugin package: its module and a dist-info with entry_points.txt."""
     pkg = root / name
@@ -171,10 +190,7 @@ def _plugin(root, name="myplugin"):
         """))
 
 
-def test_an_entry_point_plugin_registers_models_activations_and_claims(tmp_path, monkeypatch,
-                                                                       forget_claims):
-    _plugin(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_an_entry_point_plugin_registers_models_activations_and_claims(plugin_root):
     assert "myplugin-tanh" in userfiles.known_models()
     assert "softmax-T2" in userfiles.known_activations()
     rm = userfiles.load_model("myplugin-tanh")
@@ -236,16 +252,10 @@ def test_run_and_list_take_a_claims_file_and_say_where_each_claim_comes_from(fil
     assert res.exit_code == 2 and "nowhere.py" in res.output
 
 
-def test_run_paper_finds_and_runs_a_plugins_claims(tmp_path, monkeypatch):
-    from verification import catalogue
-    _plugin(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(catalogue._PLUGINS, "loaded", False)      # a fresh process's first look
-    for name in [m for m in sys.modules if m.split(".")[0] == "myplugin"]:
-        monkeypatch.delitem(sys.modules, name)                    # as another test left it
+def test_run_paper_finds_and_runs_a_plugins_claims(plugin_root):
     res = runner.invoke(app, ["run", "--paper", "myplugin", "--workers", "0", "--out",
-                              str(tmp_path / "out"), "--no-figures"])
+                              str(plugin_root / "out"), "--no-figures"])
     assert res.exit_code == 0, res.output
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    report = json.loads((plugin_root / "out" / "report.json").read_text())
     assert [(c["id"], c["verdict"]) for c in report["claims"]] == [("myplugin:always", "confirmed")]
     assert "[plugin " in _ok(["list", "--paper", "myplugin"])
