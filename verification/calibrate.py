@@ -228,12 +228,14 @@ class _ClaimRecord:
 
     def _mutation(self, name: str) -> dict:
         done = self.mutations[name]
-        sizes = [(_mutation_size(self.true[s], e)) for s, e in done.items() if s in self.true]
-        # refuted with nothing moved in any family: decided outside the check library (a
-        # comparison the claim makes by hand), so no size can be given
-        sizes = [None if x is not None and x[0] == 0 and done[s]["verdict"] == "refuted" else x
-                 for s, x in zip([s for s in done if s in self.true], sizes)]
-        sizes = sorted((x for x in sizes if x is not None), key=lambda x: x[0])
+        sizes = []
+        for s, e in done.items():
+            x = _mutation_size(self.true[s], e) if s in self.true else None
+            # refuted with nothing moved in any family: decided outside the check library (a
+            # comparison the claim makes by hand), so no size can be given
+            if x is not None and not (x[0] == 0 and e["verdict"] == "refuted"):
+                sizes.append(x)
+        sizes.sort(key=lambda x: x[0])
         median = sizes[(len(sizes) - 1) // 2] if sizes else None       # its family with it
         rec = {"name": name, "runs": len(done),
                "refuted": sum(e["verdict"] == "refuted" for e in done.values()),
