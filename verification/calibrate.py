@@ -33,11 +33,19 @@ Output: ``calibration.json`` = {"suite_version", "profile", "seeds", "claims": [
 "resolution", "runs", "false_refutations", "verdicts", "families": [{"name", "policy",
 "resolution", "required", "power": {"0.5", "1"}, "power_runs": {"0.5", "1"}, "pulls": {"mean",
 "mean_ci", "sd", "sd_ci", "n", "seeds"}, "flags"}], "mutations": [{"name", "runs", "refuted",
-"size_in_resolutions", "family", "missed"}], "not_applicable", "code"}], "seconds"} and
-``calibration.md``, both written atomically. ``code`` is the content hash of the claim's code
-(``claim_code``): a record is the claim's record only while it is unchanged, and reports and
-sweeps say so when it is not (``"current": false``). Calibrations run in parts are combined by
-``merge_calibrations`` (``calibrate --merge A.json B.json``).
+"size_in_resolutions", "family", "missed"}], "not_applicable", "code", "stages"}], "seconds"} and
+``calibration.md``, both written atomically. ``code`` holds the two content hashes of the
+claim's code (``claim_code``: what it simulates with and what it judges with): a record is the
+claim's record only while both are unchanged, and reports and sweeps say so, and which moved,
+when they are not (``"current": false``, ``"stale"``). ``stages`` counts the runs that
+simulated, those re-judged from stored simulations and those whose judgement was stored.
+
+Every run reuses the stored simulations its key reaches: the perturbed runs and the declared
+mutations that change only the judged side judge the true model's simulations (no new draws);
+a mutation that changes the simulated model simulates once per seed. ``rejudge`` brings the
+stale records of a calibration file up to date from stored simulations only, and lists the
+records that still need simulating with their estimated time. Calibrations run in parts are
+combined by ``merge_calibrations`` (``calibrate --merge A.json B.json``).
 """
 
 from __future__ import annotations
@@ -55,10 +63,11 @@ import numpy as np
 
 from .declare import Claim
 from .records import (DEFAULT_CALIBRATION, MIN_MUTATIONS, claim_code, expected_seconds,
-                      load_calibration, summary_rows, to_jsonable, whole_records)
+                      load_calibration, load_calibration_data, summary_rows, to_jsonable,
+                      whole_records)
 from .tasks import SUITE_VERSION
 
-__all__ = ["calibrate", "calibrate_claim", "write_calibration", "merge_calibrations",
+__all__ = ["calibrate", "calibrate_claim", "rejudge", "write_calibration", "merge_calibrations",
            # the calibration record's format and reading are ``verification.records``'s:
            "summary_rows", "load_calibration", "claim_code", "DEFAULT_CALIBRATION", "MIN_MUTATIONS"]
 
@@ -67,6 +76,10 @@ POWER_AT = (0.5, 1.0)
 """Multiples of a family's resolution its claimed values are moved by to measure its power."""
 
 SIGN_FLIP = "sign flip"
+
+STAGES = ("simulated", "rejudged", "reused")
+"""How a calibration run was computed: it simulated (some simulation was not stored), it was
+re-judged from stored simulations, or its whole judgement was stored."""
 
 
 def _uses_library(entry: dict) -> bool:
@@ -88,9 +101,12 @@ class _ClaimRecord:
         self.mutations: dict[str, dict[int, dict]] = {SIGN_FLIP: {}, **{n: {} for n in self.declared}}
         self.power: dict[tuple[str, str], list[str]] = {}
         self.not_applied: Counter[str] = Counter()
+        self.stages: Counter[str] = Counter()
+        self.missing: str | None = None
+        """A simulation a re-judging run did not find (the record cannot be finished)."""
 
     # --- runs coming in ------------------------------------------------------------------
-    def add(self, name: Any, seed: int, entry: dict) -> list[tuple]:
+    def add(self, name: Any, seed: int, entry: dict, stage: str | None = None) -> list[tuple]:
         """Record one run (``name``: None for the true model, a mutation's name, or
         ("power", family, k, settings)); returns the perturbed runs it calls for: [(seed,
         perturbation, name)]. A power run counts each setting it moved by that setting's own
@@ -201,7 +217,8 @@ class _ClaimRecord:
                 "resolution": contract.get("resolution"), "exact": bool(contract.get("exact")),
                 "runs": len(runs), "false_refutations": verdicts.get("refuted", 0),
                 "verdicts": dict(verdicts), "families": self._families(runs),
-                "mutations": muts, "not_applicable": no_op, "code": claim_code(self.claim)}
+                "mutations": muts, "not_applicable": no_op, "code": claim_code(self.claim),
+                "stages": {k: self.stages.get(k, 0) for k in STAGES}}
 
     def _families(self, runs: list[dict]) -> list[dict]:
         order: dict[str, dict] = {}
@@ -360,12 +377,15 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
               device: str = "cpu", out: str | Path | None = None,
               progress: Callable[[str], object] | None = None, workers: int | None = 0,
               scheduler: str | None = None, store: Any = None, force: bool = False,
-              dashboard: bool = False, tls: dict | None = None) -> dict:
+              dashboard: bool = False, tls: dict | None = None, simulate: bool = True,
+              write: Callable[[dict], None] | None = None) -> dict:
     """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation) on the
     run engine (``workers``/``scheduler`` as in ``verification.runner.run``) and its result
     store (``store``: a folder, else $ATTNV_STORE, else ``<out>/store``), so an interrupted
-    calibration resumes and a perturbed run reuses its unperturbed run's simulations; write
-    calibration.json and calibration.md to ``out`` after every finished run (atomically).
+    calibration resumes and every run judges the simulations stored for it; write
+    calibration.json and calibration.md to ``out`` (or call ``write``) after every finished run
+    (atomically). ``simulate=False``: only re-judge from stored simulations; a claim one of
+    whose runs misses a simulation gets ``"missing"`` in its record (and no finished record).
     dashboard, tls: as for ``verification.engine.Engine``."""
     from .campaign import Campaign
     from .tasks import claim_task
@@ -374,6 +394,8 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
         raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
     campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
     out, engine = campaign.out, campaign.engine
+    if write is None and out is not None:
+        write = functools.partial(write_calibration, out)
     start = time.perf_counter()
     records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],
@@ -381,7 +403,10 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     meta: dict[int, tuple[int, Any, int]] = {}
 
     def submit(i: int, seed: int, mutation=None, perturbation=None, name=None, priority=0.0):
-        spec = campaign.task(claims[i], seed, mutation=mutation, perturbation=perturbation)
+        if records[i].missing:          # re-judging: this claim cannot be finished
+            return
+        spec = campaign.task(claims[i], seed, mutation=mutation, perturbation=perturbation,
+                             simulate=simulate)
         meta[engine.submit(claim_task, spec, priority=priority).index] = (i, name, seed)
 
     # The cheapest claims run first, and a perturbed run (cheap: it reuses its unperturbed
@@ -397,16 +422,28 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
                     submit(i, s, mutation=name, name=name, priority=-rank[i])
         for handle, res in engine.completed():
             i, name, s = meta.pop(handle.index)
-            entry = res["entry"] if isinstance(res, dict) else {"verdict": "error"}
-            for seed, perturbation, follow in records[i].add(name, s, entry):
+            for seed, perturbation, follow in _received(records[i], name, s, res, progress):
                 submit(i, seed, perturbation=perturbation, name=follow, priority=1.0)
-            if progress:
-                what = (f"{name[1]} at {name[2]:g}× its resolution" if isinstance(name, tuple)
-                        else name or "true model")
-                progress(f"{claims[i].id}: seed {s} {what} → {entry['verdict']}")
-            _update(result, records, start, out)
-    result["complete"] = True
-    return _update(result, records, start, out)
+            _update(result, records, start, write)
+    result["complete"] = not any(r.missing for r in records)
+    return _update(result, records, start, write)
+
+
+def _received(record: _ClaimRecord, name: Any, seed: int, res: Any,
+              progress: Callable[[str], object] | None) -> list[tuple]:
+    """One finished run into its claim's record; the perturbed runs it calls for."""
+    what = (f"{name[1]} at {name[2]:g}× its resolution" if isinstance(name, tuple)
+            else name or "true model")
+    if isinstance(res, dict) and res.get("missing"):
+        record.missing = record.missing or res["missing"]
+        if progress:
+            progress(f"{record.claim.id}: seed {seed} {what} → needs simulating ({res['missing']})")
+        return []
+    entry = res["entry"] if isinstance(res, dict) else {"verdict": "error"}
+    follow = record.add(name, seed, entry, res.get("stage") if isinstance(res, dict) else None)
+    if progress:
+        progress(f"{record.claim.id}: seed {seed} {what} → {entry['verdict']}")
+    return follow
 
 
 def _expected_cost(claim: Claim, profile: str) -> float:
@@ -420,24 +457,82 @@ def _baseline_seconds(profile: str) -> dict[str, float]:
     return expected_seconds(None, profile)
 
 
-def _update(result: dict, records: list[_ClaimRecord], start: float, out: Path | None) -> dict:
+def _update(result: dict, records: list[_ClaimRecord], start: float,
+            write: Callable[[dict], None] | None) -> dict:
     result["claims"] = [r.to_json() for r in records]
+    for rec, r in zip(records, result["claims"]):
+        if rec.missing:
+            r["missing"] = rec.missing
     result["seconds"] = time.perf_counter() - start
-    if out is not None:
-        write_calibration(out, result)
+    if write is not None:
+        write(result)
     return result
 
 
 def write_calibration(out: str | Path, result: dict) -> None:
     """calibration.json and calibration.md in the folder ``out``."""
-    from numerics.codegen.cache import atomic_write_text
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "calibration.json", json.dumps(to_jsonable(result), indent=2) + "\n")
+    write_calibration_file(out / "calibration.json", result)
+
+
+def write_calibration_file(path: str | Path, result: dict) -> None:
+    """The calibration as JSON in ``path`` and its tables beside it (``path`` with ``.md``),
+    each written atomically."""
+    from numerics.codegen.cache import atomic_write_text
+
+    path = Path(path)
+    atomic_write_text(path, json.dumps(to_jsonable(result), indent=2) + "\n")
     head = [f"# Calibration ({result['profile']} profile, {result['seeds']} seeds per claim"
             f"{'' if result.get('complete') else ', incomplete'})", ""]
-    atomic_write_text(out / "calibration.md", "\n".join(head + summary_rows(result)) + "\n")
+    atomic_write_text(path.with_suffix(".md"), "\n".join(head + summary_rows(result)) + "\n")
+
+
+def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str = "cpu",
+            progress: Callable[[str], object] | None = None, workers: int | None = 0,
+            scheduler: str | None = None, store: Any = None, dashboard: bool = False,
+            tls: dict | None = None) -> dict:
+    """Bring the calibration file ``path`` (``calibration/quick.json``, say) up to date from
+    stored simulations: every stale record (``verification.records.load_calibration``) of a
+    registered claim (or of ``claims``) is measured again at the file's profile and K with
+    ``simulate=False``; each record whose runs found every simulation replaces the old one,
+    the file and its tables are rewritten (atomically), and the others are listed:
+    {"rejudged": [ids], "current": [ids already current], "needs_simulating": [{"id",
+    "missing", "estimated_seconds"}], "seconds"}. ``estimated_seconds``: one core's time to
+    simulate the record afresh, from the committed baseline's timing of the claim."""
+    from .declare import REGISTRY
+
+    path = Path(path)
+    data = load_calibration_data(path)
+    shown = load_calibration(path)
+    wanted = None if claims is None else {c.id for c in claims}
+    stale = [r["id"] for r in shown["claims"]
+             if r["current"] is False and r["id"] in REGISTRY and (wanted is None or r["id"] in wanted)]
+    current = [r["id"] for r in shown["claims"] if r["current"]]
+    start = time.perf_counter()
+    report = {"rejudged": [], "current": current, "needs_simulating": []}
+    if stale:
+        out = calibrate([REGISTRY[i] for i in stale], seeds=int(data["seeds"]),
+                        profile=data["profile"], device=device, progress=progress,
+                        workers=workers, scheduler=scheduler, store=store,
+                        dashboard=dashboard, tls=tls, simulate=False)
+        fresh = {r["id"]: r for r in out["claims"]}
+        for cid in stale:
+            rec = fresh[cid]
+            if rec.get("missing"):
+                report["needs_simulating"].append(
+                    {"id": cid, "missing": rec["missing"],
+                     "estimated_seconds": _expected_cost(REGISTRY[cid], data["profile"])
+                     * int(data["seeds"])})
+            else:
+                report["rejudged"].append(cid)
+        records = [fresh[r["id"]] if r["id"] in report["rejudged"] else r for r in data["claims"]]
+        data = {**data, "claims": records,
+                "rejudged": {"claims": report["rejudged"], "seconds": out["seconds"]}}
+        data["complete"] = all(r["runs"] >= int(data["seeds"]) for r in records)
+        write_calibration_file(path, data)
+    report["seconds"] = time.perf_counter() - start
+    return report
 
 
 def merge_calibrations(paths: Sequence[str | Path]) -> dict:

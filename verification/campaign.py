@@ -22,13 +22,14 @@ __all__ = ["Campaign"]
 class Campaign:
     """Checked options, one engine, one store. ``out``: the folder the command writes in (None:
     nothing written); ``store``: a folder, else $ATTNV_STORE, else ``<out>/store`` (none without
-    ``out``); ``force``: recompute what is stored; workers, scheduler, dashboard, tls: where the
+    ``out``); ``force``: recompute what is stored; ``rejudge``: judge again what is stored,
+    reusing its simulations; workers, scheduler, dashboard, tls: where the
     tasks run (``verification.engine.Engine``). ValueError naming the option on bad input."""
 
     def __init__(self, profile: str = "quick", device: str = "auto", out: str | Path | None = None,
                  store: str | Path | ResultStore | None = None, force: bool = False,
                  workers: int | None = 0, scheduler: str | None = None, dashboard: bool = False,
-                 tls: Mapping[str, str] | None = None):
+                 tls: Mapping[str, str] | None = None, rejudge: bool = False):
         from numerics.codegen.cache import check_cache
         from numerics.sgd.base import resolve_device
 
@@ -40,13 +41,17 @@ class Campaign:
         self.store = open_store(store, self.out, force)
         check_cache()
         self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
+        self.rejudge = bool(rejudge)
 
     def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
-             figures: bool = False, setting: dict | None = None) -> ClaimTask:
+             figures: bool = False, setting: dict | None = None,
+             simulate: bool = True) -> ClaimTask:
         """One run of ``claim`` at ``seed`` (under a declared mutation or a perturbation; over
-        the profile's settings or, given ``setting``, at that one)."""
+        the profile's settings or, given ``setting``, at that one; ``simulate=False``: only
+        re-judged from stored simulations)."""
         return ClaimTask.make(claim, self.profile, seed, self.device, perturbation, mutation,
-                              figures=figures, store=self.store, setting=setting)
+                              figures=figures, store=self.store, setting=setting,
+                              simulate=simulate, rejudge=self.rejudge)
 
     def locked(self) -> AbstractContextManager:
         """The output folder held against a second campaign writing in it (a one-line

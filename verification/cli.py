@@ -120,6 +120,11 @@ guard_app = typer.Typer(no_args_is_help=True, help=(
     "Regression guard: store a run as a baseline; compare a later run with it (exit 1 on any "
     "changed verdict or tracked value drifted beyond its tolerance)."))
 app.add_typer(guard_app, name="guard")
+store_app = typer.Typer(no_args_is_help=True, help=(
+    "The result store as a cache of simulations: what it holds by claim and stage, pruning what "
+    "no current key reaches, export to and import from a tar file (to share simulations "
+    "between machines with the same store key)."))
+app.add_typer(store_app, name="store")
 
 
 @app.callback()
@@ -233,6 +238,8 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         tls_key: Path | None = _tls_option("--tls-key", "this client's private key"),
         store: Path | None = typer.Option(None, help=_STORE_HELP),
         force: bool = typer.Option(False, help="recompute every claim (the store is rewritten)"),
+        rejudge: bool = typer.Option(False, "--rejudge", help="judge every claim again from its "
+                                     "stored simulations (computing only those not stored)"),
         wide: bool = typer.Option(False, "--wide", help="print the verdict table with each claim's "
                                   "label and summary (always in report.md and report.html)")):
     """Run claims, print the verdict table (within the terminal's width; --wide: with labels and
@@ -251,7 +258,7 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         with _interrupt_note(note):
             report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
                                 out=out, figures=figures, workers=workers, scheduler=scheduler,
-                                store=store, force=force, wide=wide, **cluster)
+                                store=store, force=force, wide=wide, rejudge=rejudge, **cluster)
     except ValueError as exc:
         _fail(str(exc))
     from .report import report_lines
@@ -404,7 +411,12 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               merge: list[Path] | None = typer.Option(
                   None, "--merge", help="instead of running: combine these calibration.json "
                   "files (parts of one calibration; repeatable, later ones win per claim) into "
-                  "OUT")):
+                  "OUT"),
+              rejudge: Path | None = typer.Option(
+                  None, "--rejudge", help="instead of running: bring the stale records of this "
+                  "calibration file (e.g. calibration/quick.json) up to date from the stored "
+                  "simulations only, rewrite it, and list the records that still need "
+                  "simulating with their estimated time")):
     """Measure each claim's record over K fresh seeds: false refutations and pulls
     ((estimate − claim)/se) under the true model; each family's power with its claimed values
     moved by 0.5× and 1× its own resolution (flagged when the resolution is misstated); a sign
@@ -421,8 +433,13 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
     cluster = _check_run_options(errors, workers, scheduler, dashboard,
                                  (tls_ca_file, tls_cert, tls_key))
+    if merge and rejudge:
+        errors.append("--merge and --rejudge are two different jobs; give one")
     if merge:
         _merge_calibrations(merge, out)
+        return
+    if rejudge:
+        _rejudge(rejudge, paper, claim, claims_file, device, workers, scheduler, store, cluster)
         return
     note = (f"{out / 'calibration.json'} holds the runs finished so far; the same command "
             "resumes from the result store")
@@ -440,6 +457,29 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
 
 
+def _rejudge(path: Path, paper, claim, claims_file, device, workers, scheduler, store,
+             cluster) -> None:
+    from numerics.sgd.base import resolve_device
+
+    from .calibrate import rejudge
+    try:
+        chosen = _select(paper, claim, claims_file) if (paper or claim or claims_file) else None
+        with _interrupt_note(f"{path} is unchanged; the same command resumes from the store"):
+            done = rejudge(path, chosen, device=resolve_device(device.value),
+                           progress=lambda msg: typer.echo(msg, err=True), workers=workers,
+                           scheduler=scheduler, store=store, **cluster)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"{path}: {len(done['rejudged'])} records re-judged from stored simulations "
+               f"({done['seconds']:.0f} s), {len(done['current'])} already current")
+    for row in done["needs_simulating"]:
+        typer.echo(f"  {row['id']}: needs simulating, about {row['estimated_seconds'] / 60:.0f} "
+                   f"core-minutes ({row['missing']})")
+    if done["needs_simulating"]:
+        typer.echo("simulate them with: calibrate --claim ID ... --seeds K --out DIR, then "
+                   f"calibrate --merge {path} DIR/calibration.json --out {path.parent}")
+
+
 def _merge_calibrations(parts: list[Path], out: Path) -> None:
     from .calibrate import merge_calibrations, write_calibration
     from .store import check_folder
@@ -451,6 +491,93 @@ def _merge_calibrations(parts: list[Path], out: Path) -> None:
         _fail(str(exc))
     typer.echo(f"calibration: {out / 'calibration.json'} ({len(result['claims'])} claims "
                f"from {len(parts)} parts)")
+
+
+def _store_of(store: Path | None):
+    """The store a `store` command works on: --store, else $ATTNV_STORE, else results/store."""
+    import os
+
+    from .store import STORE_ENV, ResultStore
+    root = store or (Path(os.environ[STORE_ENV]) if os.environ.get(STORE_ENV) else
+                     Path("results") / "store")
+    if not root.is_dir():
+        _fail(f"--store {root} is not a folder; allowed: a result store (the --store of a run, "
+              "else $ATTNV_STORE, else results/store)")
+    return ResultStore(root)
+
+
+_STORE_ARG_HELP = "the store (default: $ATTNV_STORE, else results/store)"
+
+
+@store_app.command("size")
+def store_size(store: Path | None = typer.Option(None, help=_STORE_ARG_HELP),
+               top: int = typer.Option(20, min=1, help="rows shown, largest first")):
+    """What the store holds: entries and bytes by stage (simulation, judgement) and claim."""
+    from .storeops import usage
+    got = usage(_store_of(store))
+    typer.echo(f"{got['entries']} entries, {got['bytes'] / 1e6:.1f} MB"
+               + (f" ({got['unreadable']} not authenticated by your key)" if got["unreadable"] else ""))
+    for r in got["rows"][:top]:
+        what = f" {r['what'].rsplit('.', 1)[-1]}" if r["what"] else ""
+        typer.echo(f"  {r['bytes'] / 1e6:8.2f} MB {r['entries']:6d}  {r['stage']:<10} "
+                   f"{r['claim']}{what}")
+    if len(got["rows"]) > top:
+        typer.echo(f"  ... {len(got['rows']) - top} more rows (--top)")
+
+
+@store_app.command("prune")
+def store_prune(store: Path | None = typer.Option(None, help=_STORE_ARG_HELP),
+                dry_run: bool = typer.Option(False, "--dry-run", help="count, remove nothing")):
+    """Remove the entries no current key reaches (code or library versions changed since, or
+    not authenticated by your key); entries of claims or files not known here are kept."""
+    from .storeops import prune
+    got = prune(_store_of(store), dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    typer.echo(f"{verb} {got['removed']} entries ({got['bytes'] / 1e6:.1f} MB); kept "
+               f"{got['kept']} ({got['unknown']} whose code is not known here)")
+
+
+@store_app.command("export")
+def store_export(dest: Path = typer.Argument(..., help="the tar file to write"),
+                 store: Path | None = typer.Option(None, help=_STORE_ARG_HELP),
+                 claim: list[str] | None = typer.Option(
+                     None, "--claim", help="only this claim's judgements and the simulations it "
+                     "asked for first (repeatable)"),
+                 simulations_only: bool = typer.Option(False, "--simulations-only",
+                                                       help="only the simulations")):
+    """Write the store's authenticated entries to one tar file (data only)."""
+    from .storeops import export_store
+    if dest.exists() and dest.is_dir():
+        _fail(f"DEST {dest} is a folder; allowed: a file to write")
+    stages = ("simulation",) if simulations_only else ("simulation", "judgement")
+    got = export_store(_store_of(store), dest, claim, stages)
+    typer.echo(f"{got['path']}: {got['entries']} entries ({got['bytes'] / 1e6:.1f} MB)")
+
+
+@store_app.command("import")
+def store_import(src: Path = typer.Argument(..., help="a tar file written by `store export`"),
+                 store: Path | None = typer.Option(None, help=_STORE_ARG_HELP)):
+    """Add the entries of an export to the store: only those your store key authenticates
+    (the same $ATTNV_STORE_KEY_FILE on both machines)."""
+    import os
+
+    from .store import STORE_ENV, check_folder
+    from .storeops import import_store
+    if not src.is_file():
+        _fail(f"SRC {src} is not a file; allowed: a tar file written by `store export`")
+    root = store or (Path(os.environ[STORE_ENV]) if os.environ.get(STORE_ENV) else
+                     Path("results") / "store")
+    try:
+        got = import_store(src, _store_from(check_folder(root, "--store")))
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"imported {got['imported']} entries, {got['present']} already there, "
+               f"{got['refused']} refused (not authenticated by your store key)")
+
+
+def _store_from(root: Path):
+    from .store import ResultStore
+    return ResultStore(root)
 
 
 @app.command()

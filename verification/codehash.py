@@ -19,9 +19,10 @@ import functools
 import hashlib
 from pathlib import Path
 
-from .layers import hashed
+from .layers import hashed, simulated
 
-__all__ = ["code_hash", "import_closure", "import_statements", "orchestration", "SUITE_PACKAGES"]
+__all__ = ["code_hash", "import_closure", "import_statements", "orchestration", "SUITE_PACKAGES",
+           "split_hash", "files_hash"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_PACKAGES = ("theory", "numerics", "verification")
@@ -155,9 +156,28 @@ def import_closure(module: str) -> list[Path]:
 def code_hash(module: str) -> str:
     """SHA-256 over the paths and contents of ``import_closure(module)`` (cached per process:
     the code does not change under a running process)."""
+    return files_hash(import_closure(module))
+
+
+def files_hash(paths) -> str:
+    """SHA-256 over the paths (relative to the suite's root) and contents of ``paths``, sorted."""
     h = hashlib.sha256()
-    for path in import_closure(module):
+    for path in sorted(paths):
         name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         h.update(str(name).encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+@functools.cache
+def split_hash(modules: tuple[str, ...]) -> dict[str, str]:
+    """The code the ``modules`` run (their import closures together), split in two: what
+    simulates (theory, numerics, ``verification.simulations``: ``simulation``) and what judges
+    (the claim API, the check library, the claims, a user's file: ``judge``), each hashed on
+    its own. A calibration record is current while both are unchanged and says which moved
+    when it is not."""
+    files = set()
+    for m in modules:
+        files.update(import_closure(m))
+    sim = {f for f in files if f.is_relative_to(ROOT) and simulated(_module_name(f))}
+    return {"simulation": files_hash(sim), "judge": files_hash(files - sim)}

@@ -1,45 +1,47 @@
 """What a claim check gets from the runner: profile, seed, device, the claim's own α, the
 ledger in which its checks record what they spend (``verification.checks``) and the mapper that
-runs its ``map`` calls.
+runs its simulations (``map``).
 
 Plain data: nothing here knows where or how tasks run. The run's tasks (``verification.tasks``)
-inject a mapper that makes each call a stored, reusable task of the run's engine; without one,
-the calls run one after the other in this process (``in_order``)."""
+inject a mapper that makes each simulation a stored, reusable task of the run's engine, keyed
+by the simulation's own code (``verification.simulations``), never by the judging code; without
+one, the calls run one after the other in this process (``in_order``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-import dataclasses
 from dataclasses import dataclass, field
-import hashlib
 from typing import Any, TypeVar
 
 import numpy as np
 
 from .checks.policies import Ledger
-from .domain import PROFILES, setting_key
+from .domain import PROFILES
+from .simulations.base import SimContext, derive_seed, is_seeded
 
-__all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA"]
+__all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA", "SimContext"]
 
 DEFAULT_ALPHA = 1e-4
 """A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
 
 _T = TypeVar("_T")
 
-Mapper = Callable[["Context", Callable[["Context", Any], Any], Sequence[Any], bool,
-                   Callable[[float], None]], list]
-"""``mapper(ctx, fn, items, shared, progress) -> [fn(ctx, item) for item in items]``: how
-``Context.map`` runs its calls (``ctx`` is the caller's, stripped of progress bar, ledger and
-perturbation; ``progress(fraction)`` as the calls finish; ``shared`` as for ``map``)."""
+Mapper = Callable[[SimContext, Callable[[SimContext, Any], Any], Sequence[Any], Any,
+                   Callable[[float], None], dict], list]
+"""``mapper(sim, fn, items, store, progress, tally) -> [fn(sim, item) for item in items]``: how
+``Context.map`` runs its simulations (``sim``: what a simulation may depend on; ``store``: the
+run's result store or None; ``progress(fraction)`` as the calls finish; ``tally``: counts
+``computed`` and ``reused`` simulations)."""
 
 
-def in_order(ctx: Context, fn: Callable[[Context, Any], _T], items: Sequence[Any], shared: bool,
-             progress: Callable[[float], None]) -> list[_T]:
+def in_order(sim: SimContext, fn: Callable[[SimContext, Any], _T], items: Sequence[Any], store: Any,
+             progress: Callable[[float], None], tally: dict) -> list[_T]:
     """The calls one after the other in this process, nothing stored (a context without a
     result store: a notebook's, a test's)."""
     out = []
     for i, item in enumerate(items):
-        out.append(fn(ctx, item))
+        out.append(fn(sim, item))
+        tally["computed"] = tally.get("computed", 0) + 1
         progress((i + 1) / len(items))
     return out
 
@@ -63,16 +65,16 @@ class Context:
     every comparison (``verification.checks.PERTURBATIONS``); None in real runs."""
     store: Any = field(default=None, compare=False, repr=False)
     """The run's ``verification.store.ResultStore`` (None: nothing is stored)."""
-    task_key: str | None = field(default=None, compare=False, repr=False)
-    """The content hash of the claim's simulations (code, parameters, seed, profile, device,
-    versions, mutation; not the perturbation, which only changes the judging): the prefix of
-    every subtask key of ``map``."""
     setting: tuple = ()
     """The setting of the claim's domain being judged, as sorted (name, value) pairs (empty: a
     claim without coordinates); it is part of every seed ``claim_seed`` derives."""
     mapper: Mapper | None = field(default=None, compare=False, repr=False)
-    """How ``map`` runs its calls, set by the run's tasks (``verification.tasks.map_subtasks``:
-    each call a task of the run's engine, stored under ``task_key``); None: ``in_order``."""
+    """How ``map`` runs its simulations, set by the run's tasks
+    (``verification.tasks.map_subtasks``: each a stored task of the run's engine); None:
+    ``in_order``."""
+    tally: dict = field(default_factory=dict, compare=False, repr=False)
+    """Simulations this claim's run ``computed`` and ``reused`` from the store (shared by the
+    contexts of its settings): a run that computed none was re-judged from stored simulations."""
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -93,36 +95,38 @@ class Context:
         return self.ledger.spend(name, max(1, int(n_checks)), self.alpha)
 
     def claim_seed(self, claim_id: str) -> int:
-        """A seed per claim derived from the run seed (independent streams, reproducible)."""
-        at = "" if not self.setting else "@" + setting_key(dict(self.setting))
-        h = hashlib.sha256(f"{self.seed}:{claim_id}{at}".encode()).digest()
-        return int.from_bytes(h[:4], "little")
+        """A seed per claim derived from the run seed (independent streams, reproducible; the
+        same as a seeded simulation's ``SimContext.claim_seed``)."""
+        return derive_seed(self.seed, claim_id, self.setting)
 
     def rng(self, claim_id: str) -> np.random.Generator:
         return np.random.default_rng(self.claim_seed(claim_id))
 
-    def map(self, fn: Callable[[Context, Any], _T], items: Sequence[Any],
-            shared: bool = False) -> list[_T]:
-        """``[fn(ctx, item) for item in items]``, each call a task of the run's engine (run by
-        the injected ``mapper``; without one, one after the other here, nothing stored).
+    def map(self, fn: Callable[[SimContext, Any], _T], items: Sequence[Any]) -> list[_T]:
+        """``[fn(sim, item) for item in items]``: the claim's simulations, each a stored task of
+        the run's engine (run by the injected ``mapper``; without one, one after the other
+        here, nothing stored).
 
-        In a run, on a dask.distributed worker the calls run as subtasks on the same cluster;
-        elsewhere one after the other. Each result is stored under (``task_key``, fn, item)
-        and reused by later runs, so an interrupted claim resumes from its finished items. ``fn`` is a
-        module-level function that draws every random number from seeds derived from
-        ``item`` and the run seed (never from a shared stream), so the results do not depend
-        on the order or place the items run in; ``item`` is JSON-able (numbers, strings,
-        lists, dicts). ``fn`` gets a context without progress bar or ledger: it simulates; the
-        claim judges.
-
-        shared: the results do not depend on the calling claim (simulations two claims share):
-        keyed by ``fn``'s code, the item and the run's seed, profile and device only, so the
-        second claim reuses the first's, and on a cluster the two ask for one computation."""
+        ``fn`` is a module-level function (a simulation: ``verification.simulations``) of a
+        ``SimContext`` (profile, device and, unless ``fn`` is declared
+        ``simulation(seeded=False)``, the run's seed and the setting judged) and an item. Its
+        result is stored under the content hash of ``fn``'s own module and what it imports,
+        the item, the profile and device (and seed and setting when seeded), never under the
+        claim's judging code: a changed judge re-judges stored simulations, and two claims
+        asking for the same simulation share one result (on a cluster, one computation). An
+        item is data (numbers, strings, lists, dicts), SymPy expressions and module-level
+        functions or classes (keyed by their module's code); a simulation draws its random
+        numbers from seeds derived from its item and the run seed (``sim.rng``), never from a
+        shared stream, so the results do not depend on where or in what order they run. A
+        deliberately wrong model (a mutation) that changes what is simulated must show in the
+        items."""
         if self.mapper is None and self.store is not None:
             raise ValueError("Context.map: a context with a result store needs the mapper that "
                              "keys and stores its calls (mapper=verification.tasks.map_subtasks)")
-        plain = dataclasses.replace(self, progress=None, ledger=Ledger(), perturbation=None)
-        return (self.mapper or in_order)(plain, fn, items, shared, self.tick)
+        seeded = is_seeded(fn)
+        sim = SimContext(self.profile, self.seed if seeded else None, self.device,
+                         self.setting if seeded else ())
+        return (self.mapper or in_order)(sim, fn, items, self.store, self.tick, self.tally)
 
     def tick(self, fraction: float) -> None:
         """Report progress (clipped to [0, 1]) to the runner's progress bar, if any."""

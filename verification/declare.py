@@ -115,10 +115,7 @@ class Claim:
             raise ValueError(f"{self.id}: {clash} are coordinates of the claim's domain; give "
                              "them in the setting, not as overrides")
         if setting:
-            key = setting_key(setting)
-            ctx = dataclasses.replace(
-                ctx, setting=tuple(sorted(setting.items())),
-                task_key=_subkey(ctx.task_key, key) if ctx.task_key else ctx.task_key)
+            ctx = dataclasses.replace(ctx, setting=tuple(sorted(setting.items())))
         return self.check(ctx, **setting, **overrides)
 
     def variant(self, name: str | None = None, **overrides: Any) -> Claim:
@@ -237,11 +234,6 @@ def _takes_coordinates(id: str, fn: Callable, dom: Domain) -> None:
     if missing:
         raise ValueError(f"claim {id}: the check does not take the domain's coordinate(s) "
                          f"{missing} as keyword arguments")
-
-
-def _subkey(parent: str, setting: str) -> str:
-    import hashlib
-    return hashlib.sha256(f"{parent}|{setting}".encode()).hexdigest()
 
 
 def _part(ctx: Context, i: int, n: int):

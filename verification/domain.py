@@ -24,6 +24,8 @@ import itertools
 import math
 from typing import Any
 
+from .simulations.base import setting_text
+
 __all__ = ["Interval", "Integers", "Choice", "Domain", "as_domain", "setting_key", "PROFILES"]
 
 PROFILES = ("quick", "full")
@@ -150,11 +152,7 @@ def _coordinate(name: str, spec: Any) -> Coordinate:
 
 def setting_key(setting: Mapping[str, Any]) -> str:
     """A setting as a short stable text (seeds, store keys, labels)."""
-    return ",".join(f"{k}={_text(v)}" for k, v in sorted(setting.items()))
-
-
-def _text(v: Any) -> str:
-    return repr(round(v, 12)) if isinstance(v, float) else str(v)
+    return setting_text(setting)
 
 
 class Domain:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Layer", "LAYERS", "CLAIMS_LAYER", "EXACT", "layer_of", "hashed"]
+__all__ = ["Layer", "LAYERS", "CLAIMS_LAYER", "SIMULATED", "EXACT", "layer_of", "hashed",
+           "simulated"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("code storage: where generated code is kept", ("numerics.codegen.cache",
                                                          "numerics.codegen.signing"), hashed=False),
     Layer("numerics: generated code, expectations, flows, SGD", ("numerics",), hashed=True),
+    Layer("simulations: what the claims simulate, keyed by their own code",
+          ("verification.simulations",), hashed=True),
     Layer("claim API: what a claim computes and judges with",
           ("verification.domain", "verification.declare", "verification.registry", "verification.stats",
            "verification.checks", "verification.context"), hashed=True),
@@ -41,7 +44,7 @@ LAYERS: tuple[Layer, ...] = (
           ("verification.catalogue", "verification.userfiles"), hashed=False),
     Layer("execution: tasks, where they run, where results and records are kept",
           ("verification.layers", "verification.codehash", "verification.store",
-           "verification.records", "verification.engine", "verification.tasks",
+           "verification.storeops", "verification.records", "verification.engine", "verification.tasks",
            "verification.campaign"), hashed=False),
     Layer("reports: what is written about a run", ("verification.report", "verification.guard"),
           hashed=False),
@@ -53,6 +56,10 @@ LAYERS: tuple[Layer, ...] = (
 )
 
 CLAIMS_LAYER = next(i for i, layer in enumerate(LAYERS) if "verification.claims" in layer.modules)
+SIMULATED = next(i for i, layer in enumerate(LAYERS) if "verification.simulations" in layer.modules)
+"""The layers at or below this one (theory, numerics, the simulations) are what a claim
+simulates with; those above it up to the claims' are what it judges with (the simulation and
+judge hashes of a claim's code, ``verification.codehash.claim_hashes``)."""
 
 EXACT = frozenset({"verification"})
 """Listed names that stand for their package's ``__init__`` alone (the public names), not for
@@ -70,6 +77,13 @@ def layer_of(module: str) -> int | None:
         if i is not None and (n == len(parts) or prefix not in EXACT):
             return i
     return None
+
+
+def simulated(module: str) -> bool:
+    """Whether ``module`` is simulation code (theory, numerics, ``verification.simulations``)
+    rather than judging code (the claim API, the check library, the claims)."""
+    i = layer_of(module)
+    return i is not None and i <= SIMULATED
 
 
 def hashed(module: str) -> bool:

@@ -9,9 +9,10 @@ never from each other for a record.
 
 The calibration record, as ``calibrate`` writes it: {"suite_version", "profile", "seeds",
 "claims": [{"id", "alpha", "resolution", "exact", "runs", "false_refutations", "verdicts",
-"mutations": [{"name", "runs", "refuted", "not_applied"?}], "not_applicable", "code"}],
-"complete", "engine", "seconds", "parts"?}; ``code`` is the content hash of the claim's code
-(``claim_code``): a record is the claim's record only while it is unchanged."""
+"mutations": [{"name", "runs", "refuted", "not_applied"?}], "not_applicable", "code",
+"stages"}], "complete", "engine", "seconds", "parts"?, "rejudged"?}; ``code`` holds the two
+content hashes of the claim's code, {"simulation", "judge"} (``claim_code``): a record is the
+claim's record only while both are unchanged."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .declare import REGISTRY, Claim
 
 __all__ = ["to_jsonable", "cannot_write", "write_bytes", "write_json", "write_npz",
            "DEFAULT_CALIBRATION", "MIN_MUTATIONS", "claim_code", "load_calibration",
+           "load_calibration_data", "stale_parts",
            "whole_records", "summary_rows", "DEFAULT_BASELINE", "expected_seconds"]
 
 
@@ -95,33 +97,48 @@ DEFAULT_CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 """Where the committed calibration lives (``<profile>.json``); a run's report quotes it."""
 
 
-def claim_code(claim: Claim) -> str | None:
-    """Content hash of the code a claim's runs execute (its module and extra modules with
-    their import closures, ``verification.codehash``); None for code without a source file."""
-    import hashlib
-
-    from .codehash import code_hash
+def claim_code(claim: Claim) -> dict[str, str] | None:
+    """The two content hashes of the code a claim's runs execute (its module and extra
+    modules with their import closures, split by ``verification.codehash.split_hash``): what
+    simulates ({"simulation"}) and what judges ({"judge"}); None for code without a source
+    file."""
+    from .codehash import split_hash
     try:
-        hashes = [code_hash(m) for m in [claim.module or claim.check.__module__,
-                                         *claim.extra_modules]]
+        return split_hash((claim.module or claim.check.__module__, *claim.extra_modules,
+                           "verification.tasks"))
     except ValueError:
         return None
-    return hashlib.sha256("\0".join(hashes).encode()).hexdigest()
+
+
+def load_calibration_data(path: str | Path) -> dict:
+    """The calibration file ``path`` as written (ValueError naming it when it is absent,
+    damaged or not whole)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        if not (isinstance(data, dict) and isinstance(data.get("claims"), list)
+                and whole_records(data["claims"]) and data.get("profile") and data.get("seeds")):
+            raise ValueError("a record lacks the fields calibrate writes")
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not a calibration file ({exc})") from None
+    return data
 
 
 def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict | None:
     """The calibration in ``path`` restricted to the claims ``ids`` (all when None), for a
     report's calibration section; None when the file is absent or damaged (never trusted
-    half-read: every record must have the fields calibrate writes)."""
-    path = Path(path)
+    half-read: every record must have the fields calibrate writes). Each record gets
+    ``current`` and, when it is not, ``stale``: which of its claim's code hashes moved."""
     try:
-        data = json.loads(path.read_text())
-        records = data["claims"]
-        if not whole_records(records):
-            return None
-    except (OSError, ValueError, KeyError, TypeError):
+        data = load_calibration_data(path)
+    except ValueError:
         return None
-    keep = [{**r, "current": _is_current(r)} for r in records if ids is None or r["id"] in set(ids)]
+    keep = []
+    for r in data["claims"]:
+        if ids is None or r["id"] in set(ids):
+            stale = stale_parts(r)
+            keep.append({**r, "current": None if stale is None else not stale,
+                         **({"stale": stale} if stale else {})})
     return {"source": str(path), "profile": data.get("profile"), "seeds": data.get("seeds"),
             "complete": data.get("complete", False), "claims": keep}
 
@@ -132,12 +149,19 @@ def whole_records(records) -> bool:
     return all(isinstance(r, dict) and needed <= set(r) for r in records)
 
 
-def _is_current(record: dict) -> bool | None:
-    """Whether the record was measured on the claim's present code (None: cannot tell, the
-    record has no code hash or the claim is not registered here)."""
-    if not record.get("code") or record["id"] not in REGISTRY:
+def stale_parts(record: dict) -> list[str] | None:
+    """Which of the claim's code hashes moved since the record was measured: [] when it is
+    current, ["simulation"], ["judge"] or both, ["code"] for a record of the older single-hash
+    format; None when it cannot be told (no hash, or the claim is not registered here)."""
+    code = record.get("code")
+    if not code or record["id"] not in REGISTRY:
         return None
-    return record["code"] == claim_code(REGISTRY[record["id"]])
+    now = claim_code(REGISTRY[record["id"]])
+    if now is None:
+        return None
+    if not isinstance(code, dict):
+        return ["code"]
+    return [part for part in ("simulation", "judge") if code.get(part) != now[part]]
 
 
 def summary_rows(result: dict) -> list[str]:
@@ -161,7 +185,8 @@ def summary_rows(result: dict) -> list[str]:
         mix = ", ".join(f"{v} {n}" for v, n in sorted((c.get("verdicts") or {}).items()))
         true_model = f"{c['false_refutations']}/{c['runs']}" + (f" ({mix})" if mix else "")
         alpha = "0 (exact)" if c.get("exact") else ("—" if c["alpha"] is None else f"{c['alpha']:.0e}")
-        stale = " (measured on other code)" if c.get("current") is False else ""
+        stale = ("" if c.get("current") is not False else
+                 f" (stale: its {' and '.join(c.get('stale') or ['code'])} code changed)")
         powered = any(any((f.get("power_runs") or {}).values()) for f in c.get("families") or [])
         if c["runs"] and sum(m["runs"] > 0 for m in c["mutations"]) + powered < MIN_MUTATIONS:
             muts += f" — fewer than {MIN_MUTATIONS} mutations that apply"

@@ -36,7 +36,8 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
         console: Console | None = None, calibration: str | Path | None = "default",
         workers: int | None = 0, scheduler: str | None = None,
         store: str | Path | ResultStore | None = None, force: bool = False,
-        dashboard: bool = False, tls: Mapping[str, str] | None = None, wide: bool = False) -> dict:
+        dashboard: bool = False, tls: Mapping[str, str] | None = None, wide: bool = False,
+        rejudge: bool = False) -> dict:
     """Run ``claims`` and return the report (the report.json schema).
 
     out: also write report.json/.npz/.md/.html and figures/ there. The run locks ``out``
@@ -52,7 +53,8 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     this process, the default here; the CLI's default is every core). store: the result store
     (``verification.store``: a folder, else $ATTNV_STORE, else ``<out>/store``; none without
     ``out``); a claim whose result is stored under the same content hash is not recomputed
-    (``force``: recompute all). show: progress bar and verdict table on ``console`` (within its
+    (``force``: recompute all; ``rejudge``: judge every claim again, reusing its stored
+    simulations). show: progress bar and verdict table on ``console`` (within its
     width; ``wide``: with each claim's label and summary, ``verification.report.verdict_table``).
     calibration: a calibration.json whose records of these claims the report quotes
     ("default": the committed ``calibration/<profile>.json``; None: none).
@@ -62,13 +64,14 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     before any claim runs (ValueError naming the option)."""
     from .campaign import Campaign
 
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
+                        rejudge=rejudge)
     device, out, store, engine = campaign.device, campaign.out, campaign.store, campaign.engine
     specs = [campaign.task(c, seed, figures=figures) for c in claims]
     report = _header(profile, seed, device, engine, store)
     report["options"] = {"claims": [c.id for c in claims], "workers": engine.workers,
                          "scheduler": scheduler, "store": report.get("store"),
-                         "force": bool(force), "figures": bool(figures),
+                         "force": bool(force), "rejudge": bool(rejudge), "figures": bool(figures),
                          "dashboard": bool(dashboard),
                          "tls": {k: str(v) for k, v in tls.items()} if tls else None,
                          "calibration": None if calibration is None else str(calibration)}

@@ -10,7 +10,14 @@ so reading an entry can never run code. Each entry carries an HMAC-SHA256 of its
 under the user's key (``numerics.codegen.signing``): an entry that someone else wrote or edited
 (a forged verdict with its digest recomputed), or that a full disk truncated, or whose content
 has the wrong shape, is reported, removed and recomputed, never trusted. Entries are written
-atomically."""
+atomically.
+
+Two stages of a claim's work are stored apart: its **simulations** (``Context.map``: keyed by
+the simulation's own code, never the judging code) and its **judgement** (the verdict entry:
+keyed by the claim's whole code). Each entry's header carries a small description, signed with
+it (``meta``: the stage, the claim or simulation, the code hashes and versions it was keyed on),
+which ``entries`` reads for the ``store`` commands (``verification.storeops``: size by claim and
+stage, prune what no current key reaches, export and import)."""
 
 from __future__ import annotations
 
@@ -39,12 +46,13 @@ from numerics.codegen.cache import (CacheDamaged, atomic_write_bytes, probe_writ
 from numerics.codegen.signing import UnsafeKey, sign, verify
 
 __all__ = ["ResultStore", "task_key", "check_folder", "lock_folder", "LOCK_FILE", "STORE_ENV",
-           "MISSING", "encode", "decode", "Unstorable", "StoreNotStored"]
+           "MISSING", "encode", "decode", "Unstorable", "StoreNotStored", "parse_entry",
+           "MAX_ENTRY_BYTES"]
 
 STORE_ENV = "ATTNV_STORE"
 """Environment variable naming the store folder when ``--store`` is not given."""
 
-_MAGIC = b"attnv-store-2 hmac-sha256 "
+_MAGIC = b"attnv-store-3 hmac-sha256 "
 _SUFFIX = ".entry"
 LOCK_FILE = ".lock"
 """``OUT/.lock``: flock'ed by the run writing in OUT (it holds its pid; ``lock_folder``)."""
@@ -52,7 +60,7 @@ MISSING = object()
 """What ``ResultStore.get`` returns on a miss (a stored result may itself be None)."""
 
 
-STORE_FORMAT = 2
+STORE_FORMAT = 3
 """Version of the entries' layout: bump it when what is stored for a task changes shape (the
 store's module is not part of the code hash, ``verification.layers``; a claim run's key counts
 ``verification.tasks``, which builds the entry)."""
@@ -226,6 +234,19 @@ def _decode(x: Any, arrays: dict) -> Any:   # noqa: C901 - one case per tag
     raise ValueError(f"unknown value {x!r:.80}")
 
 
+def parse_entry(key: str, data: bytes, decode_value: bool = True) -> tuple[dict, Any]:
+    """(description, value or None) of an entry's bytes stored under ``key``; ValueError when
+    your key does not authenticate them or they are not an entry."""
+    head, sep, body = data.partition(b"\n")
+    if not (sep and head.startswith(_MAGIC) and verify("store", key, body, head[len(_MAGIC):])):
+        raise ValueError("not authenticated by your key: damaged, or written by someone else")
+    line, sep, payload = body.partition(b"\n")
+    meta = json.loads(line) if sep else None
+    if not isinstance(meta, dict):
+        raise ValueError("no description in the entry")
+    return meta, (decode(payload) if decode_value else None)
+
+
 class ResultStore:
     """Results on disk under ``root``: ``get(key)``, ``put(key, value)``.
 
@@ -251,22 +272,28 @@ class ResultStore:
 
     def get(self, key: str) -> Any:
         """The stored result, or ``MISSING`` (absent, forced, or damaged: then removed)."""
-        path = self.path(key)
-        if self.force or not path.exists():
+        if self.force or not self.path(key).exists():
             return MISSING
+        got = self._read(key, decode_value=True)
+        return MISSING if got is None else got[1]
+
+    def meta(self, key: str) -> dict | None:
+        """The signed description of the entry under ``key`` (None: absent or damaged, then
+        removed); read whatever ``force`` says."""
+        if not self.path(key).exists():
+            return None
+        got = self._read(key, decode_value=False)
+        return None if got is None else got[0]
+
+    def _read(self, key: str, decode_value: bool) -> tuple[dict, Any] | None:
+        path = self.path(key)
         try:
-            data = read_entry(path, MAX_ENTRY_BYTES)
-            head, sep, payload = data.partition(b"\n")
-            if not (sep and head.startswith(_MAGIC) and verify("store", key, payload,
-                                                              head[len(_MAGIC):])):
-                raise ValueError("not authenticated by your key: damaged, or written by "
-                                 "someone else")
-            return decode(payload)
+            return parse_entry(key, read_entry(path, MAX_ENTRY_BYTES), decode_value)
         except UnsafeKey:       # the key is at fault, not the entry: keep it, say why
             raise
         except (OSError, ValueError, TypeError, MemoryError, RecursionError) as exc:
             self.discard(key, str(exc))
-            return MISSING
+            return None
 
     def discard(self, key: str, reason: str) -> None:
         """Report the entry under ``key`` as damaged and remove it (it is recomputed)."""
@@ -276,13 +303,16 @@ class ResultStore:
                       stacklevel=3)
         remove_entry(path)
 
-    def put(self, key: str, value: Any) -> bool:
-        """Store ``value``; False (with a ``StoreNotStored`` warning) when it is not data the
-        store holds. A failed write (disk full) raises OSError naming the entry, and leaves
-        every earlier entry as it was."""
+    def put(self, key: str, value: Any, meta: Mapping[str, Any] | None = None) -> bool:
+        """Store ``value`` with its description ``meta`` (JSON data: the stage, what produced
+        it); False (with a ``StoreNotStored`` warning) when it is not data the store holds. A
+        failed write (disk full) raises OSError naming the entry, and leaves every earlier
+        entry as it was."""
         try:
-            payload = encode(value)
-        except Unstorable as exc:
+            line = json.dumps(dict(meta or {}), sort_keys=True, separators=(",", ":"),
+                              allow_nan=False, ensure_ascii=True).encode()
+            payload = line + b"\n" + encode(value)
+        except (Unstorable, TypeError, ValueError) as exc:
             warnings.warn(f"result not stored ({exc}); it is recomputed next time",
                           StoreNotStored, stacklevel=2)
             return False
@@ -306,6 +336,23 @@ class ResultStore:
 
     def keys(self) -> list[str]:
         return sorted(p.name[: -len(_SUFFIX)] for p in self.root.glob(f"??/*{_SUFFIX}"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def entries(self) -> Iterator[tuple[str, dict | None, int]]:
+        """(key, signed description or None when damaged (then removed), size in bytes) of
+        every entry."""
+        for key in self:
+            try:
+                size = self.path(key).stat().st_size
+            except OSError:
+                continue
+            yield key, self.meta(key), size
+
+    def remove(self, key: str) -> None:
+        """Remove the entry under ``key`` (absent: nothing)."""
+        remove_entry(self.path(key))
 
 
 @contextlib.contextmanager

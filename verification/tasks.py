@@ -1,8 +1,13 @@
-"""The tasks of a run: one per (claim, seed, mutation), and the subtasks a claim spawns through
+"""The tasks of a run: one per (claim, seed, mutation), and the simulations a claim runs through
 ``Context.map`` (``map_subtasks``, the mapper injected into each claim's context). Both look their
 result up in the store first and store it when computed; ``run_claim_tasks`` and
 ``run_subtasks`` run a batch of them on an engine (``verification.engine``: where and when tasks
 run, which knows nothing of claims).
+
+The two are keyed apart. A claim run (its judgement) is keyed by the claim's whole code; a
+simulation (``SubTask``) by its own function's code only (``verification.simulations``), its
+item and what its ``SimContext`` holds, so an edit of a judge re-runs the claim, which finds its
+simulations stored (``stored_only``: a run that may only re-judge).
 
 This module is what a task does with a claim (its run, its entry and figures); what is written
 afterwards is ``runner`` and ``report``. A claim run's key counts the claim's own code and this
@@ -30,6 +35,7 @@ from .checks import Ledger, OutsideRealisableSet
 from .declare import VERDICTS, Outcome
 from .engine import SUBTASK_PRIORITY, on_worker, single_thread, user_interrupted
 from .stats import NaNInEvidence
+from .simulations.base import SimContext, SimulationMissing
 from .store import MISSING, ResultStore, describe, task_key
 
 if TYPE_CHECKING:
@@ -38,8 +44,8 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 __all__ = ["ClaimTask", "SubTask", "claim_task", "subtask", "failed_result", "claim_key", "run_claim",
-           "contract_of", "environment", "render_png", "map_subtasks", "run_subtasks",
-           "run_claim_tasks", "SUITE_VERSION"]
+           "contract_of", "environment", "render_png", "map_subtasks", "stored_only", "run_subtasks",
+           "run_claim_tasks", "item_key", "key_versions", "SUITE_VERSION"]
 
 SUITE_VERSION = "0.1.0"
 
@@ -163,19 +169,18 @@ def render_png(figures: Mapping[str, Callable[[Any], object]]) -> dict[str, byte
     return out
 
 
-def _versions() -> dict:
+def key_versions() -> dict:
+    """The library versions a stored result is keyed on (``verification.store.describe``)."""
     return describe(environment())
 
 
 def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: int, device: str,
               mutation: str | None, perturbation: tuple | None = None,
               setting: dict | None = None) -> str:
-    """The content hash of one claim run (see ``verification.store``); ``module``: the modules
-    whose code it runs (this module's, which builds the entry, is added); ``setting``: one
-    setting of its domain (a map's point; None: the profile's settings). With
-    ``mutation=perturbation=None`` it is the key the claim's simulations (``Context.map``) are
-    stored under, shared by its perturbed and mutated runs: a subtask's result depends only on
-    its function, its item and the run's seed, profile, device and setting, so a declared
+    """The content hash of one claim run, its judgement (see ``verification.store``);
+    ``module``: the modules whose code it runs (this module's, which builds the entry, is
+    added); ``setting``: one setting of its domain (a map's point; None: the profile's
+    settings). Its simulations are keyed apart (``SubTask.key``), by their own code: a declared
     mutation that changes only the judged side reuses the true model's simulations, and one
     that changes the simulated model shows in the items it maps over."""
     from .codehash import code_hash
@@ -185,7 +190,7 @@ def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: in
                     profile=profile,
                     seed=int(seed), device=device, mutation=mutation,
                     perturbation=list(perturbation) if perturbation else None,
-                    setting=setting, versions=_versions(), suite=SUITE_VERSION)
+                    setting=setting, versions=key_versions(), suite=SUITE_VERSION)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,17 +208,23 @@ class ClaimTask:
     figures: bool = True
     store: ResultStore | None = None
     key: str = ""
-    sim_key: str = ""
     setting: dict | None = None
     """One setting of the claim's domain (a map's point); None: the profile's settings."""
     claim: Any = dataclasses.field(default=None, compare=False, repr=False)
     """The Claim itself (it travels by reference to its module; an unregistered claim, as a
     test or notebook builds one, travels whole)."""
+    simulate: bool = True
+    """False: only re-judge, from stored simulations (a missing one ends the run as one that
+    needs simulating: ``claim_task``'s ``"missing"``)."""
+    rejudge: bool = False
+    """True: a stored judgement is not reused (the claim is judged again from its stored
+    simulations)."""
 
     @classmethod
     def make(cls, claim, profile: str, seed: int, device: str, perturbation=None, mutation=None,
              figures: bool = True, store: ResultStore | None = None,
-             setting: dict | None = None) -> ClaimTask:
+             setting: dict | None = None, simulate: bool = True,
+             rejudge: bool = False) -> ClaimTask:
         if mutation is not None and mutation not in (claim.mutations or {}):
             raise ValueError(f"mutation={mutation!r}; allowed for {claim.id}: "
                              f"{sorted(claim.mutations or {})}")
@@ -224,17 +235,16 @@ class ClaimTask:
         try:
             key = claim_key(claim.id, modules, profile, seed, device, mutation, perturbation,
                             setting)
-            sim = claim_key(claim.id, modules, profile, seed, device, None, None, setting)
         except ValueError:      # code without a source file (typed in a notebook): not stored,
-            key = sim = ""      # since nothing could tell when it changed
+            key = ""            # since nothing could tell when it changed
             store = None
         return cls(claim.id, module, profile, int(seed), device, perturbation, mutation,
-                   figures, store, key, sim, setting, claim)
+                   figures, store, key, setting, claim, bool(simulate), bool(rejudge))
 
     def lookup(self) -> dict | None:
         """The stored result when usable (it has figures if figures are wanted), else None. An
         entry of the wrong shape is damaged: reported, removed, recomputed."""
-        if self.store is None:
+        if self.store is None or self.rejudge:
             return None
         hit = self.store.get(self.key)
         if hit is MISSING:
@@ -245,7 +255,7 @@ class ClaimTask:
             return None
         if self.figures and not hit["has_figures"]:
             return None
-        return {**hit, "reused": True}
+        return {**hit, "reused": True, "stage": "reused"}
 
 
 def _result_problem(hit: Any, claim_id: str) -> str | None:
@@ -284,7 +294,9 @@ def _claim(task: ClaimTask):
 
 def claim_task(task: ClaimTask) -> dict:
     """Run one claim (or reuse its stored result): {"entry", "arrays", "figures" (PNG bytes),
-    "has_figures", "reused"}."""
+    "has_figures", "reused", "stage"}; ``stage``: "reused" (the judgement was stored),
+    "rejudged" (judged again, every simulation stored) or "simulated" (some computed). With
+    ``task.simulate`` False a run missing a simulation returns {"missing": "<what>"} instead."""
     from .context import Context
     hit = task.lookup()
     if hit is not None:
@@ -295,11 +307,15 @@ def claim_task(task: ClaimTask) -> dict:
             overrides = claim.mutations[task.mutation]() if task.mutation else {}
     except Exception as exc:  # noqa: BLE001 - its module or its mutation failed: its error
         return failed_result(task, exc)
+    mapper = map_subtasks if task.simulate else stored_only
     ctx = Context(profile=task.profile, seed=task.seed, device=task.device,
-                  perturbation=task.perturbation, store=task.store, task_key=task.sim_key,
-                  mapper=map_subtasks)
-    with single_thread():
-        entry, outcome = run_claim(claim, ctx, task.setting, **overrides)
+                  perturbation=task.perturbation, store=task.store,
+                  mapper=functools.partial(mapper, claim_id=task.claim_id))
+    try:
+        with single_thread():
+            entry, outcome = run_claim(claim, ctx, task.setting, **overrides)
+    except SimulationMissing as missing:
+        return {"missing": str(missing), "entry": None, "reused": False, "stage": "missing"}
     figures, figure_error = {}, None
     if task.figures:
         try:
@@ -309,48 +325,112 @@ def claim_task(task: ClaimTask) -> dict:
     result = {"entry": entry, "arrays": dict(outcome.arrays), "figures": figures,
               "figure_error": figure_error, "has_figures": task.figures, "reused": False}
     if task.store is not None and entry["verdict"] != "error":
-        task.store.put(task.key, result)
-    return result
+        task.store.put(task.key, result, {"stage": "judgement", "claim": task.claim_id,
+                                          "code": _claim_code(task), "versions": key_versions()})
+    computed = ctx.tally.get("computed", 0)
+    return {**result, "stage": "simulated" if computed else "rejudged",
+            "simulations": {"computed": computed, "reused": ctx.tally.get("reused", 0)}}
+
+
+def _claim_code(task: ClaimTask) -> dict[str, str] | None:
+    """The two hashes of a claim run's code (``verification.records.claim_code``), in its stored
+    entry's description (``store prune`` reads them)."""
+    from .records import claim_code
+    return claim_code(_claim(task))
 
 
 # -------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class SubTask:
-    """``fn(ctx, item)`` for ``Context.map``."""
+    """One simulation ``fn(sim, item)`` of ``Context.map``, keyed by what it computes with: its
+    function's own code (the import closure of its module: ``verification.simulations``, numerics,
+    theory; never the judging code), the item, and the ``SimContext`` (profile, device; seed and
+    setting when seeded), with the library versions. ``claim_id``: the claim that asked for it
+    (its entry's description; not part of the key, so two claims share one result)."""
 
     fn: Callable[[Any, Any], Any]
-    ctx: Any
+    sim: SimContext
     item: Any
-    shared: bool = False
+    store: ResultStore | None = None
+    claim_id: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
     @functools.cached_property
     def key(self) -> str | None:
-        fn = f"{self.fn.__module__}.{self.fn.__qualname__}"
-        if self.shared:
-            from .codehash import code_hash
-            c = self.ctx
-            try:
-                code = code_hash(self.fn.__module__)
-            except ValueError:          # no source file: nothing could tell when it changed
-                return None
-            return task_key(kind="shared", fn=fn, code=code, item=self.item, profile=c.profile,
-                            seed=c.seed, device=c.device, versions=_versions(), suite=SUITE_VERSION)
-        if not self.ctx.task_key:
+        """None: not stored (the function has no source file, so no edit of it could be told)."""
+        from .codehash import code_hash
+        try:
+            code = code_hash(self.fn.__module__)
+        except ValueError:
             return None
-        return task_key(kind="subtask", parent=self.ctx.task_key, fn=fn, item=self.item)
+        s = self.sim
+        return task_key(kind="simulation", fn=self.name, code=code, item=item_key(self.item),
+                        profile=s.profile, device=s.device, seed=s.seed, setting=list(s.setting),
+                        versions=key_versions(), suite=SUITE_VERSION)
+
+    def meta(self) -> dict:
+        from .codehash import code_hash
+        return {"stage": "simulation", "fn": self.name, "claim": self.claim_id,
+                "module": self.fn.__module__, "code": code_hash(self.fn.__module__),
+                "versions": key_versions()}
+
+
+def item_key(x: Any, depth: int = 0) -> Any:   # noqa: C901 - one case per kind of input
+    """A simulation's item as canonical JSON data for its key: data as it is; a SymPy object by
+    its ``srepr``; a module-level function or class by its name and its module's code hash (an
+    edit of a wrong model re-simulates it); ``functools.partial`` by its parts; a frozen
+    dataclass by its class and fields. Anything else is a TypeError naming it."""
+    import sympy as sp
+
+    from .codehash import code_hash
+    if depth > 100:
+        raise TypeError("a simulation's item nested deeper than 100 levels")
+    if x is None or isinstance(x, (bool, str, int, float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return {"ndarray": x.tolist(), "dtype": str(x.dtype)}
+    if isinstance(x, (list, tuple)):
+        return [item_key(v, depth + 1) for v in x]
+    if isinstance(x, dict):
+        return {"dict": sorted(([item_key(k, depth + 1), item_key(v, depth + 1)]
+                                for k, v in x.items()), key=repr)}
+    if isinstance(x, sp.Basic):
+        return {"sympy": sp.srepr(x)}
+    if isinstance(x, functools.partial):
+        return {"partial": [item_key(x.func, depth + 1), item_key(list(x.args), depth + 1),
+                            item_key(dict(x.keywords), depth + 1)]}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {"dataclass": item_key(type(x), depth + 1),
+                "fields": {f.name: item_key(getattr(x, f.name), depth + 1)
+                           for f in dataclasses.fields(x)}}
+    module, name = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
+    if callable(x) and module and name and "<" not in name:
+        try:
+            return {"code": f"{module}:{name}", "hash": code_hash(module)}
+        except ValueError:
+            pass
+    raise TypeError(f"a simulation's item holds a {type(x).__module__}.{type(x).__qualname__} "
+                    f"{x!r:.80}; allowed: data (numbers, strings, lists, dicts, numpy arrays), "
+                    "SymPy expressions, module-level functions and classes, functools.partial, "
+                    "frozen dataclasses of these")
 
 
 def subtask(spec: SubTask) -> Any:
-    """Run one subtask (or reuse its stored result)."""
-    store, key = spec.ctx.store, spec.key
+    """Run one simulation (or reuse its stored result)."""
+    store, key = spec.store, spec.key
     if store is not None and key is not None:
         hit = store.get(key)
         if hit is not MISSING:
             return hit
-    with single_thread(), _contained(f"subtask {spec.fn.__qualname__}"):
-        value = spec.fn(spec.ctx, spec.item)
+    with single_thread(), _contained(f"simulation {spec.fn.__qualname__}"):
+        value = spec.fn(spec.sim, spec.item)
     if store is not None and key is not None:
-        store.put(key, value)
+        store.put(key, value, spec.meta())
     return value
 
 
@@ -383,12 +463,45 @@ def failed_result(spec: ClaimTask, exc: Exception) -> dict:
     return {"entry": entry, "arrays": {}, "figures": {}, "reused": False}
 
 
-def map_subtasks(ctx: Context, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: bool,
-                 progress: Callable[[float], Any]) -> list:
-    """``Context.map`` in a run (the context's ``mapper``): each call a ``SubTask`` keyed under
-    the claim's ``task_key`` (or, ``shared``, by ``fn``'s code and the run's settings), looked
-    up in and stored to ``ctx.store``, run by ``run_subtasks``."""
-    return run_subtasks([SubTask(fn, ctx, item, shared) for item in items], progress=progress)
+def map_subtasks(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
+                 progress: Callable[[float], Any], tally: dict, claim_id: str = "") -> list:
+    """``Context.map`` in a run (the context's ``mapper``): each call a ``SubTask``, looked up
+    in ``store`` here first (a re-judged claim reads its simulations without a round trip to
+    the cluster), the others run by ``run_subtasks`` and stored."""
+    return _mapped(sim, fn, items, store, progress, tally, claim_id, simulate=True)
+
+
+def stored_only(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
+                progress: Callable[[float], Any], tally: dict, claim_id: str = "") -> list:
+    """``map_subtasks`` for a run that may only re-judge: a simulation that is not stored raises
+    ``SimulationMissing`` (before anything is computed)."""
+    return _mapped(sim, fn, items, store, progress, tally, claim_id, simulate=False)
+
+
+def _mapped(sim, fn, items, store, progress, tally, claim_id, simulate: bool) -> list:
+    specs = [SubTask(fn, sim, item, store, claim_id) for item in items]
+    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
+    out: list = [None] * len(specs)
+    todo = []
+    for i, key in enumerate(keys):
+        hit = store.get(key) if store is not None and key is not None else MISSING
+        if hit is MISSING:
+            todo.append(i)
+        else:
+            out[i] = hit
+    if todo and not simulate:
+        raise SimulationMissing(specs[todo[0]].name, items[todo[0]])
+    tally["reused"] = tally.get("reused", 0) + len(specs) - len(todo)
+    tally["computed"] = tally.get("computed", 0) + len(todo)
+    done = len(specs) - len(todo)
+    if specs and done:
+        progress(done / len(specs))
+
+    def step(fraction: float) -> None:
+        progress((done + fraction * len(todo)) / len(specs))
+    for i, value in zip(todo, run_subtasks([specs[i] for i in todo], progress=step)):
+        out[i] = value
+    return out
 
 
 # -------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from theory.stationary import classify_exact, stationary_points_exact
 
 from ...checks import FINITE_SIZE_TERMS
 from ...declare import claim, missed
+from ...simulations import simulation
 from ...domain import Interval
 
 PAPER = "dohmatob2025"
@@ -229,6 +230,7 @@ def _computed_stationary(flow2, setting, dv):
     return _STATIONARY_CACHE[key]
 
 
+@simulation(seeded=False)
 def _stationary_piece(ctx, item):
     """A shared subtask: ``_computed_stationary`` of the paper's flow on M for one link at one
     (setting, d). Props. 7 and 10 ask for the same pieces; as shared tasks they are computed
@@ -245,7 +247,7 @@ def paper_stationary(ctx, link, setting, dims):
     index = [int(dv) for dv in dims]
     items = [{"link": link, "setting": {k: str(v) for k, v in setting.items()}, "d": dv}
              for dv in index]
-    return {dv: tuple(r) for dv, r in zip(index, ctx.map(_stationary_piece, items, shared=True))}
+    return {dv: tuple(r) for dv, r in zip(index, ctx.map(_stationary_piece, items))}
 
 
 def stationary_points_uncached(flow2, setting, dv):

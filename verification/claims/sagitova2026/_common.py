@@ -172,7 +172,7 @@ def escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_d
     items = ([{**base, "kind": "ode", "i": i} for i in range(seeds)]
              + [{**base, "kind": "sgd", "D": D} for D in sgd_dims]
              + [{**base, "kind": "kappa", "i": i, "sgd_dims": sgd_dims} for i in range(min(seeds, 3))])
-    out = ctx.map(_escape_piece, items, shared=True)
+    out = ctx.map(_escape_piece, items)
     ode = np.array(out[:seeds])
     sgd = np.ascontiguousarray(np.array(out[seeds:seeds + len(sgd_dims)]).T)
     ode_kappa = np.array(out[seeds + len(sgd_dims):])

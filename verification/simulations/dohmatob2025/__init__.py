@@ -1,0 +1,1 @@
+"""What Dohmatob's claims simulate (``verification/claims/dohmatob2025`` judges)."""

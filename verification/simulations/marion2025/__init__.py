@@ -1,0 +1,1 @@
+"""What Marion et al.'s claims simulate (``verification/claims/marion2025`` judges)."""

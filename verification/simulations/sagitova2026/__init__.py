@@ -1,0 +1,1 @@
+"""What Sagitova et al.'s claims simulate (``verification/claims/sagitova2026`` judges)."""
