@@ -111,7 +111,10 @@ class _ClaimRecord:
         ("power", family, k, settings)); returns the perturbed runs it calls for: [(seed,
         perturbation, name)]. A power run counts each setting it moved by that setting's own
         verdict (a family spent at several settings states the coarsest resolution: moved
-        together by it, the finer settings would be hit at several times their own)."""
+        together by it, the finer settings would be hit at several times their own).
+        ``stage``: how the run was computed (``verification.tasks.claim_task``)."""
+        if stage:
+            self.stages[stage] += 1
         if isinstance(name, tuple):
             if entry.get("perturbation_applied") is False:
                 self.not_applied[f"{name[1]} at {_power_key(name[2])}×"] += 1
@@ -526,6 +529,7 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str
                      * int(data["seeds"])})
             else:
                 report["rejudged"].append(cid)
+    if report["rejudged"]:
         records = [fresh[r["id"]] if r["id"] in report["rejudged"] else r for r in data["claims"]]
         data = {**data, "claims": records,
                 "rejudged": {"claims": report["rejudged"], "seconds": out["seconds"]}}

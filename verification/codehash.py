@@ -128,12 +128,7 @@ def import_closure(module: str) -> list[Path]:
         outside = _outside_file(module)
         if outside is None:
             raise ValueError(f"module={module!r}: no Python source file found for it")
-        explicit, implicit = _imports(outside)
-        files = {outside}
-        for m in explicit:
-            files.update(import_closure(m))
-        files.update(_module_file(p) for p in implicit if not orchestration(p))
-        return sorted(files)
+        return sorted(_outside_closure(outside, set()))
     seen: dict[str, Path] = {}
     parents: set[str] = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
     todo = [module]
@@ -150,6 +145,36 @@ def import_closure(module: str) -> list[Path]:
     files = set(seen.values()) | {_module_file(p) for p in parents
                                   if _module_file(p) and not orchestration(p)}
     return sorted(files)
+
+
+def _outside_closure(path: Path, seen: set[Path]) -> set[Path]:
+    """The files of a module outside the suite (a user's file): its own, the suite modules it
+    imports with their closures, and the user's other files it imports from its own folder or
+    below (a claims file and the simulations file beside it), followed the same way; nothing
+    of the standard library or installed packages."""
+    seen.add(path)
+    explicit, implicit = _imports(path)
+    files = {path}
+    for m in explicit:
+        files.update(import_closure(m))
+    files.update(_module_file(p) for p in implicit if not orchestration(p))
+    for mod, names in import_statements(path, path.stem):
+        for name in [mod, *(f"{mod}.{n}" for n in names)]:
+            if not name or name.split(".")[0] in SUITE_PACKAGES:
+                continue
+            other = _outside_file(name)
+            if other is not None and other not in seen and _users_own(other, path.parent):
+                files |= _outside_closure(other, seen)
+    return files
+
+
+def _users_own(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a file of the user's beside or below ``folder`` (not an installed
+    package of a virtual environment kept there)."""
+    if not path.is_relative_to(folder):
+        return False
+    parts = path.relative_to(folder).parts[:-1]
+    return not any(p in ("site-packages", "dist-packages") or p.startswith(".") for p in parts)
 
 
 @functools.cache

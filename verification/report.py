@@ -97,11 +97,15 @@ def _run_line(report: dict) -> str:
     opts = report.get("options") or {}
     parts = [f"engine: {report['engine']}"] if report.get("engine") else []
     if report.get("store"):
-        reused = report.get("reused")
-        parts.append(f"store {report['store']}" + (f" ({reused} of {len(report['claims'])} "
-                                                   "claims reused)" if reused else ""))
+        stages = [c.get("stage") for c in report["claims"]]
+        said = [f"{n} of {len(stages)} claims {what}" for what, n in
+                (("reused", stages.count("reused")),
+                 ("re-judged from stored simulations", stages.count("rejudged"))) if n]
+        parts.append(f"store {report['store']}" + (f" ({', '.join(said)})" if said else ""))
     if opts.get("force"):
         parts.append("every claim recomputed (force)")
+    if opts.get("rejudge"):
+        parts.append("every claim judged again (rejudge)")
     if not report.get("complete", True):
         parts.append(f"incomplete ({report.get('interrupted') or 'running'})")
     return " · ".join(parts)

@@ -122,7 +122,10 @@ def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: di
         def finished(i: int, result: dict) -> None:
             if user_interrupted():      # a Ctrl-C that a claim's code swallowed still stops
                 raise KeyboardInterrupt
-            results[i] = result
+            entry = {**result["entry"], "stage": result.get("stage", "simulated")}
+            if result.get("simulations"):
+                entry["simulations"] = result["simulations"]
+            results[i] = {**result, "entry": entry}
             report["claims"] = [results[j]["entry"] for j in sorted(results)]
             if out is not None:
                 _write_partial(out, report, results)

@@ -277,22 +277,23 @@ class ResultStore:
         got = self._read(key, decode_value=True)
         return MISSING if got is None else got[1]
 
-    def meta(self, key: str) -> dict | None:
+    def meta(self, key: str, discard: bool = True) -> dict | None:
         """The signed description of the entry under ``key`` (None: absent or damaged, then
-        removed); read whatever ``force`` says."""
+        removed unless ``discard`` is False); read whatever ``force`` says."""
         if not self.path(key).exists():
             return None
-        got = self._read(key, decode_value=False)
+        got = self._read(key, decode_value=False, discard=discard)
         return None if got is None else got[0]
 
-    def _read(self, key: str, decode_value: bool) -> tuple[dict, Any] | None:
+    def _read(self, key: str, decode_value: bool, discard: bool = True) -> tuple[dict, Any] | None:
         path = self.path(key)
         try:
             return parse_entry(key, read_entry(path, MAX_ENTRY_BYTES), decode_value)
         except UnsafeKey:       # the key is at fault, not the entry: keep it, say why
             raise
         except (OSError, ValueError, TypeError, MemoryError, RecursionError) as exc:
-            self.discard(key, str(exc))
+            if discard:
+                self.discard(key, str(exc))
             return None
 
     def discard(self, key: str, reason: str) -> None:
@@ -341,14 +342,14 @@ class ResultStore:
         return iter(self.keys())
 
     def entries(self) -> Iterator[tuple[str, dict | None, int]]:
-        """(key, signed description or None when damaged (then removed), size in bytes) of
-        every entry."""
+        """(key, signed description or None when your key does not authenticate it (left in
+        place: ``prune`` removes it), size in bytes) of every entry."""
         for key in self:
             try:
                 size = self.path(key).stat().st_size
             except OSError:
                 continue
-            yield key, self.meta(key), size
+            yield key, self.meta(key, discard=False), size
 
     def remove(self, key: str) -> None:
         """Remove the entry under ``key`` (absent: nothing)."""

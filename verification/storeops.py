@@ -105,7 +105,7 @@ def prune(store: ResultStore, dry_run: bool = False) -> dict[str, Any]:
                 size = path.stat().st_size
             except OSError:
                 continue
-            verdict = reachable(store.meta(key) if path.exists() else None)
+            verdict = reachable(store.meta(key, discard=False) if path.exists() else None)
             if verdict is False:
                 removed += 1
                 freed += size

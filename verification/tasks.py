@@ -22,8 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib
 import io
+from pathlib import Path, PurePath
 import platform
 import time
 import traceback
@@ -255,7 +257,24 @@ class ClaimTask:
             return None
         if self.figures and not hit["has_figures"]:
             return None
+        if not _simulations_current(hit.get("simulated_with")):
+            return None
         return {**hit, "reused": True, "stage": "reused"}
+
+
+def _simulations_current(used: Any) -> bool:
+    """Whether the code of every simulation a stored judgement judged is what it is now
+    ({module: code hash}): a claim whose closure does not reach a simulation's module (a
+    user's claims file that loads its simulations by path) is judged again when it changed."""
+    from .codehash import code_hash
+    if not used:
+        return True
+    if not isinstance(used, dict):
+        return False
+    try:
+        return all(code_hash(str(m)) == h for m, h in used.items())
+    except (ValueError, SyntaxError, OSError):
+        return False
 
 
 def _result_problem(hit: Any, claim_id: str) -> str | None:
@@ -323,7 +342,8 @@ def claim_task(task: ClaimTask) -> dict:
         except Exception as exc:  # noqa: BLE001 - figures are a convenience: keep the verdict
             figure_error = f"{type(exc).__name__}: {exc}"
     result = {"entry": entry, "arrays": dict(outcome.arrays), "figures": figures,
-              "figure_error": figure_error, "has_figures": task.figures, "reused": False}
+              "figure_error": figure_error, "has_figures": task.figures, "reused": False,
+              "simulated_with": dict(ctx.tally.get("code", {}))}
     if task.store is not None and entry["verdict"] != "error":
         task.store.put(task.key, result, {"stage": "judgement", "claim": task.claim_id,
                                           "code": _claim_code(task), "versions": key_versions()})
@@ -380,9 +400,10 @@ class SubTask:
 
 def item_key(x: Any, depth: int = 0) -> Any:   # noqa: C901 - one case per kind of input
     """A simulation's item as canonical JSON data for its key: data as it is; a SymPy object by
-    its ``srepr``; a module-level function or class by its name and its module's code hash (an
-    edit of a wrong model re-simulates it); ``functools.partial`` by its parts; a frozen
-    dataclass by its class and fields. Anything else is a TypeError naming it."""
+    its ``srepr``; a path (a model file the simulation loads) by its content; a module-level
+    function or class by its name and its module's code hash (an edit of a wrong model
+    re-simulates it); ``functools.partial`` by its parts; a frozen dataclass by its class and
+    fields. Anything else is a TypeError naming it."""
     import sympy as sp
 
     from .codehash import code_hash
@@ -401,6 +422,13 @@ def item_key(x: Any, depth: int = 0) -> Any:   # noqa: C901 - one case per kind 
                                 for k, v in x.items()), key=repr)}
     if isinstance(x, sp.Basic):
         return {"sympy": sp.srepr(x)}
+    if isinstance(x, PurePath):               # a file the simulation reads: keyed by its content
+        path = Path(x).expanduser().resolve()
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = None
+        return {"file": str(path), "sha256": digest}
     if isinstance(x, functools.partial):
         return {"partial": [item_key(x.func, depth + 1), item_key(list(x.args), depth + 1),
                             item_key(dict(x.keywords), depth + 1)]}
@@ -493,6 +521,9 @@ def _mapped(sim, fn, items, store, progress, tally, claim_id, simulate: bool) ->
         raise SimulationMissing(specs[todo[0]].name, items[todo[0]])
     tally["reused"] = tally.get("reused", 0) + len(specs) - len(todo)
     tally["computed"] = tally.get("computed", 0) + len(todo)
+    if specs and keys[0] is not None:
+        from .codehash import code_hash
+        tally.setdefault("code", {})[fn.__module__] = code_hash(fn.__module__)
     done = len(specs) - len(todo)
     if specs and done:
         progress(done / len(specs))

@@ -104,6 +104,10 @@ class Workspace:
         self.report.write_text(json.dumps({"complete": True, "claims": [
             {"id": "a:b", "verdict": "confirmed", "summary": ""}]}))
         self.calibration = self._calibration()
+        self.export = root / "store-export.tar"
+        res = _invoke(["store", "export", str(self.export), "--store", str(root / "cal" / "store")],
+                      self)
+        assert res.exit_code == 0, res.output
 
     def _calibration(self) -> Path:
         res = _invoke(["calibrate", "--claims", str(self.tiny), "--workers", "0", "--seeds", "1",
@@ -284,10 +288,19 @@ def test_fuzz_calibrate(ws, data):
     seeds = st.one_of(st.sampled_from(["1", "2"]), number.filter(lambda s: not s.isdigit() or
                                                                  int(s) == 0 or int(s) > 1000))
     merge = st.one_of(path, st.just("<calibration>"))
-    args = _run_like("calibrate", data.draw, ws, {"--seeds": seeds, "--merge": merge})
-    if "--merge" in args and data.draw(st.booleans()):
-        args = args[:1] + args[3:]                 # --merge takes no --claims: drop the file
-    fuzz([str(ws.calibration) if a == "<calibration>" else a for a in args], ws)
+    rejudge = st.one_of(path, st.just("<calibration-copy>"))
+    args = _run_like("calibrate", data.draw, ws, {"--seeds": seeds, "--merge": merge,
+                                                  "--rejudge": rejudge})
+    if ("--merge" in args or "--rejudge" in args) and data.draw(st.booleans()):
+        args = args[:1] + args[3:]                 # they take no --claims: drop the file
+
+    def calibration(token: str) -> str:
+        if token == "<calibration-copy>":          # --rejudge may rewrite the file it is given
+            copy = ws.fresh("calibration")
+            copy.write_text(ws.calibration.read_text())
+            return str(copy)
+        return str(ws.calibration) if token == "<calibration>" else token
+    fuzz([calibration(a) for a in args], ws)
 
 
 @settings(max_examples=EXAMPLES)
@@ -305,6 +318,27 @@ def test_fuzz_map(ws, data):
     base = ["map", claim, "--claims", str(ws.tiny), "--workers", "0", "--points", "3",
             "--no-figures", "--out", str(ws.fresh("out"))]
     fuzz(_resolve(base + _options(data.draw, {**opts, **extra}), ws), ws)
+
+
+# --- store --------------------------------------------------------------------------------------
+@settings(max_examples=EXAMPLES)
+@given(st.data())
+def test_fuzz_store(ws, data):
+    """The store commands on the workspace's store (a calibration's), a hostile path, or an
+    export of it; a second store to import into."""
+    what = data.draw(st.sampled_from(["size", "prune", "export", "import"]))
+    args = ["store", what]
+    if what == "import":
+        args.append(data.draw(st.one_of(path, st.just("<export>"), st.just("<new>"))))
+    elif what == "export":                 # never over one of the workspace's files
+        args.append(data.draw(st.one_of(st.sampled_from(["<new>", "<folder>", "<inside-file>",
+                                                         "<missing-parent>", ""]), text)))
+    args += _options(data.draw, {"--store": st.one_of(path, st.just("<store>"), st.just("<new>")),
+                                 "--top": number, "--dry-run": None, "--claim": value,
+                                 "--simulations-only": None})
+    tokens = {"<store>": str(ws.root / "cal" / "store"), "<export>": str(ws.export),
+              "<new>": str(ws.fresh("store"))}
+    fuzz([tokens.get(a) or ws.path(a) for a in args], ws)
 
 
 # --- guard --------------------------------------------------------------------------------------
@@ -404,7 +438,8 @@ def test_fuzz_evaluate(ws, data):
                 min_size=1, max_size=4))
 def test_fuzz_no_such_command(ws, argv):
     """Anything that is not a command: a usage error, one line (or the help)."""
-    commands = {"list", "run", "calibrate", "sweep", "derive", "heads", "evaluate", "guard", "map"}
+    commands = {"list", "run", "calibrate", "sweep", "derive", "heads", "evaluate", "guard", "map",
+                "store"}
     fuzz(["nocommand" if a in commands else a for a in argv], ws)
 
 
@@ -425,7 +460,7 @@ def test_built_in_models_with_hostile_values(ws, args):
 
 
 FUZZED = {"list", "run", "sweep", "calibrate", "guard save", "guard compare", "derive", "heads",
-          "evaluate", "map"}
+          "evaluate", "map", "store size", "store prune", "store export", "store import"}
 
 
 def test_every_command_is_fuzzed():

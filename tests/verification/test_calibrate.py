@@ -116,14 +116,21 @@ def test_a_record_names_its_code_and_is_marked_once_the_code_changes(tmp_path, m
     calibrate([TOY], seeds=1, out=tmp_path)
     path = tmp_path / "calibration.json"
     data = json.loads(path.read_text())
-    assert data["claims"][0]["code"] == claim_code(TOY) and len(claim_code(TOY)) == 64
+    code = claim_code(TOY)
+    assert data["claims"][0]["code"] == code and set(code) == {"simulation", "judge"}
+    assert all(len(h) == 64 for h in code.values())
     assert load_calibration(path)["claims"][0]["current"] is True
-    assert "other code" not in summary_rows(load_calibration(path))[2]
-    data["claims"][0]["code"] = "0" * 64                   # as if measured before an edit
+    assert "stale" not in summary_rows(load_calibration(path))[2]
+    for moved, says in ((["judge"], "its judge code changed"),
+                        (["simulation", "judge"], "its simulation and judge code changed")):
+        data["claims"][0]["code"] = {**code, **{part: "0" * 64 for part in moved}}
+        path.write_text(json.dumps(data))                  # as if measured before an edit
+        cal = load_calibration(path)
+        assert cal["claims"][0]["current"] is False and cal["claims"][0]["stale"] == moved
+        assert summary_rows(cal)[2].startswith(f"| `toy:mean` (stale: {says}) |")
+    data["claims"][0]["code"] = "0" * 64                   # the older single-hash format
     path.write_text(json.dumps(data))
-    cal = load_calibration(path)
-    assert cal["claims"][0]["current"] is False
-    assert summary_rows(cal)[2].startswith("| `toy:mean` (measured on other code) |")
+    assert load_calibration(path)["claims"][0]["stale"] == ["code"]
 
 
 def test_parts_of_one_calibration_merge_and_parts_of_different_ones_do_not(tmp_path):

@@ -223,7 +223,8 @@ def test_a_planted_pickle_never_runs_and_is_reported_and_recomputed(tmp_path, mo
     assert path.exists() and first["claims"][0]["verdict"] == "confirmed"
     marker = tmp_path / MARKER_NAME
     payload = pickle.dumps(_Payload(marker))
-    for head in (b"attnv-store-2 hmac-sha256 " + hashlib.sha256(payload).hexdigest().encode(),
+    for head in (b"attnv-store-3 hmac-sha256 " + hashlib.sha256(payload).hexdigest().encode(),
+                 b"attnv-store-2 hmac-sha256 " + hashlib.sha256(payload).hexdigest().encode(),
                  b"attnv-store-1 " + hashlib.sha256(payload).hexdigest().encode()):
         path.write_bytes(head + b"\n" + payload)            # the digest recomputed
         legacy = path.with_name(f"{key}.pkl")                # the old layout's name
@@ -243,10 +244,11 @@ def test_a_forged_verdict_is_reported_and_recomputed(tmp_path, monkeypatch, toys
     store, key = _entry_path(toys[0], root)
     path = store.path(key)
     genuine = path.read_bytes()
-    head, _, payload = genuine.partition(b"\n")
+    head, _, body = genuine.partition(b"\n")
+    meta, _, payload = body.partition(b"\n")          # the signed description, then the value
     result = decode(payload)
     result["entry"]["verdict"], result["entry"]["summary"] = "refuted", "forged"
-    forged = encode(result)
+    forged = meta + b"\n" + encode(result)
     for data in (head.split(b" hmac-sha256 ")[0] + b" hmac-sha256 "
                  + hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged,   # digest redone
                  head + b"\n" + forged):                                        # MAC kept
@@ -380,12 +382,11 @@ def test_subtasks_are_stored_one_by_one_and_an_interrupted_claim_resumes(tmp_pat
     assert to_jsonable(fresh["claims"][0]["evidence"]) == to_jsonable(second["claims"][0]["evidence"])
     from verification.context import Context
     from verification.tasks import map_subtasks
-    with pytest.raises(TypeError, match="cannot key"):
-        Context(store=ResultStore(tmp_path), task_key="0" * 64, mapper=map_subtasks).map(
-            _square, [object()])
+    with pytest.raises(TypeError, match="item holds a builtins.object"):
+        Context(store=ResultStore(tmp_path), mapper=map_subtasks).map(_square, [object()])
     # the context is plain data: without the tasks' mapper it cannot key calls for a store
     with pytest.raises(ValueError, match="needs the mapper"):
-        Context(store=ResultStore(tmp_path), task_key="0" * 64).map(_square, [1])
+        Context(store=ResultStore(tmp_path)).map(_square, [1])
     CALLS.clear()                   # without a store: one after the other, nothing stored
     assert Context(seed=3).map(_square, [0, 1]) == Context(seed=3, mapper=map_subtasks).map(
         _square, [0, 1]) and CALLS == [0, 1, 0, 1]
