@@ -503,8 +503,10 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str
     {"rejudged": [ids], "current": [ids already current], "needs_simulating": [{"id",
     "missing", "estimated_seconds"}], "seconds"}. ``estimated_seconds``: one core's time to
     simulate the record afresh, from the committed baseline's timing of the claim."""
+    from .catalogue import load_all
     from .declare import REGISTRY
 
+    load_all()                       # the built-in claims (and plugins'), for their code hashes
     path = Path(path)
     data = load_calibration_data(path)
     shown = load_calibration(path)

@@ -19,29 +19,43 @@ from .checks.policies import Ledger
 from .domain import PROFILES
 from .simulations.base import SimContext, derive_seed, is_seeded
 
-__all__ = ["Context", "Mapper", "in_order", "PROFILES", "DEFAULT_ALPHA", "SimContext"]
+__all__ = ["Context", "Mapper", "Tally", "in_order", "PROFILES", "DEFAULT_ALPHA", "SimContext"]
 
 DEFAULT_ALPHA = 1e-4
 """A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
 
 _T = TypeVar("_T")
 
+@dataclass
+class Tally:
+    """What a claim's run did with its simulations: how many it ``computed`` and ``reused`` from
+    the store, and the code hash of each simulation module it ran ({module: hash}), against
+    which its stored judgement is checked before it is reused."""
+
+    computed: int = 0
+    reused: int = 0
+    code: dict = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        return {"computed": self.computed, "reused": self.reused}
+
+
 Mapper = Callable[[SimContext, Callable[[SimContext, Any], Any], Sequence[Any], Any,
-                   Callable[[float], None], dict], list]
+                   Callable[[float], None], Tally], list]
 """``mapper(sim, fn, items, store, progress, tally) -> [fn(sim, item) for item in items]``: how
 ``Context.map`` runs its simulations (``sim``: what a simulation may depend on; ``store``: the
-run's result store or None; ``progress(fraction)`` as the calls finish; ``tally``: counts
-``computed`` and ``reused`` simulations)."""
+run's result store or None; ``progress(fraction)`` as the calls finish; ``tally``: what was
+computed and reused)."""
 
 
 def in_order(sim: SimContext, fn: Callable[[SimContext, Any], _T], items: Sequence[Any], store: Any,
-             progress: Callable[[float], None], tally: dict) -> list[_T]:
+             progress: Callable[[float], None], tally: Tally) -> list[_T]:
     """The calls one after the other in this process, nothing stored (a context without a
     result store: a notebook's, a test's)."""
     out = []
     for i, item in enumerate(items):
         out.append(fn(sim, item))
-        tally["computed"] = tally.get("computed", 0) + 1
+        tally.computed += 1
         progress((i + 1) / len(items))
     return out
 
@@ -72,9 +86,9 @@ class Context:
     """How ``map`` runs its simulations, set by the run's tasks
     (``verification.tasks.map_subtasks``: each a stored task of the run's engine); None:
     ``in_order``."""
-    tally: dict = field(default_factory=dict, compare=False, repr=False)
-    """Simulations this claim's run ``computed`` and ``reused`` from the store (shared by the
-    contexts of its settings): a run that computed none was re-judged from stored simulations."""
+    tally: Tally = field(default_factory=Tally, compare=False, repr=False)
+    """What this claim's run computed and reused of its simulations (shared by the contexts of
+    its settings): a run that computed none was re-judged from stored simulations."""
 
     def __post_init__(self):
         if self.profile not in PROFILES:

@@ -276,7 +276,7 @@ def combine_settings(domain: Domain, settings: tuple[dict, ...], outcomes: list[
         {"setting": s, "verdict": o.verdict, "evidence": o.evidence}
         for s, o in zip(settings, outcomes)]}
     # a list every setting records (its points, its rows) also whole, at the top
-    for key in set.intersection(*(set(o.evidence) for o in outcomes)) - set(evidence):
+    for key in sorted(set.intersection(*(set(o.evidence) for o in outcomes)) - set(evidence)):
         if all(isinstance(o.evidence[key], list) for o in outcomes):
             evidence[key] = [x for o in outcomes for x in o.evidence[key]]
     tracked = {f"s{j}:{k}": v for j, o in enumerate(outcomes) for k, v in o.tracked.items()}

@@ -41,7 +41,7 @@ from .simulations.base import SimContext, SimulationMissing
 from .store import MISSING, ResultStore, describe, task_key
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, Tally
     from .declare import Claim
     from .engine import Engine
 
@@ -105,8 +105,7 @@ def _judged(claim: Claim, ctx: Context, setting: dict | None, overrides: dict) -
     try:
         outcome = (claim(ctx, **overrides) if setting is None
                    else claim.at(ctx, setting, **overrides))
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"claim {claim.id} returned {type(outcome).__name__}, not Outcome")
+        _check_outcome(claim.id, outcome)
     except (NaNInEvidence, OutsideRealisableSet) as exc:
         outcome = Outcome("error", f"no verdict: {exc}", {"error": str(exc)})
     except Exception as exc:  # the check itself failed to run
@@ -122,6 +121,27 @@ def _judged(claim: Claim, ctx: Context, setting: dict | None, overrides: dict) -
                           {"error": f"{type(exc).__name__}: {exc}",
                            "traceback": traceback.format_exc(limit=8)})
     return outcome
+
+
+def _check_outcome(claim_id: str, outcome: Any) -> None:
+    """A TypeError naming what is wrong with what a claim returned (its ``error`` verdict,
+    whatever the engine): an Outcome with a str summary, dict evidence, arrays and figures, and
+    tracked values {name: (value, tolerance)}."""
+    if not isinstance(outcome, Outcome):
+        raise TypeError(f"claim {claim_id} returned {type(outcome).__name__}, not Outcome")
+    wrong = [name for name, value, kind in (("summary", outcome.summary, str),
+                                            ("evidence", outcome.evidence, dict),
+                                            ("tracked", outcome.tracked, dict),
+                                            ("arrays", outcome.arrays, dict),
+                                            ("figures", outcome.figures, dict))
+             if not isinstance(value, kind)]
+    if not wrong and not all(isinstance(v, (tuple, list)) and len(v) == 2
+                             for v in outcome.tracked.values()):
+        wrong = ["tracked (each value a (value, tolerance) pair)"]
+    if wrong:
+        raise TypeError(f"claim {claim_id} returned an Outcome whose {', '.join(wrong)} "
+                        "is of the wrong type; allowed: Outcome(verdict, summary: str, "
+                        "evidence: dict, tracked: dict, arrays: dict, figures: dict)")
 
 
 def _domain_entry(claim: Claim, ctx: Context, setting: dict | None) -> dict:
@@ -343,13 +363,12 @@ def claim_task(task: ClaimTask) -> dict:
             figure_error = f"{type(exc).__name__}: {exc}"
     result = {"entry": entry, "arrays": dict(outcome.arrays), "figures": figures,
               "figure_error": figure_error, "has_figures": task.figures, "reused": False,
-              "simulated_with": dict(ctx.tally.get("code", {}))}
+              "simulated_with": dict(ctx.tally.code)}
     if task.store is not None and entry["verdict"] != "error":
         task.store.put(task.key, result, {"stage": "judgement", "claim": task.claim_id,
                                           "code": _claim_code(task), "versions": key_versions()})
-    computed = ctx.tally.get("computed", 0)
-    return {**result, "stage": "simulated" if computed else "rejudged",
-            "simulations": {"computed": computed, "reused": ctx.tally.get("reused", 0)}}
+    return {**result, "stage": "simulated" if ctx.tally.computed else "rejudged",
+            "simulations": ctx.tally.counts()}
 
 
 def _claim_code(task: ClaimTask) -> dict[str, str] | None:
@@ -492,7 +511,7 @@ def failed_result(spec: ClaimTask, exc: Exception) -> dict:
 
 
 def map_subtasks(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
-                 progress: Callable[[float], Any], tally: dict, claim_id: str = "") -> list:
+                 progress: Callable[[float], Any], tally: Tally, claim_id: str = "") -> list:
     """``Context.map`` in a run (the context's ``mapper``): each call a ``SubTask``, looked up
     in ``store`` here first (a re-judged claim reads its simulations without a round trip to
     the cluster), the others run by ``run_subtasks`` and stored."""
@@ -500,7 +519,7 @@ def map_subtasks(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence
 
 
 def stored_only(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
-                progress: Callable[[float], Any], tally: dict, claim_id: str = "") -> list:
+                progress: Callable[[float], Any], tally: Tally, claim_id: str = "") -> list:
     """``map_subtasks`` for a run that may only re-judge: a simulation that is not stored raises
     ``SimulationMissing`` (before anything is computed)."""
     return _mapped(sim, fn, items, store, progress, tally, claim_id, simulate=False)
@@ -519,11 +538,11 @@ def _mapped(sim, fn, items, store, progress, tally, claim_id, simulate: bool) ->
             out[i] = hit
     if todo and not simulate:
         raise SimulationMissing(specs[todo[0]].name, items[todo[0]])
-    tally["reused"] = tally.get("reused", 0) + len(specs) - len(todo)
-    tally["computed"] = tally.get("computed", 0) + len(todo)
+    tally.reused += len(specs) - len(todo)
+    tally.computed += len(todo)
     if specs and keys[0] is not None:
         from .codehash import code_hash
-        tally.setdefault("code", {})[fn.__module__] = code_hash(fn.__module__)
+        tally.code[fn.__module__] = code_hash(fn.__module__)
     done = len(specs) - len(todo)
     if specs and done:
         progress(done / len(specs))

@@ -32,6 +32,9 @@ from verification.claims.dohmatob2025 import rem_constants as RC
 from verification.claims.dohmatob2025 import sec5_convergence as S5
 from verification.claims.dohmatob2025 import stationary_points as SP
 from verification.claims.dohmatob2025._common import R_SYM, _rbar, rbar_terms
+from verification.simulations.dohmatob2025 import risk as SR
+from verification.simulations.dohmatob2025 import sec5_convergence as SS5
+from verification.simulations.dohmatob2025 import stationary_points as SSP
 
 CTX = Context(profile="quick", seed=0, device="cpu")
 CLAIMS = claims_for("dohmatob2025")
@@ -85,14 +88,14 @@ def _risk_following(link, rel_se=0.004, finite_size=0.3):
 
 
 def test_prop1_confirms_a_risk_that_follows_the_paper(monkeypatch):
-    monkeypatch.setattr(R, "risk_mc", _risk_following("linear"))
+    monkeypatch.setattr(SR, "risk_mc", _risk_following("linear"))
     assert at("dohmatob2025:prop1-risk[link=linear]", R.PROP1_SETTINGS[1])["verdict"] == "confirmed"
 
 
 @pytest.mark.parametrize("link", LINKS)
 def test_prop1_refutes_a_wrong_formula(monkeypatch, link):
     """R̄ × 1.2 against a simulated risk that follows the paper's R̄."""
-    monkeypatch.setattr(R, "risk_mc", _risk_following(link))
+    monkeypatch.setattr(SR, "risk_mc", _risk_following(link))
     entry = at(f"dohmatob2025:prop1-risk[link={link}]", R.PROP1_SETTINGS[1],
                formula=sp.Rational(6, 5) * _rbar(link))
     assert entry["verdict"] == "refuted"
@@ -151,7 +154,7 @@ def _oracle_risk(rel_se=0.01):
     def mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
         if R._side(a_, b_, g_) == "learnable":
             return 0.0, 0.0
-        sbar = float(R._sbar_expr(link).subs(dm.gamma, g_))
+        sbar = float(SR.sigma_bar_expr(link).subs(dm.gamma, g_))
         se = rel_se * sbar
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
         return sbar * (1 + 0.5 / np.sqrt(dv)) + noise, se
@@ -160,7 +163,7 @@ def _oracle_risk(rel_se=0.01):
 
 @pytest.mark.parametrize("link", LINKS)
 def test_prop2_refutes_a_wrong_oracle_formula(monkeypatch, link):
-    monkeypatch.setattr(R, "risk_mc", _oracle_risk())
+    monkeypatch.setattr(SR, "risk_mc", _oracle_risk())
     wrong = (1 - dm.paper_localisation().subs(dm.mu, 1)) * dm.dual_kernel(link, 1)
     entry = at(f"dohmatob2025:prop2-oracle[link={link}]", R.PROP2_SETTINGS[2], oracle_formula=wrong)
     assert entry["verdict"] == "refuted" and "R̄ at the oracle" in entry["summary"]
@@ -169,7 +172,7 @@ def test_prop2_refutes_a_wrong_oracle_formula(monkeypatch, link):
 def test_prop2_judges_each_side_in_its_own_family(monkeypatch):
     """One family per side of the transition (a different claimed value each), the same side at
     its two settings one family; each must resolve 100 % of σ̄_γ(1)."""
-    monkeypatch.setattr(R, "risk_mc", _oracle_risk())
+    monkeypatch.setattr(SR, "risk_mc", _oracle_risk())
     entry = verdict("dohmatob2025:prop2-oracle[link=linear]")
     assert entry["verdict"] == "confirmed", entry["summary"]
     fams = _families(entry)
@@ -183,7 +186,7 @@ def test_prop2_judges_each_side_in_its_own_family(monkeypatch):
 def test_prop2_a_coarse_pass_on_the_unlearnable_side_is_inconclusive(monkeypatch):
     """σ̄_γ(1) simulated with a standard error of 40 % of itself at each d: the limit passes, but
     cannot tell σ̄_γ(1) from 0, which the transition needs."""
-    monkeypatch.setattr(R, "risk_mc", _oracle_risk(rel_se=0.4))
+    monkeypatch.setattr(SR, "risk_mc", _oracle_risk(rel_se=0.4))
     entry = at("dohmatob2025:prop2-oracle[link=linear]", R.PROP2_SETTINGS[2])
     fam = _families(entry)[R.PROP2_FAMILIES["unlearnable"]]
     assert fam["resolution"] > R.PROP2_RESOLVE
@@ -337,7 +340,7 @@ def test_prop4_finds_realisable_stationary_points_off_M():
 
 def test_prop4_refutes_the_ascending_flow():
     """−R̄: the oracle is no longer the only sink (root finding at d = 10 from 32 starts)."""
-    rows, dropped = SP.prop4_roots(reduced_model("linear", -dm.paper_risk("linear")),
+    rows, dropped = SSP.prop4_roots(reduced_model("linear", -dm.paper_risk("linear")),
                                    STATIONARY_SETTINGS[0], 10, 32, seed=0)
     out = SP.judge_prop4(rows, {}, dropped)
     assert out.verdict == "refuted" and "other sinks" in out.summary
@@ -363,13 +366,13 @@ def test_relu_structure_claims_refute_a_wrong_model(stem):
 def test_global_convergence_refutes_the_ascending_flow():
     """One run of the ascending flow (−R̄) at d = 10 ends at a stationary point other than the
     oracle: the judge refutes on it."""
-    from verification.claims.dohmatob2025._common import _setting_values
-    flow = S5._frame(reduced_model("linear", -dm.paper_risk("linear")),
-                     _setting_values(STATIONARY_SETTINGS[0], 10))
+    from verification.simulations.dohmatob2025.common import setting_values
+    flow = SS5.frame(reduced_model("linear", -dm.paper_risk("linear")),
+                     setting_values(STATIONARY_SETTINGS[0], 10))
     rng = np.random.default_rng(0)
     u, v = rng.standard_normal(4), rng.standard_normal(4)
     y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
-    run = S5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 6, 33)])
+    run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 6, 33)]))
     assert run["outcome"] == "stationary elsewhere"
     assert S5._judge_global([run], [10], 1e6)[0] == "refuted"
 
@@ -445,7 +448,7 @@ def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
         return th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se
     formula = 1 + dm.mu**2
-    monkeypatch.setattr(R, "risk_mc", fake_mc)
+    monkeypatch.setattr(SR, "risk_mc", fake_mc)
     entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)
     assert entry["verdict"] == "refuted"
     for ev in _per_setting(entry):
@@ -518,9 +521,9 @@ def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
     with any of them the claim is not confirmed on the rest."""
     from theory.stationary import RefinedRoot
 
-    monkeypatch.setattr(SP, "refine_root", lambda rhs, state, x, dps, tol:
+    monkeypatch.setattr(SSP, "refine_root", lambda rhs, state, x, dps, tol:
                         RefinedRoot(tuple(x), float("nan"), False, "forced failure"))
-    rows, dropped = SP.prop4_roots(reduced_model("linear"), STATIONARY_SETTINGS[0], 10, 32, seed=0)
+    rows, dropped = SSP.prop4_roots(reduced_model("linear"), STATIONARY_SETTINGS[0], 10, 32, seed=0)
     assert not rows and dropped and all(r["refinement"] == "forced failure" for r in dropped)
 
     on_M = [{"d": 10, "mu": m, "nu": n, "zeta": 0.0, "eta": 0.0, "rho": 0.0,
@@ -534,8 +537,8 @@ def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
 
 
 def test_global_convergence_state_off_the_sphere_raises():
-    """Item 5: a trajectory off S^{d−1} × S^{d−1} raises OutsideRealisableSet (→ verdict
-    error) after the tighter retry, instead of being flagged and judged."""
+    """Item 5: a trajectory off S^{d−1} × S^{d−1} (simulated, with the tighter retry) raises
+    OutsideRealisableSet in the judge (→ verdict error), instead of being flagged and judged."""
     class Growing:                       # a flow that inflates the vectors: ẏ = y/10
         blocks = ((0, 4, "sphere"), (4, 8, "sphere"))
 
@@ -553,7 +556,7 @@ def test_global_convergence_state_off_the_sphere_raises():
 
     y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
     with pytest.raises(OutsideRealisableSet, match="not realisable"):
-        S5.global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5))
+        S5.checked_run(SS5.global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5)))
 
 
 def test_declared_mutations():

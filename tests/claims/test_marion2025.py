@@ -7,6 +7,7 @@ the two generic ones for a statistical claim on the check library); the paper's 
 confirmed on the full profile (slow). (The whole run: ``python -m verification run``.)"""
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -17,9 +18,12 @@ from numerics.sgd import SGDResult
 from theory.models import marion2025 as m
 from verification import Context, claims_for, get_claim, run_claim
 from verification.claims.marion2025 import sgd as sgd_module
-from verification.claims.marion2025._common import SETTINGS, _params
+from verification.claims.marion2025._common import SETTINGS, as_setting
 from verification.claims.marion2025.sec5_dynamics import THM5_SETTINGS
 from verification.declare import Missed
+from verification.simulations.marion2025 import sgd as sgd_simulations
+from verification.store import ResultStore, StoreNotStored
+from verification.tasks import map_subtasks
 
 CTX = Context(profile="quick", seed=0, device="cpu")
 CLAIMS = claims_for("marion2025")
@@ -54,7 +58,7 @@ def families(entry):
 
 # -- one fast can-fail test per claim ---------------------------------------------------------
 def test_thm1_refutes_a_mutated_risk_formula():
-    entry = at_one_setting("marion2025:thm1-risk", _params(SETTINGS[0]),
+    entry = at_one_setting("marion2025:thm1-risk", as_setting(SETTINGS[0]),
                            **mutation("marion2025:thm1-risk",
                                       "dropped term: signal cross term −2γ²ν·erf"))
     assert entry["verdict"] == "refuted", entry["summary"]
@@ -75,7 +79,7 @@ def test_cor2_refuted_without_a_signal_in_the_key_direction():
 
 
 def test_manifold_invariance_refuted_when_the_label_sees_k_star():
-    entry = at_one_setting("marion2025:manifold-invariant", _params(SETTINGS[0]),
+    entry = at_one_setting("marion2025:manifold-invariant", as_setting(SETTINGS[0]),
                            **mutation("marion2025:manifold-invariant",
                                       "added term: label x_Jᵀ(v* + ½k*)"))
     assert entry["verdict"] == "refuted", entry["summary"]
@@ -83,12 +87,12 @@ def test_manifold_invariance_refuted_when_the_label_sees_k_star():
 
 def test_saddle_refuted_when_the_risk_ignores_nu():
     wrong = m.MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")
-    entry = at_one_setting("marion2025:saddle", _params(SETTINGS[0]), model=wrong)
+    entry = at_one_setting("marion2025:saddle", as_setting(SETTINGS[0]), model=wrong)
     assert entry["verdict"] == "refuted", entry["summary"]
 
 
 def test_thm5_refuted_when_pgd_converges_elsewhere():
-    entry = at_one_setting("marion2025:thm5-convergence", _params(THM5_SETTINGS[0]),
+    entry = at_one_setting("marion2025:thm5-convergence", as_setting(THM5_SETTINGS[0]),
                            **mutation("marion2025:thm5-convergence",
                                       "sign flip: label y = −x_Jᵀv*"))
     assert entry["verdict"] == "refuted", entry["summary"]
@@ -115,7 +119,7 @@ def _synthetic_sgd(model, p, cfg):
 def test_sgd_tracking_judges_each_order_parameter_and_refutes_a_wrong_ode(monkeypatch):
     """On a synthetic SGD that follows the true ODE: one family per order parameter, confirmed;
     the ODE run 1.25× too fast (a declared mutation) is refuted."""
-    monkeypatch.setattr(sgd_module, "simulate", _synthetic_sgd)
+    monkeypatch.setattr(sgd_simulations, "simulate", _synthetic_sgd)
     cid = "marion2025:sgd-tracks-flow"
     true = verdict(cid)
     assert true["verdict"] == "confirmed", true["summary"]
@@ -124,6 +128,23 @@ def test_sgd_tracking_judges_each_order_parameter_and_refutes_a_wrong_ode(monkey
                                          "(right-hand side ×1.25)"))
     assert wrong["verdict"] == "refuted", wrong["summary"]
     assert "ν leg refuted" in wrong["summary"], wrong["summary"]
+
+
+def test_a_mutation_of_the_compared_risk_reuses_the_models_simulations(tmp_path):
+    """Thm 1's declared mutations change the risk compared, not what is simulated: at one
+    setting the mutant reuses the true model's Monte Carlo estimates from the store and
+    evaluates its own risk only; every result is data the store holds."""
+    cid, setting = "marion2025:thm1-risk", as_setting(SETTINGS[0])
+    store = ResultStore(tmp_path / "store")
+    true, mutant = (Context(profile="quick", seed=0, device="cpu", store=store,
+                            mapper=map_subtasks) for _ in range(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StoreNotStored)
+        assert get_claim(cid).at(true, setting).verdict == "confirmed"
+        wrong = mutation(cid, "dropped term: signal cross term −2γ²ν·erf")
+        assert get_claim(cid).at(mutant, setting, **wrong).verdict == "refuted"
+    assert true.tally.counts() == {"computed": 3, "reused": 0}          # two points' MC, their risk
+    assert mutant.tally.counts() == {"computed": 1, "reused": 2}        # the mutant's risk alone
 
 
 # -- what the checks record and where they cannot see ----------------------------------------

@@ -24,6 +24,7 @@ from verification import Context, claims_for, get_claim, run_claim
 from verification.checks import estimate_vs_theory
 from verification.declare import Missed
 from verification.claims.sagitova2026 import sec3_dynamics, sec3_specialization as dyn
+from verification.simulations.sagitova2026.sec3_dynamics import FastMFlow
 
 CTX = Context(profile="quick", seed=0)
 
@@ -42,13 +43,8 @@ def verdict_at(cid, setting=None, **kw):
     return outcome.verdict
 
 
-class FastFlow(HeadReduced):
-    """The m-equation 30% too fast: a wrong reduced ODE."""
-
-    def rhs(self, y):
-        d = super().rhs(y)
-        d[:self.model.H * self.model.F] *= 1.3          # the m-block comes first
-        return d
+FastFlow = FastMFlow
+"""The m-equation 30% too fast: a wrong reduced ODE (prop-iii2's declared mutation)."""
 
 
 def test_fast_flow_changes_only_the_m_block():
@@ -268,8 +264,8 @@ def test_lemma_iii1_confirms_the_derived_hessian_and_refutes_it_five_percent_off
 def test_lemma_iii1_domain_excludes_two_tokens_where_the_block_vanishes():
     """At L = 2 the derived head-difference block is 0 (no direction to order): outside the
     domain, which says so; ν₁ > ν₂ is a constraint."""
-    from verification.claims.sagitova2026.sec3_landscape import _saddle_block
-    assert _saddle_block(2, 2, 2)[0].is_zero_matrix
+    from verification.claims.sagitova2026.sec3_landscape import derived_block
+    assert derived_block(ctx(), 2, 2, 2)[0].is_zero_matrix
     c = get_claim("sagitova2026:lemma-iii1-saddle-hessian")
     with pytest.raises(ValueError, match="L=2"):
         c.at(ctx(), {**c.domain.reference, "L": 2})

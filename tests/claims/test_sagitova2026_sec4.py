@@ -100,7 +100,7 @@ def test_prop_iv1_optimality_moved_by_its_resolution_is_refuted():
 
 def test_prop_iv1_priors_at_signal_one_are_the_ones_first_checked():
     from theory.models.sagitova2026 import flipping_spike
-    from verification.claims.sagitova2026.sec4_bayes import _iv1_prior
+    from verification.simulations.sagitova2026.sec4_bayes import iv1_prior as _iv1_prior
     g = _iv1_prior("gaussian", 1.0, None)
     assert np.allclose(g.mean(), [0.5, 0.5]) and np.allclose(g.cov_, np.diag([2.0, 0.5]))
     assert np.allclose(_iv1_prior("flipping-spike", 1.0, None).points, flipping_spike(2.0, 1.0).points)
@@ -218,7 +218,7 @@ def test_prop_iv3_refutes_b_softmax_in_softmaxs_place(monkeypatch):
     """Fast: the claim's judgement on stubbed best risks (the optimisation takes 15 s): the
     declared mutation (B-softmax in softmax's place) is refuted; the families keep their names."""
     from verification.claims.sagitova2026 import sec4_expressivity as ex
-    monkeypatch.setattr(ex, "_risk_piece", _stub_piece)
+    monkeypatch.setattr(ex, "risk_piece", _stub_piece)
     c = get_claim(IV3)
     entry, outcome = run_claim(c, CTX)
     assert outcome.verdict == "confirmed", outcome.summary
@@ -248,7 +248,7 @@ def test_softmax1_noise_refutes_softmax_in_softmax1s_place(monkeypatch):
     """Fast: the claim's judgement on stubbed best risks; the declared mutation (softmax in
     softmax-1's place) is refuted on its own family, and the families keep their names."""
     from verification.claims.sagitova2026 import sec4_expressivity as ex
-    monkeypatch.setattr(ex, "_risk_piece", _stub_piece)
+    monkeypatch.setattr(ex, "risk_piece", _stub_piece)
     c = get_claim(SM1)
     entry, outcome = run_claim(c, CTX)
     assert outcome.verdict == "confirmed", outcome.summary
@@ -302,10 +302,10 @@ def test_pruning_claim_refutes_when_every_head_is_needed(monkeypatch):
     ±3e₂} (one head per support point; the 6-start optimisation, 20 s, stubbed): with that
     prior (the declared mutation) no head can go, while for the claim's prior {3e₁, 3e₂} the
     two heads on −3e₁, −3e₂ can."""
-    from verification.claims.sagitova2026 import sec4_trained_heads as th
+    from verification.simulations.sagitova2026 import sec4_trained_heads as th
     heads = HeadState.make(np.array([[-3.25, 0.0], [0.0, 3.11], [3.25, 0.0], [0.0, -3.11]]),
                            1e-8 * np.eye(4), np.array([0.74, 1.0, 0.74, 1.0]))
-    monkeypatch.setattr(th, "best_risk", lambda act, prior, H, ctx, tag: (0.16, 0.004, heads))
+    monkeypatch.setattr(th, "best_risk", lambda act, prior, H, n, fresh_n, seeds: (0.16, 0.004, heads))
     at = {"activation": "b-softmax", "H": 4, "F": 2, "signal": 3.0}
     entry, outcome = run_claim(get_claim(PRUNE), CTX, at)
     assert outcome.verdict == "confirmed", outcome.summary
@@ -321,7 +321,7 @@ def test_pruning_judges_the_greedy_path_on_fresh_draws(monkeypatch):
     estimated on other draws (the old check judged the minimum it had selected on, an
     optimistic estimate)."""
     from theory.multihead import MultiHeadModel
-    from verification.claims.sagitova2026 import sec4_trained_heads as heads
+    from verification.simulations.sagitova2026 import sec4_trained_heads as heads
 
     calls = []
 
@@ -337,8 +337,9 @@ def test_pruning_judges_the_greedy_path_on_fresh_draws(monkeypatch):
     prior = DiscretePrior([[3.0, 0.0], [0.0, 3.0]], [0.5, 0.5])
     state = HeadState.make(np.ones((4, 2)), 0.1 * np.eye(4), np.arange(4.0), np.zeros(4))
     c = Context(profile="quick", seed=0)
-    losses, order = heads.prune(state, MultiHeadModel(4, 4, 2, "softmax-1"), prior, c, "x")
     judge, select = c.claim_seed("prune-judge:x"), c.claim_seed("prune:x")
+    losses, order = heads.prune(state, MultiHeadModel(4, 4, 2, "softmax-1"), prior, (select, judge),
+                                (2**14, 2**16))
     assert judge != select
     assert calls[-4:] == [judge] * 4 and judge not in calls[:-4]
     assert order == [3, 2, 1] and len(losses) == 4
@@ -420,19 +421,3 @@ def test_pruning_domain_needs_more_heads_than_directions():
         c.domain.validate({"activation": "b-softmax", "H": 2, "F": 2, "signal": 3.0})
     with pytest.raises(ValueError, match="activation"):
         c.domain.validate({"activation": "softmax", "H": 4, "F": 2, "signal": 3.0})
-
-
-def test_map_items_stores_json_items_and_runs_objects_here():
-    from verification.claims.sagitova2026.sec4_expressivity import map_items
-    seen = []
-
-    def mapper(ctx, fn, items, shared, tick):
-        seen.append(items)
-        return [fn(ctx, it) for it in items]
-
-    ctx = Context(profile="quick", seed=0, mapper=mapper)
-    assert map_items(ctx, lambda c, it: it["x"] * 2, [{"x": 1}, {"x": 2}]) == [2, 4]
-    assert seen == [[{"x": 1}, {"x": 2}]]
-    obj = object()
-    assert map_items(ctx, lambda c, it: it["p"] is obj, [{"p": obj}]) == [True]
-    assert len(seen) == 1                  # not JSON-able: run here, not through the store

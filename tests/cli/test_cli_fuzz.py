@@ -180,7 +180,7 @@ def _is_error_line(line: str, args: list[str]) -> bool:
     return any(f and line.startswith(f.translate(ESCAPED) + ":") for f in files)
 
 
-PROGRESS = (f"{PAPER}:instant: seed ", "damaged store entry recomputed: ")
+PROGRESS = (f"{PAPER}:instant: seed ", f"{PAPER}:half: seed ", "damaged store entry recomputed: ")
 """Lines on stderr that are not errors: calibrate's progress, a store entry recomputed."""
 
 

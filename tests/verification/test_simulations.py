@@ -15,7 +15,7 @@ import pytest
 import sympy as sp
 
 from verification.codehash import ROOT, code_hash, files_hash, import_closure, split_hash
-from verification.context import Context
+from verification.context import Context, Tally
 from verification.declare import REGISTRY
 from verification.layers import simulated
 from verification.simulations import SimContext, SimulationMissing, is_seeded, simulation
@@ -208,7 +208,9 @@ def test_in_a_run_without_store_the_simulations_run_in_order():
 
     assert Context(seed=4).map(record, [1, 2]) == [1, 2] and calls == [(4, 1), (4, 2)]
     store = None
-    assert map_subtasks(SimContext(), _module_level_square, [2], store, lambda f: None, {}) == [4]
+    tally = Tally()
+    assert map_subtasks(SimContext(), _module_level_square, [2], store, lambda f: None, tally) == [4]
+    assert tally.counts() == {"computed": 1, "reused": 0}
 
 
 SIMULATIONS = sorted(p for p in (ROOT / "verification" / "simulations").rglob("*.py"))

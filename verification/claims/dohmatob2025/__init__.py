@@ -13,15 +13,22 @@ registers every claim, in the order of the spec's file:
 * ``sec5_convergence``: Sec. 5 global convergence (the flow in vector coordinates) and the
   rebuttal's descent lemma (PGD in R^d).
 
-Shared helpers (the reduced model, the exact stationary-point machinery on M, the declared
-formula mutations) live in ``_common``. ``link_variants(link, claims)`` re-runs the per-link
-claims with a link of the user's (a SymPy Lambda of one variable, or a function of one SymPy
-symbol) as variants of the paper's claims (``Claim.variant``: ids
-``dohmatob2025:<claim>@<link>``). R̄ and its flow come from the reduced model the command
-line shows (``numerics.reduced.registry.dohmatob_reduced``: the overlap flow on the Gram
-structure of (u, v; u*, v*)); the symbolic checks use its derivations, the numerical ones code
-generated from them at exact parameter values (in vector coordinates: the engine's frame flow
-of its geometry and risk)."""
+Each claim judges what it simulates through ``Context.map``: the simulations (Monte Carlo,
+R̄ by quadrature, symbolic simplification, exact stationary points, ODE and PGD runs) are in
+``verification.simulations.dohmatob2025``, one module per section module here, stored apart
+from the judging. Shared judging helpers (per-link registration, the stationary-point
+settings, the declared formula mutations) live in ``_common``.
+
+``link_variants(link, claims)`` re-runs the per-link claims with a link of the user's (a SymPy
+Lambda of one variable, or a function of one SymPy symbol) as variants of the paper's claims
+(``Claim.variant``: ids ``dohmatob2025:<claim>@<link>``); their items hold the link as a
+``Link`` (its SymPy Lambda keys them), so their simulations are stored like the paper's.
+
+R̄ and its flow come from the reduced model the command line shows
+(``numerics.reduced.registry.dohmatob_reduced``: the overlap flow on the Gram structure of
+(u, v; u*, v*)); the symbolic checks use its derivations, the numerical ones code generated
+from them at exact parameter values (in vector coordinates: the engine's frame flow of its
+geometry and risk)."""
 
 # registration order = the spec's order (isort would reorder it); the shared helpers that
 # tests call through a public name are re-exported from ``_common``

@@ -1,6 +1,6 @@
-"""Helpers shared by the Dohmatob section modules: the reduced model (R̄ and its flow), the
-exact stationary-point machinery on M, limit-check summaries, per-link registration and the
-declared formula mutations."""
+"""Helpers shared by the Dohmatob section modules: limit-check summaries, per-link
+registration, the stationary-point settings and shared pieces, and the declared formula
+mutations. What the claims simulate is in ``verification.simulations.dohmatob2025``."""
 
 from __future__ import annotations
 
@@ -9,23 +9,27 @@ import functools
 import numpy as np
 import sympy as sp
 
-from numerics.codegen import generate
-from numerics.reduced import OverlapReduced
-from numerics.reduced.registry import dohmatob_reduced
-from theory.gaussian import GaussianExpectation, evaluate
-from theory.model import Param
 from theory.models import dohmatob2025 as dm
-from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
-from theory.stationary import classify_exact, stationary_points_exact
 
 from ...checks import FINITE_SIZE_TERMS
 from ...declare import claim, missed
-from ...simulations import simulation
 from ...domain import Interval
+from ...simulations.dohmatob2025.common import (  # noqa: F401 - re-exported for the tests
+    exact_text,
+    flow_on_M_2d,
+    numeric_risk,
+    rbar,
+    reduced_model,
+    stationary_points_uncached,
+)
+from ...simulations.dohmatob2025.flow_on_M import R_SYM  # noqa: F401 - the mutations' r
+from ...simulations.dohmatob2025.stationary_points import stationary_piece
 
 PAPER = "dohmatob2025"
 LINK_NAMES = ("linear", "quadratic", "relu")
 NUMERICAL_FLOOR = 1e-9   # float64 resolution of the log-space sampler and quadrature
+_rbar = rbar
+"""R̄ of Prop. 1 for a link (what the formula mutations edit)."""
 
 
 def _fit_intercept(dims, y, basis=("1/d",)):
@@ -147,145 +151,42 @@ def _limit_summary(check, labels, i=None):
 
 
 # -------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _paper_reduced(link: str) -> OverlapReduced:
-    return dohmatob_reduced(link)
-
-
-def reduced_model(link: str, risk: sp.Expr | None = None,
-                  extra_params: tuple[Param, ...] = ()) -> OverlapReduced:
-    """Dohmatob's reduced model (``numerics.reduced``, the model the CLI shows): the overlap
-    flow of R̄ with link σ (Prop. 1), or of ``risk`` in its place (a deliberately wrong formula).
-    Parameters stay unbound: the claims substitute exact values into its derivations. The
-    paper's R̄ is integrated once per link (cached)."""
-    if risk is None and not extra_params:
-        return _paper_reduced(link)
-    return dohmatob_reduced(link, risk, extra_params=extra_params)
-
-
-def _rbar(link: str) -> sp.Expr:
-    """R̄ of Prop. 1 for link σ: the reduced model's risk."""
-    return reduced_model(link).derivation.risk
-
-
-_SYMS = (dm.alpha, dm.beta, dm.gamma, dm.d, dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)
-
-
-def numeric_risk(expr):
-    """R(α, β, γ, d, µ, ν, ζ, η, ρ) as a float function: generated code when closed-form,
-    else with the remaining Gaussian-expectation nodes integrated by adaptive quadrature."""
-    if not expr.has(GaussianExpectation):
-        fn = generate(_SYMS, [expr])
-        return lambda *x: fn(*x)[0]
-    return lambda *x: evaluate(expr, dict(zip(_SYMS, x)))
-
-
-# -------------------------------------------------------------------------------------------
 # Stationary points on M (Props. 7, 9, 10): exact arithmetic, several d
 
 STATIONARY_SETTINGS = [  # exact parameters; ψ < c < 1 (learnable) and c < ψ < 1
     {"alpha": sp.Rational(1, 10), "beta": sp.Integer(1), "gamma": sp.Rational(3, 5)},
     {"alpha": sp.Rational(1, 5), "beta": sp.Rational(3, 2), "gamma": sp.Rational(9, 10)}]
-BOX = ((-1, 1), (-1, 1))
 
 
-def _setting_values(setting, dv):
-    return {dm.alpha: setting["alpha"], dm.beta: setting["beta"], dm.gamma: setting["gamma"],
-            dm.d: sp.Integer(dv)}
+def stationary_item(link, setting, dv, risk=None):
+    """The item of one (setting, d) of the flow on M for ``link`` and ``risk`` (None: the
+    paper's R̄): what is computed, not where it is listed, so claims asking for the same
+    share it."""
+    return {"link": link, "risk": risk, "setting": exact_text(setting), "d": int(dv)}
 
 
-def _setting_text(setting):
-    a, b, g = (setting[k] for k in ("alpha", "beta", "gamma"))
-    psi = PAPER_PSI.subs({alpha: a, beta: b})
-    return {"alpha": float(a), "beta": float(b), "gamma": float(g),
-            "psi": float(psi), "c": float(sp.sqrt(1 - g**2))}
-
-
-@functools.cache
-def flow_on_M_2d(link, risk=None):
-    """The 2-D flow on M: the reduced model restricted to ζ = η = ρ = 0 (Prop. 6)."""
-    return reduced_model(link, risk).restrict(dm.MANIFOLD).derivation.flow
-
-
-@functools.cache
-def _m_invariant(link, risk=None):
-    """Whether dζ/dt, dη/dt, dρ/dt of the full overlap flow vanish identically on M (Prop. 5):
-    only then is the 2-D restriction (Prop. 6) the flow on M."""
-    flow = reduced_model(link, risk).derivation.flow
-    return all(sp.simplify(r.subs(dm.MANIFOLD)) == 0 for q, r in flow.as_dict().items()
-               if q in dm.MANIFOLD)
-
-
-_STATIONARY_CACHE = {}
-
-
-def _computed_stationary(flow2, setting, dv):
-    """Stationary points of the derived 2-D flow on M at one (setting, d), each classified
-    (memoised on the flow's expressions: Props. 7 and 10 share the work)."""
-    key = (flow2.rhs, tuple(sorted((k, str(v)) for k, v in setting.items())), dv)
-    if key not in _STATIONARY_CACHE:
-        _STATIONARY_CACHE[key] = stationary_points_uncached(flow2, setting, dv)
-    return _STATIONARY_CACHE[key]
-
-
-@simulation(seeded=False)
-def _stationary_piece(ctx, item):
-    """A shared subtask: ``_computed_stationary`` of the paper's flow on M for one link at one
-    (setting, d). Props. 7 and 10 ask for the same pieces; as shared tasks they are computed
-    once per run, whichever worker asks first, and spread over the workers. The item carries
-    the setting's exact values (its key: what is computed, not where it is listed)."""
-    setting = {k: sp.Rational(v) for k, v in item["setting"].items()}
-    return _computed_stationary(flow_on_M_2d(item["link"]), setting, item["d"])
-
-
-def paper_stationary(ctx, link, setting, dims):
-    """{d: (found, unresolved, curves)} of the paper's flow on M (R̄ of Prop. 1) at one setting
-    (exact values {"alpha", "beta", "gamma"}, as in ``STATIONARY_SETTINGS``) for every d in
-    ``dims``, as shared tasks."""
+def paper_stationary(ctx, link, setting, dims, risk=None):
+    """{d: (found, unresolved, curves)} of the flow on M (R̄ of Prop. 1, or ``risk``) at one
+    setting (exact values {"alpha", "beta", "gamma"}, as in ``STATIONARY_SETTINGS``) for every
+    d in ``dims`` (``simulations.stationary_piece``: Props. 7 and 10 share the paper's)."""
     index = [int(dv) for dv in dims]
-    items = [{"link": link, "setting": {k: str(v) for k, v in setting.items()}, "d": dv}
-             for dv in index]
-    return {dv: tuple(r) for dv, r in zip(index, ctx.map(_stationary_piece, items))}
-
-
-def stationary_points_uncached(flow2, setting, dv):
-    """(found, unresolved, curves) of ``flow2`` at one (setting, d), each point classified;
-    not memoised."""
-    vals = _setting_values(setting, dv)
-    rhs = [r.subs(vals) for r in flow2.rhs]
-    points, unresolved, curves = stationary_points_exact(rhs, (dm.mu, dm.nu), BOX)
-    out = []
-    for pt in points:
-        c = classify_exact(rhs, (dm.mu, dm.nu), pt, BOX)
-        out.append({"mu": float(pt[0]), "nu": float(pt[1]), "exact": [str(x) for x in pt],
-                    "eigenvalues": [_mp_str(v) for v in c.eigenvalues],
-                    "exact_zero_eigenvalue": list(c.exact_zero), "class": c.kind})
-    return out, [(str(f), str(g)) for f, g in unresolved], curves
-
-
-def _mp_str(v):
-    return sp.sstr(sp.N(sp.sympify(str(v)), 6)) if v != 0 else "0"
+    items = [stationary_item(link, setting, dv, risk) for dv in index]
+    return {dv: tuple(r) for dv, r in zip(index, ctx.map(stationary_piece, items))}
 
 
 def _near(p, q, tol=1e-9):
     return abs(p[0] - q[0]) <= tol and abs(p[1] - q[1]) <= tol
 
 
-
-
 # -------------------------------------------------------------------------------------------
 # Declared mutations (``@claim(mutations=...)``): deliberately wrong formulas the checks must
 # refute. R̄'s three terms are rebuilt here with a coefficient each, so that a mutant drops,
 # rescales or flips exactly one term of the paper's formula.
-R_SYM = sp.Symbol("r", nonnegative=True)
-"""The REM constant r kept symbolic (Prop. 3 evaluates the gradients at r = 0)."""
-
-
+@functools.cache
 def rbar_terms(link, p2=1, h2=1, h1=1, r=dm.PAPER_R):
     """R̄ = p2·p²H1(1, ζ, ρ) − h2·2p·H2(ν, ζ, ρ) + h1·H1(1, 0, ρ): the paper's Prop. 1 at
-    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise."""
+    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise (memoised: a
+    mutation's formula is built once per process)."""
     sigma = dm.link_function(link)
     c = sp.sqrt(1 - dm.gamma**2)
 
@@ -331,5 +232,11 @@ R0_UNSEEN = ("at r = 0 every term of R̄ depends on ρ only through σ(ρ·r·�
 def odd_term_mutations(link, terms, r=dm.PAPER_R):
     """{name: overrides}: R̄ (with r as given) plus one term odd in ζ, η or ρ."""
     return {f"wrong model: R̄ + {name}": functools.partial(
-                lambda t: {"risk": dm.paper_risk(link, r=r) + t}, term)
+                lambda t: {"risk": _paper_risk(link, r) + t}, term)
             for name, term in terms.items()}
+
+
+@functools.cache
+def _paper_risk(link, r):
+    """``dm.paper_risk(link, r=r)``, built once per process (the odd-term mutations')."""
+    return dm.paper_risk(link, r=r)

@@ -10,8 +10,10 @@ import sympy as sp
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...domain import Choice
+from ...simulations.dohmatob2025.fig2 import fig2_pgd
+from ...simulations.dohmatob2025.risk import rbar_values
 from ...stats import finite
-from ._common import DROPPED_H2, LINK_NAMES, PAPER, _rbar, numeric_risk, rbar_terms
+from ._common import DROPPED_H2, LINK_NAMES, PAPER, _rbar, rbar_terms
 
 # -------------------------------------------------------------------------------------------
 FIG2 = {"d": 100, "L": 20, "beta": 1.0, "gamma": 1 / np.sqrt(2), "eps": 0.1, "step": 0.01,
@@ -22,11 +24,13 @@ def _fig2_check(ctx, link, formula=None):
     """One PGD run on the empirical risk at the paper's Fig. 2 settings with link σ = ``link``;
     at every record the test risk (10⁴ fresh samples, standard error) against Prop. 1's R̄ at
     the current overlaps with α = log(L − 1)/d. Agreement: |R_test − R̄| ≤ z·se + R̄/√d, the
-    last term an explicit finite-size allowance (R̄ is a d → ∞ limit; 10% at d = 100)."""
+    last term an explicit finite-size allowance (R̄ is a d → ∞ limit; 10% at d = 100).
+    ``formula``: the R̄ compared (None: the paper's)."""
     rec = _simulate_fig2(ctx, link)
     a_ = float(np.log(FIG2["L"] - 1) / FIG2["d"])
-    Rf = numeric_risk(_rbar(link) if formula is None else formula)
-    theory = np.array([float(Rf(a_, FIG2["beta"], FIG2["gamma"], FIG2["d"], *q)) for q in rec["overlaps"]])
+    at = [(a_, FIG2["beta"], FIG2["gamma"], FIG2["d"], *q) for q in rec["overlaps"]]
+    (theory,) = ctx.map(rbar_values, [{"link": link, "formula": formula, "at": at}])
+    theory = np.array(theory)
     finite(theory, rec["test_risk"], rec["test_se"])
     allowance = theory / np.sqrt(FIG2["d"])
     check = estimate_vs_theory(ctx, rec["test_risk"], rec["test_se"], theory, bias=allowance,
@@ -43,15 +47,12 @@ def _fig2_check(ctx, link, formula=None):
 
 
 def _simulate_fig2(ctx, link):
-    """The PGD run on the empirical risk (records of step, overlaps, train and test risk)."""
-    import torch
-
-    from numerics.softmax_attention import pgd_empirical
-    torch_link = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
-    n_steps = ctx.pick(1000, 3000)
-    return pgd_empirical(FIG2["d"], FIG2["L"], FIG2["beta"], FIG2["gamma"], FIG2["eps"], torch_link,
-                         FIG2["n_train"], FIG2["n_test"], FIG2["step"], n_steps, ctx.pick(50, 100),
-                         seed=ctx.claim_seed("fig2"))
+    """The PGD run on the empirical risk (``simulations.fig2_pgd``: records of step, overlaps,
+    train and test risk)."""
+    item = {**FIG2, "link": link, "n_steps": ctx.pick(1000, 3000),
+            "record_every": ctx.pick(50, 100), "seed": ctx.claim_seed("fig2")}
+    (rec,) = ctx.map(fig2_pgd, [item])
+    return rec
 
 
 def _summarise_fig2(rec, theory, ok):

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import functools
-import math
-
-import sympy as sp
-
-from theory.model import Param
 from theory.models import dohmatob2025 as dm
 
 from ...declare import Outcome
 from ...domain import Integers
-from ._common import (PARAMETERS, R0_UNSEEN, R_SYM, SYMMETRY_UNSEEN, _per_link, flow_on_M_2d,
-                      odd_term_mutations, rbar_mutations, rbar_mutations_missed, reduced_model)
+from ...simulations.dohmatob2025.common import float_setting_values
+from ...simulations.dohmatob2025.flow_on_M import leaves_M, span_coefficients, two_d_flow
+from ._common import (PARAMETERS, R0_UNSEEN, R_SYM, SYMMETRY_UNSEEN, _per_link,
+                      odd_term_mutations, rbar_mutations, rbar_mutations_missed)
 
 
 # -------------------------------------------------------------------------------------------
@@ -30,89 +26,52 @@ POINTS = [REFERENCE, {"alpha": 0.37, "beta": 0.53, "gamma": 0.41, "d": 37},
 frozen: β > √(2α)): an identity judged at one setting could be blind to a term that vanishes
 there (a factor β − 1 at β = 1) or to the other phase's branch of ψ and r."""
 
-WITNESSES = ((sp.Rational(1, 2), sp.Rational(3, 10), sp.Rational(1, 5), sp.Rational(1, 7)),
-             (sp.Rational(-1, 3), sp.Rational(7, 10), sp.Rational(-1, 4), sp.Rational(2, 9)),
-             (sp.Rational(1, 5), sp.Rational(-3, 5), sp.Rational(1, 3), sp.Rational(-1, 6)))
-"""Overlap values (in the order µ, ν, ζ, η of the symbols left) at which a nonzero expression
-is shown nonzero."""
-
-
-def _values(alpha, beta, gamma, d):
-    """The setting as exact SymPy values (a float's shortest decimal, read exactly)."""
-    return {dm.alpha: sp.Rational(str(alpha)), dm.beta: sp.Rational(str(beta)),
-            dm.gamma: sp.Rational(str(gamma)), dm.d: sp.Integer(int(d))}
-
 
 def _setting_words(vals):
     return ", ".join(f"{s}={float(v):g}" for s, v in zip(("α", "β", "γ", "d"), vals.values()))
 
 
-def _nonzero_at(expr, vals):
-    """None where the symbolic ``expr`` vanishes identically in the overlaps at the setting
-    ``vals``; else (overlaps, value) of a witness: the first point of ``WITNESSES`` where its
-    value at 30 digits exceeds 1e-20 in size (the expression itself when none does, and it does
-    not simplify to 0)."""
-    if expr == 0:
-        return None
-    at = expr.subs(vals)
-    order = [s for s in (dm.mu, dm.nu, dm.zeta, dm.eta) if s in at.free_symbols]
-    for w in WITNESSES:
-        point = dict(zip(order, w))
-        value = sp.N(at.subs(point), 30)
-        if value.is_number and abs(value) > 1e-20:
-            return {str(k): float(v) for k, v in point.items()}, value
-    return None if sp.simplify(at) == 0 else ({}, at)
+def _item(link, risk, alpha, beta, gamma, d):
+    """A setting's item: the link, the risk (None: the paper's R̄) and (α, β, γ, d)."""
+    return {"link": link, "risk": risk, "alpha": alpha, "beta": beta, "gamma": gamma, "d": d}
 
 
-@functools.cache
-def _off_M(link, risk=None):
-    """dζ/dt, dη/dt, dρ/dt of the derived overlap flow on M, simplified (all parameters
-    symbolic)."""
-    flow = reduced_model(link, risk).derivation.flow
-    return {str(q): sp.simplify(r.subs(dm.MANIFOLD)) for q, r in flow.as_dict().items()
-            if q in dm.MANIFOLD}
-
-
-def _leaves_M(link, risk, vals):
-    """(name, witness, value) of the first off-M velocity not vanishing on M at the setting;
-    None where M is invariant there."""
-    for k, v in _off_M(link, risk).items():
-        hit = _nonzero_at(v, vals)
-        if hit is not None:
-            return k, *hit
-    return None
+def _shown(hit):
+    """A nonzero value of ``simulations.flow_on_M.nonzero_at`` as text."""
+    return f"{hit['value']:.4g}" if hit["number"] else hit["text"]
 
 
 def _invariance_check(ctx, link, alpha, beta, gamma, d, risk=None):
-    vals = _values(alpha, beta, gamma, d)
-    off = _off_M(link, risk)
-    evidence = {"link": link, "flow_off_M_on_M": {k: str(v) for k, v in off.items()}}
-    leaves = _leaves_M(link, risk, vals)
+    """Prop. 5 at one setting (``simulations.leaves_M``): the off-M velocities vanish on M."""
+    (sim,) = ctx.map(leaves_M, [_item(link, risk, alpha, beta, gamma, d)])
+    evidence = {"link": link, "flow_off_M_on_M": sim["off_M"]}
+    leaves = sim["leaves"]
     if leaves is None:
-        how = "identically (symbolic)" if all(v == 0 for v in off.values()) else "at this setting"
+        how = "identically (symbolic)" if sim["identically"] else "at this setting"
         return Outcome("confirmed", f"{link}: dζ/dt, dη/dt, dρ/dt vanish on M {how}", evidence)
-    k, witness, value = leaves
+    vals = float_setting_values(alpha, beta, gamma, d)
+    k, witness = leaves["name"], leaves["witness"]
     where = ", ".join(f"{s}={x:g}" for s, x in witness.items())
     evidence["counterexample"] = {**{str(s): float(x) for s, x in vals.items()}, **witness,
-                                  f"d{k}/dt": float(value) if value.is_number else str(value)}
-    shown = f"{float(value):.4g}" if value.is_number else str(value)
-    return Outcome("refuted", f"{link}: d{k}/dt ≠ 0 on M, e.g. {shown} at "
+                                  f"d{k}/dt": leaves["value"] if leaves["number"] else leaves["text"]}
+    return Outcome("refuted", f"{link}: d{k}/dt ≠ 0 on M, e.g. {_shown(leaves)} at "
                    f"{_setting_words(vals)}{', ' + where if where else ''}", evidence)
 
 
 def _two_d_check(ctx, link, alpha, beta, gamma, d, risk=None):
-    vals = _values(alpha, beta, gamma, d)
-    if _leaves_M(link, risk, vals) is not None:
+    """Prop. 6 at one setting: M invariant there (``simulations.leaves_M``) and the restricted
+    flow (``simulations.two_d_flow``) closed on (µ, ν)."""
+    item = _item(link, risk, alpha, beta, gamma, d)
+    (invariance,) = ctx.map(leaves_M, [item])
+    if invariance["leaves"] is not None:
         return Outcome("refuted", f"{link}: M is not invariant, so no closed 2-D flow on it",
                        {"link": link})
-    flow2 = flow_on_M_2d(link, risk)
-    extra = sorted(str(s) for r in flow2.rhs for s in r.subs(vals).free_symbols
-                   if s in (dm.zeta, dm.eta, dm.rho))
-    evidence = {"link": link, "state": [str(s) for s in flow2.state],
-                "rhs": [str(r) for r in flow2.rhs],
-                "rhs_latex": [sp.latex(r) for r in flow2.rhs]}
-    if extra:
-        return Outcome("refuted", f"{link}: the restricted flow still depends on {extra}", evidence)
+    (flow2,) = ctx.map(two_d_flow, [item])
+    evidence = {"link": link, "state": flow2["state"], "rhs": flow2["rhs"],
+                "rhs_latex": flow2["rhs_latex"]}
+    if flow2["extra"]:
+        return Outcome("refuted", f"{link}: the restricted flow still depends on {flow2['extra']}",
+                       evidence)
     return Outcome("confirmed", f"{link}: on M the derived flow closes on (µ, ν): "
                    f"dµ/dt, dν/dt depend on µ, ν and the parameters only", evidence)
 
@@ -157,38 +116,22 @@ _per_link("prop6-2d-flow", "Prop. 6",
           domain=DOMAIN, reference=REFERENCE, points=POINTS)
 
 
-@functools.cache
-def _span_coefficients(link, risk=None):
-    """The coefficients of v in ∇_u R and of u in ∇_v R at r = 0, ρ = 0, simplified (all
-    parameters symbolic, r a free symbol of R̄ set to 0)."""
-    from theory.dynamics import vector_gradients
-    r_sym = R_SYM
-    r_param = Param(r_sym, 0, math.inf, open_high=True, doc="REM constant r, kept symbolic")
-    reduced = reduced_model(link, dm.paper_risk(link, r=r_sym) if risk is None else risk, (r_param,))
-    grads = vector_gradients(reduced.geometry, reduced.derivation.risk)
-    at = {r_sym: 0, dm.rho: 0}
-    return {"grad_u along v": sp.simplify(grads["u"]["v"].subs(at)),
-            "grad_v along u": sp.simplify(grads["v"]["u"].subs(at))}
-
-
 def _gradient_span_check(ctx, link, alpha, beta, gamma, d, risk=None):
     """∇_u R = Σ_w ∂R/∂(uᵀw)·w over w ∈ {v, u*, v*} (Gram chain rule): it lies in span{u*, v*}
     iff the coefficient of v, ∂R/∂ρ, vanishes; likewise for ∇_v R (coefficient of u). Derived
     symbolically at r = 0, ρ = 0, with r kept as a free symbol in R̄, then evaluated exactly at
-    the setting (α, β, γ, d)."""
-    vals = _values(alpha, beta, gamma, d)
-    coeffs = _span_coefficients(link, risk)
-    evidence = {"link": link, "coefficients_at_r0_rho0": {k: str(v) for k, v in coeffs.items()}}
-    for k, v in coeffs.items():
-        hit = _nonzero_at(v, vals)
-        if hit is not None:
-            witness, value = hit
-            where = "".join(f", {s}={x:g}" for s, x in witness.items())
-            shown = f"{float(value):.4g}" if value.is_number else str(value)
-            evidence["counterexample"] = {**{str(s): float(x) for s, x in vals.items()},
-                                          **witness, k: shown}
-            return Outcome("refuted", f"{link}: {k} = {v} ≠ 0 at r = ρ = 0 (e.g. {shown} at "
-                           f"{_setting_words(vals)}{where})", evidence)
+    the setting (α, β, γ, d) (``simulations.span_coefficients``)."""
+    (sim,) = ctx.map(span_coefficients, [_item(link, risk, alpha, beta, gamma, d)])
+    evidence = {"link": link, "coefficients_at_r0_rho0": sim["coefficients"]}
+    hit = sim["hit"]
+    if hit is not None:
+        vals = float_setting_values(alpha, beta, gamma, d)
+        k, shown = hit["name"], _shown(hit)
+        where = "".join(f", {s}={x:g}" for s, x in hit["witness"].items())
+        evidence["counterexample"] = {**{str(s): float(x) for s, x in vals.items()},
+                                      **hit["witness"], k: shown}
+        return Outcome("refuted", f"{link}: {k} = {sim['coefficients'][k]} ≠ 0 at r = ρ = 0 "
+                       f"(e.g. {shown} at {_setting_words(vals)}{where})", evidence)
     return Outcome("confirmed", f"{link}: at r = ρ = 0 both gradients have no component along "
                    "the other student vector: they lie in span{u*, v*}", evidence)
 

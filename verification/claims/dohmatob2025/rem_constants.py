@@ -7,14 +7,14 @@ import functools
 import numpy as np
 import sympy as sp
 
-from numerics.rem import extreme_value_sample, gibbs_average
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, PAPER_PSI, PAPER_R
-from theory.rem import rem_constants
 
 from ...checks import combine, legs_summary, limit
 from ...declare import Outcome, claim
 from ...domain import Interval
+from ...simulations.dohmatob2025.rem_constants import (TEST_FUNCTIONS, gibbs_piece,
+                                                        laplace_constants, rem_piece)
 from ...stats import finite
 from ._common import NUMERICAL_FLOOR, PAPER, _limit_summary, _self_comparison, limit_decision
 
@@ -40,23 +40,19 @@ def _exact(value):
     return sp.Rational(repr(float(value)))
 
 
-def _rem_piece(ctx, item):
-    """One (α, β, d): the mean and standard error of (βd)⁻¹ log Z and of the Gibbs mean over
-    ``item['n']`` extreme-value samples drawn with ``item['seed']``."""
-    n = item["n"]
-    s = extreme_value_sample(item["alpha"], item["beta"], item["d"], n, seed=item["seed"])
-    finite(s.free_energy, s.gibbs_mean)
-    return [[float(s.free_energy.mean()), float(s.gibbs_mean.mean())],
-            [float(s.free_energy.std(ddof=1) / np.sqrt(n)),
-             float(s.gibbs_mean.std(ddof=1) / np.sqrt(n))]]
-
-
 def _rem_columns(ctx, alpha_, beta_, dims, n):
-    """(βd)⁻¹ log Z and the Gibbs mean at each d: (means, standard errors), rows d."""
+    """(βd)⁻¹ log Z and the Gibbs mean at each d (``simulations.rem_piece``): (means, standard
+    errors), rows d."""
     items = [{"alpha": alpha_, "beta": beta_, "d": dv, "n": n,
               "seed": ctx.claim_seed(f"rem:{alpha_}:{beta_}:{dv}")} for dv in dims]
-    pieces = ctx.map(_rem_piece, items)
-    return np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
+    return _finite_columns(ctx.map(rem_piece, items))
+
+
+def _finite_columns(pieces):
+    """(means, standard errors) of [means, standard errors] pieces, rows d, checked finite."""
+    means, ses = np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
+    finite(means, ses)
+    return means, ses
 
 
 def _frozen_limits(ctx, dims, s: dict) -> dict:
@@ -121,7 +117,7 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
     the sampler's values are recorded as a self-comparison."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600])
     n = ctx.pick(1000, 4000)
-    derived = rem_constants()
+    (derived,) = ctx.map(laplace_constants, [{"alpha": str(_exact(alpha)), "beta": str(_exact(beta))}])
     means, ses = _rem_columns(ctx, alpha, beta, dims, n)
     s = _summarise_rem(alpha, beta, means, ses, dims, psi, r, derived)
     checks = _frozen_limits(ctx, dims, s)
@@ -130,7 +126,7 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
                 "families": {name: c.evidence() for name, c in checks.items()},
                 "numerical_floor": NUMERICAL_FLOOR, "n_samples": n,
                 "paper_psi": str(psi), "paper_r": str(r),
-                "engine_psi": str(derived["psi"]), "engine_r": str(derived["r"])}
+                "engine_psi": derived["psi"], "engine_r": derived["r"]}
     tracked = {f"{c['quantity']}[a={c['alpha']},b={c['beta']}]": (c["extrapolated"],
                                                                    c["z"] * c["stderr"] + 1e-6)
                for c in s["sampled"]}
@@ -143,13 +139,12 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
     """Per quantity (ψ, r) at one (α, β): in the high-temperature phase compared exactly with
     the engine's Laplace-method values (the sampler's there recorded as a self-comparison); in
     the frozen phase as the columns (Y, SE, theory, labels) of its quantity's ``checks.limit``
-    family (``family``)."""
+    family (``family``). ``derived``: ``simulations.laplace_constants`` at (α, β)."""
     s = {k: [] for k in ("rows", "exact", "sampled", "labels", "Y", "SE", "theory", "family")}
     at = {dm.alpha: _exact(a_), dm.beta: _exact(b_)}
     phase = rem_phase(a_, b_)
-    for k, (name, paper_e, engine_e) in enumerate((("psi", psi, derived["psi"]),
-                                                   ("r", r, derived["r"]))):
-        paper_v, engine_v = paper_e.subs(at), engine_e.subs(at)
+    for k, (name, paper_e) in enumerate((("psi", psi), ("r", r))):
+        paper_v, engine_v = paper_e.subs(at), sp.sympify(derived[f"{name}_at"])
         row = {"alpha": a_, "beta": b_, "phase": phase, "quantity": name,
                "paper": float(paper_v), "engine_laplace": float(engine_v),
                "largest_d_value": float(means[-1, k])}
@@ -210,7 +205,6 @@ def _draw_rem(rows, psi, r, fig):
     ax1.legend(fontsize=6)
 
 
-TEST_FUNCTIONS = {"t": lambda t: t, "t^2": lambda t: t**2, "tanh": np.tanh}
 GIBBS_RHOS = (0.6, -0.4)
 GIBBS_FAMILIES = {name: f"Gibbs average of F(t) = {name} at d → ∞, frozen phase"
                   for name in TEST_FUNCTIONS}
@@ -255,23 +249,12 @@ def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     return Outcome(*_judge_gibbs(checks, s), evidence)
 
 
-def _gibbs_piece(ctx, item):
-    """One (α, β, ρ, d): per test function, the mean and standard error of its Gibbs average
-    over ``item['n']`` samples (the same levels for every F, drawn with ``item['seed']``)."""
-    n = item["n"]
-    vals = [gibbs_average(TEST_FUNCTIONS[name], item["alpha"], item["beta"], item["d"],
-                          item["rho"], n, item["seed"]) for name in TEST_FUNCTIONS]
-    finite(*vals)
-    return [[float(v.mean()) for v in vals], [float(v.std(ddof=1) / np.sqrt(n)) for v in vals]]
-
-
 def _simulate_gibbs(ctx, alpha_, beta_, rho_, dims, n):
     """(means, ses): each test function's Gibbs average at each d (rows: d, columns:
     TEST_FUNCTIONS)."""
     items = [{"alpha": alpha_, "beta": beta_, "rho": rho_, "d": dv, "n": n,
               "seed": ctx.claim_seed(f"gibbs:{alpha_}:{beta_}:{rho_}:{dv}")} for dv in dims]
-    pieces = ctx.map(_gibbs_piece, items)
-    return np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
+    return _finite_columns(ctx.map(gibbs_piece, items))
 
 
 def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):

@@ -13,6 +13,8 @@ from theory.models.dohmatob2025 import PAPER_PSI
 from ...checks import legs_summary, limit
 from ...declare import Outcome, claim
 from ...domain import Integers, Interval
+from ...simulations.dohmatob2025.risk import (cor1_difference, oracle_identity, phase_row,
+                                               rbar_values, risk_piece, sigma_bar)
 from ...stats import finite
 from ._common import (
     DROPPED_H2,
@@ -21,7 +23,6 @@ from ._common import (
     _per_link,
     _rbar,
     limit_decision,
-    numeric_risk,
     rbar_terms,
 )
 from .rem_constants import _exact, rem_phase
@@ -36,57 +37,23 @@ PROP1_SETTINGS = [{"alpha": 0.1, "beta": 0.3, "gamma": 0.6},   # β_c = 0.447: h
 PROP1_POINTS = [  # (µ, ν, ζ, η, ρ): on M with the attention off (p ≈ 0) and on (p ≈ 1), off M
     (0.2, 0.5, 0.0, 0.0, 0.0), (0.95, 0.7, 0.0, 0.0, 0.0),
     (0.2, 0.4, 0.3, 0.1, 0.4), (0.9, 0.6, 0.2, -0.1, 0.3)]
-NP_LINKS = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": lambda t: np.maximum(t, 0.0)}
-
-
-def risk_mc(ctx, link, *args, **kw):
-    """The e^{αd}-token risk Monte Carlo in torch on the run's device (numerics.rem_torch)."""
-    import torch
-
-    from numerics.rem_torch import softmax_risk_mc_torch
-    if isinstance(link, str):
-        tl = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
-    else:                              # a user's link (``link_variants``): σ as generated torch code
-        tl = _torch_link(link)
-    return softmax_risk_mc_torch(tl, *args, device=ctx.device, **kw)
-
-
-@functools.cache
-def _torch_link(link):
-    from numerics.codegen import generate
-    t = sp.Symbol("t", real=True)
-    fn = generate([t], [dm.as_link(link)(t)], backend="torch")
-    return lambda x: fn(x)[0] + 0 * x        # + 0·x: a constant σ still broadcasts
-
-
-def _risk_piece(ctx, item):
-    """One Monte Carlo risk [mean, stderr] at e^{αd} tokens: link, (α, β, γ, d), overlaps,
-    sample size, top-k and seed all in ``item``."""
-    mc, se = risk_mc(ctx, item["link"], item["alpha"], item["beta"], item["gamma"], item["d"],
-                     item["overlaps"], item["n"], seed=item["seed"], top_k=item["top_k"])
-    finite(mc, se)
-    return [float(mc), float(se)]
 
 
 def _risk_pieces(ctx, link, items):
-    """``_risk_piece`` of each item with ``link``: as ``ctx.map`` tasks for a built-in link
-    (a name), one after the other for a user's link (not JSON-able)."""
-    if isinstance(link, str):
-        return ctx.map(_risk_piece, [{**it, "link": link} for it in items])
-    out = []
-    for i, it in enumerate(items):
-        out.append(_risk_piece(ctx, {**it, "link": link}))
-        ctx.tick((i + 1) / len(items))
+    """``simulations.risk_piece`` of each item with ``link`` (a built-in name or a user's
+    ``Link``): [mean, stderr] each, checked finite."""
+    out = ctx.map(risk_piece, [{**it, "link": link} for it in items])
+    for mc, se in out:
+        finite(mc, se)
     return out
 
 
 def _prop1_check(ctx, link, alpha, beta, gamma, formula=None):
     """Prop. 1 (one sub-claim per link) at one (α, β, γ): Monte Carlo risk at e^{αd} tokens
     against R̄ at each overlap point and d (``_simulate_prop1``), R/R̄ − 1 extrapolated to
-    d → ∞ in one limit family."""
+    d → ∞ in one limit family. ``formula``: the R̄ compared (None: the paper's)."""
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
-    Rf = numeric_risk(formula if formula is not None else _rbar(link))
-    points, checks = _simulate_prop1(ctx, link, alpha, beta, gamma, Rf, dims)
+    points, checks = _simulate_prop1(ctx, link, alpha, beta, gamma, formula, dims)
     # p(µ) is smeared over |cµ − ψ| ≲ γ/√d: corrections in 1/√d; one family over all points
     check = limit(ctx, dims, np.array([c["relative_deviation_by_d"] for c in checks]).T,
                   np.array([c["relative_stderr_by_d"] for c in checks]).T, 0.0,
@@ -101,9 +68,10 @@ def _prop1_check(ctx, link, alpha, beta, gamma, formula=None):
     return Outcome(*_judge_prop1(link, check, points, checks), evidence, figures=figs)
 
 
-def _simulate_prop1(ctx, link, a_, b_, g_, Rf, dims):
-    """(points, checks) at one (α, β, γ): per overlap point and d, R̄ from ``Rf`` and the Monte
-    Carlo risk ± se; per point the relative deviations R_mc/R̄ − 1 by d."""
+def _simulate_prop1(ctx, link, a_, b_, g_, formula, dims):
+    """(points, checks) at one (α, β, γ): per overlap point and d, R̄ (``formula``; None: the
+    paper's, ``simulations.rbar_values``) and the Monte Carlo risk ± se; per point the relative
+    deviations R_mc/R̄ − 1 by d."""
     n = ctx.pick(4_000, 40_000)
     top_k = ctx.pick(300, 2000)
     overlaps = [dict(zip(("mu", "nu", "zeta", "eta", "rho"), q)) for q in PROP1_POINTS]
@@ -111,11 +79,14 @@ def _simulate_prop1(ctx, link, a_, b_, g_, Rf, dims):
               "top_k": top_k, "seed": ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}")}
              for j, ov in enumerate(overlaps) for dv in dims]
     mcs = np.array(_risk_pieces(ctx, link, items)).reshape(len(overlaps), len(dims), 2)
+    at = [(a_, b_, g_, dv, *ov.values()) for ov in overlaps for dv in dims]
+    (theory,) = ctx.map(rbar_values, [{"link": link, "formula": formula, "at": at}])
+    theory = iter(theory)
     points, checks = [], []
     for ov, by_d in zip(overlaps, mcs):
         rel, rel_se = [], []
         for dv, (mc, se) in zip(dims, by_d.tolist()):
-            th = float(Rf(a_, b_, g_, dv, *ov.values()))
+            th = next(theory)
             finite(th)
             points.append({"link": link, "d": dv, "alpha": a_, "beta": b_, "gamma": g_, **ov,
                            "theory": th, "mc": mc, "mc_stderr": se})
@@ -185,13 +156,6 @@ COR1_OVERLAPS = {dm.mu: 0.5, dm.nu: 0.3, dm.zeta: 0.2, dm.eta: 0.1, dm.rho: 0.3}
 """Where a difference is quoted: overlaps realisable by unit vectors."""
 
 
-@functools.cache
-def _cor1_difference(formula):
-    """Prop. 1's R̄ at σ(t) = t minus ``formula``, simplified in all symbols (memoised: the
-    settings share it)."""
-    return sp.simplify(_rbar("linear") - formula)
-
-
 @claim(f"{PAPER}:cor1-linear", "Cor. 1",
        "For the linear link, R̄ reduces to (p·c·ζ + (1 − p)·ρ·r)²·d + γ²(p² − 2pν + 1).",
        statistical=False,
@@ -211,22 +175,20 @@ def _cor1_difference(formula):
                   "sign flip: +2γ²pν": lambda: {
                       "formula": dm.paper_cor1_linear() + 4 * dm.gamma**2 * dm.paper_localisation() * dm.nu}})
 def cor1_linear(ctx, alpha, beta, gamma, d, formula=None):
-    """Exact symbolic comparison of Cor. 1 with Prop. 1's R̄ at σ(t) = t (H1, H2 integrated by
-    the engine): identically in all symbols, and in the overlaps at the setting's exact values."""
-    formula = dm.paper_cor1_linear() if formula is None else formula
-    prop1 = _rbar("linear")
-    diff = _cor1_difference(formula)
-    at = {dm.alpha: _exact(alpha), dm.beta: _exact(beta), dm.gamma: _exact(gamma),
-          dm.d: sp.Integer(d)}
-    diff_at = sp.simplify(diff.subs(at))
-    evidence = {"prop1_linear": str(prop1), "cor1": str(formula), "difference": str(diff),
-                "difference_at_setting": str(diff_at)}
-    if diff_at == 0:
-        where = "identically" if diff == 0 else "identically in the overlaps at this setting"
+    """Exact symbolic comparison of Cor. 1 (``formula``; None: the paper's) with Prop. 1's R̄ at
+    σ(t) = t (H1, H2 integrated by the engine): identically in all symbols, and in the
+    overlaps at the setting's exact values (``simulations.cor1_difference``)."""
+    at = {"alpha": _exact(alpha), "beta": _exact(beta), "gamma": _exact(gamma),
+          "d": sp.Integer(d)}
+    overlaps = {str(k): v for k, v in COR1_OVERLAPS.items()}
+    (sim,) = ctx.map(cor1_difference, [{"formula": formula, "overlaps": overlaps,
+                                        "at": {k: str(v) for k, v in at.items()}}])
+    evidence = {k: sim[k] for k in ("prop1_linear", "cor1", "difference", "difference_at_setting")}
+    if sim["zero_at_setting"]:
+        where = "identically" if sim["identically"] else "identically in the overlaps at this setting"
         return Outcome("confirmed", f"Cor. 1 equals Prop. 1's R̄ at σ(t) = t {where}", evidence)
-    vals = {**at, **COR1_OVERLAPS}
-    evidence["at"] = {str(k): float(v) for k, v in vals.items()}
-    evidence["values"] = {"prop1": float(prop1.subs(vals)), "cor1": float(formula.subs(vals))}
+    evidence["at"] = {**{k: float(v) for k, v in at.items()}, **overlaps}
+    evidence["values"] = sim["values"]
     return Outcome("refuted", f"Cor. 1 differs from Prop. 1 at σ(t) = t: "
                    f"{evidence['values']['cor1']:.6g} vs {evidence['values']['prop1']:.6g} at "
                    f"(µ, ν, ζ, η, ρ) = (0.5, 0.3, 0.2, 0.1, 0.3)", evidence)
@@ -268,27 +230,14 @@ def _off_transition(alpha, beta, gamma):
     return bool(c >= (1 + PROP2_DELTA) * psi or c <= (1 - PROP2_DELTA) * psi)
 
 
-@functools.cache
-def _sbar_expr(link):
-    """σ̄_γ(1) as an expression in γ (memoised per link)."""
-    return dm.dual_kernel(link, 1)
-
-
-@functools.cache
-def _oracle_identity(link, formula):
-    """Prop. 1's R̄ at the oracle minus ``formula``, simplified (memoised: settings share it)."""
-    prop1_at_oracle = _rbar(link).subs({dm.mu: 1, dm.nu: 1, dm.zeta: 0, dm.rho: 0})
-    return sp.simplify(prop1_at_oracle - formula)
-
-
 def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
     """At one (α, β, γ): (i) symbolic: Prop. 1's R̄ at the oracle equals (1 − p(1))²·σ̄_γ(1);
     (ii) the learnability transition: Monte Carlo R(u*, v*) at e^{αd} tokens → 0 where c > ψ
     and → σ̄_γ(1) where c < ψ, extrapolated in d (1/√d corrections, model dependence in the
-    error bar). Global minimality of the oracle is not checked here."""
-    formula = dm.paper_oracle_risk(link) if oracle_formula is None else oracle_formula
-    identity = _oracle_identity(link, formula)
-    sbar = float(_sbar_expr(link).subs(dm.gamma, gamma))
+    error bar). Global minimality of the oracle is not checked here. ``oracle_formula``: the
+    oracle risk compared (None: the paper's)."""
+    (identity,) = ctx.map(oracle_identity, [{"link": link, "formula": oracle_formula}])
+    ((sbar,),) = ctx.map(sigma_bar, [{"link": link, "gammas": [gamma]}])
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     checks = _simulate_prop2(ctx, link, alpha, beta, gamma, dims, sbar)
     # R(u*, v*) at the setting, 1/√d corrections fitted explicitly. On the learnable side
@@ -307,13 +256,12 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
         c.update(extrapolated=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
     evidence = {"link": link, "gamma": gamma, "sigma_bar_1": sbar,
-                "prop1_at_oracle_minus_formula": str(identity), "checks": checks, "z": check.z,
+                "prop1_at_oracle_minus_formula": identity["identity"], "checks": checks, "z": check.z,
                 "check": check.evidence(), "not_checked": "global minimality of the oracle"}
     figs = {"oracle_risk_vs_d": functools.partial(_draw_prop2, checks, link)}
     arrays = {}
     if link == "linear" and {"alpha": alpha, "beta": beta, "gamma": gamma} == PHASE_DIAGRAM_AT:
-        grid = _phase_grid(ctx, link, sbar_fn=lambda g: float(_sbar_expr(link).subs(dm.gamma, g)),
-                           beta_=beta)
+        grid = _phase_grid(ctx, link, beta_=beta)
         arrays = {f"phase_{k}": v for k, v in grid.items()}
         evidence["phase_diagram"] = {"beta": grid["beta"].tolist(), "d": int(grid["d"]),
                                      "n_samples": int(grid["n"])}
@@ -338,10 +286,11 @@ def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
 
 
 def _judge_prop2(link, identity, check, checks, sbar):
-    """(verdict, summary): the exact identity at the oracle first, then the limit family."""
-    if identity != 0:
+    """(verdict, summary): the exact identity at the oracle first (``identity``:
+    ``simulations.oracle_identity``), then the limit family."""
+    if not identity["zero"]:
         return "refuted", (f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
-                           f"(difference {identity})")
+                           f"(difference {identity['identity']})")
     decision, k = limit_decision(check)
     if decision == "refuted":
         w = checks[k]
@@ -358,19 +307,23 @@ def _judge_prop2(link, identity, check, checks, sbar):
                          f"(c = {w['c']:.3g}, ψ = {w['psi']:.3g})")
 
 
-def _phase_grid(ctx, link, sbar_fn, beta_=1.0):
-    """Monte Carlo R(u*, v*)/σ̄_γ(1) over a (α, γ) grid at one d (the phase diagram's dots)."""
+def _phase_grid(ctx, link, beta_=1.0):
+    """Monte Carlo R(u*, v*)/σ̄_γ(1) over a (α, γ) grid at one d (the phase diagram's dots):
+    one ``simulations.phase_row`` per α."""
     dv, n = ctx.pick(200, 800), ctx.pick(1000, 4000)
     alphas = np.linspace(0.02, 0.7, ctx.pick(12, 24))
     gammas = np.linspace(0.1, 0.95, ctx.pick(12, 24))
+    (sbar,) = ctx.map(sigma_bar, [{"link": link, "gammas": gammas}])
+    items = [{"link": link, "alpha": a_, "beta": beta_, "gammas": gammas, "d": dv,
+              "overlaps": ORACLE, "n": n, "top_k": 300,
+              "seeds": [ctx.claim_seed(f"phase:{i}:{j}") for j in range(len(gammas))]}
+             for i, a_ in enumerate(alphas)]
     ratio = np.zeros((len(alphas), len(gammas)))
     se = np.zeros_like(ratio)
-    for i, a_ in enumerate(alphas):
-        for j, g_ in enumerate(gammas):
-            m, s_ = risk_mc(ctx, link, a_, beta_, g_, dv, ORACLE, n,
-                            seed=ctx.claim_seed(f"phase:{i}:{j}"), top_k=300)
+    for i, row in enumerate(ctx.map(phase_row, items)):
+        for j, (m, s_) in enumerate(row):
             finite(m, s_)
-            ratio[i, j], se[i, j] = m / sbar_fn(g_), s_ / sbar_fn(g_)
+            ratio[i, j], se[i, j] = m / sbar[j], s_ / sbar[j]
     return {"alpha": alphas, "gamma": gammas, "ratio": ratio, "ratio_se": se,
             "beta": np.array([beta_]), "d": np.array(dv), "n": np.array(n)}
 

@@ -7,37 +7,24 @@ import functools
 import numpy as np
 import sympy as sp
 
-from numerics.codegen import generate
 from theory.models import dohmatob2025 as dm
 
-# Stationary points on M (Props. 7, 9, 10): exact arithmetic, several d
-from theory.stationary import (  # noqa: E402
-    RefinedRoot,
-    classify_exact,
-    factor_roots,
-    find_stationary_points,
-    refine_root,
-)
-
 from ...declare import Outcome, claim, missed
-from ._common import (  # noqa: I001
-    BOX,
+from ...simulations.dohmatob2025.common import exact_text, setting_text
+from ...simulations.dohmatob2025.flow_on_M import m_invariant
+from ...simulations.dohmatob2025.stationary_points import (e_sets, flow_directions, full_flow_rest,
+                                                           oracle_class, prop4_piece)
+from ._common import (
     PAPER,
+    PARAMETERS,
     STATIONARY_SETTINGS,
-    _computed_stationary,
     _fit_intercept,
-    _m_invariant,
-    _mp_str,
     _near,
     _per_link,
-    _setting_text,
-    _setting_values,
-    flow_on_M_2d,
     paper_stationary,
     rbar_mutations,
-    PARAMETERS,
     rbar_terms,
-    reduced_model,
+    stationary_item,
 )
 
 
@@ -56,69 +43,39 @@ def exact_setting(alpha, beta, gamma):
             "gamma": sp.Rational(str(gamma))}
 
 
-def _full_velocity(link, risk, setting, dv, point, dps=30):
-    """The full 5-D overlap flow's velocity (µ̇, ν̇, ζ̇, η̇, ρ̇) at (µ, ν, 0, 0, 0), parameters
-    exact, the point given exactly (strings of the exact roots), evaluated to ``dps`` digits."""
-    flow = reduced_model(link, risk).derivation.flow
-    at = {**_setting_values(setting, dv), dm.zeta: 0, dm.eta: 0, dm.rho: 0,
-          dm.mu: sp.sympify(point[0]), dm.nu: sp.sympify(point[1])}
-    return {str(q): sp.N(r.subs(at), dps) for q, r in flow.as_dict().items()}
+def _invariant(ctx, link, risk):
+    """Whether M is invariant under the flow of ``risk`` (None: R̄) (``simulations.m_invariant``,
+    Prop. 5): only then is the 2-D restriction the flow on M."""
+    (invariant,) = ctx.map(m_invariant, [{"link": link, "risk": risk}])
+    return invariant
 
 
-def _full_flow_stationarity(ctx, link, risk, points_by_setting_d, what):
+def _full_flow_stationarity(ctx, link, risk, setting, points_by_d, what):
     """Where M is not invariant, the 2-D restriction is not the flow on M: the points the claim
-    names are checked in the full flow instead. A point is stationary there only if every
-    component of the full velocity vanishes; one that does not is exact evidence (the
-    restriction cannot say)."""
+    names are checked in the full flow instead (``simulations.full_flow_rest``, per d of
+    ``points_by_d``: (d, points)). A point is stationary there only if every component of the
+    full velocity vanishes; one that does not is exact evidence (the restriction cannot say)."""
+    items = [{**stationary_item(link, setting, dv, risk), "points": pts} for dv, pts in points_by_d]
     rows, moving = [], []
-    for (setting, dv), pts in points_by_setting_d:
-        for pt in pts:
-            vel = _full_velocity(link, risk, setting, dv, pt)
-            # off M only ((µ̇, ν̇) vanish there by the 2-D check); an exact point is moving when
-            # a component is nonzero at 30 digits, a float root (15 digits) above 1e-8
-            exact = all(isinstance(x, sp.Rational) for x in pt)
-            tol = 1e-25 if exact else 1e-8
-            big = {k: float(v) for k, v in vel.items()
-                   if k in ("zeta", "eta", "rho") and v != 0 and abs(v) > tol}
-            row = {**_setting_text(setting), "d": dv, "point": [str(x) for x in pt],
-                   "point_exact": exact, "tolerance": tol,
-                   "full_velocity": {k: _mp_str(v) for k, v in vel.items()},
-                   "stationary_in_full_flow": not big}
-            rows.append(row)
-            if big:
-                moving.append((row, big))
+    for piece in ctx.map(full_flow_rest, items):
+        rows += piece["rows"]
+        moving += [(row, big) for row, big in zip(piece["rows"], piece["moving"]) if big]
     evidence = {"link": link, "M_invariant": False, "judged_on": "the full 5-D overlap flow",
                 "why": f"M is not invariant for σ = {link} (Prop. 5 refuted there): the 2-D "
                        "restriction is not the flow on M", "points": rows, "checked": what}
     return rows, moving, evidence
 
 
-def _equation_roots(expr, var):
-    """Zeros of expr(var) on [−1, 1]: the numerator is factored first (as the engine does for
-    its flow), so that cancellations such as p(µ) − 1 = −e^{−x}/(1 + e^{−x}) are exact and
-    not lost below the working precision at large d."""
-    return sorted({float(r) for r in factor_roots(expr, var, -1, 1, dps=50, grid=2000)})
+def _paper_e_sets(ctx, link, setting, dims):
+    """{d: Prop. 7's sets E1–E4} solved from the paper's equations (``simulations.e_sets``)."""
+    items = [{"link": link, "setting": exact_text(setting), "d": int(dv)} for dv in dims]
+    return dict(zip(dims, ctx.map(e_sets, items)))
 
 
-def _paper_e_sets(link, setting, dv):
-    """Prop. 7's sets from the paper's p(µ) and σ̄_γ: E1 = {(±1, ±1)}; E2 = {(±1, ν):
-    σ̄′(ν) = 0}; E3 = {(µ, ±1): p(µ)σ̄(1) = σ̄(±1)}; E4 = interior points with p(µ)σ̄(1) =
-    σ̄(ν) and σ̄′(ν) = 0 — each equation solved with the same exact root finder."""
-    vals = _setting_values(setting, dv)
-    sbar = dm.dual_kernel(link, dm.nu).subs(vals)
-    dsbar = sp.diff(sbar, dm.nu)
-    p = dm.paper_localisation().subs(vals)
-    s1 = sbar.subs(dm.nu, 1)
-    sets = {"E1": [(s, t) for s in (-1.0, 1.0) for t in (-1.0, 1.0)], "E2": [], "E3": [], "E4": []}
-    nu_roots = _equation_roots(dsbar, dm.nu)
-    sets["E2"] = [(s, t) for s in (-1.0, 1.0) for t in nu_roots]
-    for t in (-1, 1):
-        sets["E3"] += [(m, float(t)) for m in _equation_roots(p * s1 - sbar.subs(dm.nu, t), dm.mu)]
-    for t in nu_roots:
-        if -1 < t < 1:
-            eq = p * s1 - sbar.subs(dm.nu, sp.nsimplify(t, rational=True, tolerance=1e-30))
-            sets["E4"] += [(m, t) for m in _equation_roots(eq, dm.mu) if -1 < m < 1]
-    return sets
+def _exact_point(q):
+    """A point of the paper's sets as an item holds it: a coordinate ±1 as an exact int, any
+    other as its float's text."""
+    return tuple(int(x) if abs(x) == 1 else repr(x) for x in q)
 
 
 def _fastest(moving):
@@ -132,11 +89,10 @@ def _prop7_full_flow(ctx, link, risk, st, dims):
     """Prop. 7 where M is not invariant: the stationary points on M are those of the 2-D
     restriction whose off-M velocity also vanishes, so the claimed sets must consist of points
     at which the full flow is at rest."""
-    pts = [((st, dv), list(dict.fromkeys(tuple(sp.Integer(int(x)) if abs(x) == 1 else repr(x)
-                                               for x in q)
-                                         for e in _paper_e_sets(link, st, dv).values() for q in e)))
+    sets_by_d = _paper_e_sets(ctx, link, st, dims)
+    pts = [(dv, list(dict.fromkeys(_exact_point(q) for e in sets_by_d[dv].values() for q in e)))
            for dv in dims]
-    rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "E1 ∪ E2 ∪ E3 ∪ E4")
+    rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, st, pts, "E1 ∪ E2 ∪ E3 ∪ E4")
     if moving:
         w, k, v = _fastest(moving)
         return Outcome("refuted", f"{link}: M is not invariant, and in the full flow "
@@ -150,31 +106,30 @@ def _prop7_full_flow(ctx, link, risk, st, dims):
 
 
 def _prop7_check(ctx, link, alpha, beta, gamma, risk=None):
-    """Prop. 7 at one (α, β, γ), exactly at each d of the profile's list."""
+    """Prop. 7 at one (α, β, γ), exactly at each d of the profile's list: the stationary set of
+    the flow on M (``simulations.stationary_piece``; the paper's is shared with Prop. 10)
+    against the paper's sets."""
     setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
-    if not _m_invariant(link, risk):
+    if not _invariant(ctx, link, risk):
         return _prop7_full_flow(ctx, link, risk, setting, dims)
-    # the paper's flow: shared pieces (Prop. 10 asks for the same); a mutant's: computed here
-    shared = paper_stationary(ctx, link, setting, dims) if risk is None else None
+    stationary = paper_stationary(ctx, link, setting, dims, risk)
+    sets_by_d = _paper_e_sets(ctx, link, setting, dims)
     rows, bad = [], []
-    for j, dv in enumerate(dims):
-        found, unresolved, curves = (shared[dv] if shared is not None else
-                                     _computed_stationary(flow_on_M_2d(link, risk), setting, dv))
-        sets = _paper_e_sets(link, setting, dv)
+    for dv in dims:
+        found, unresolved, curves = stationary[dv]
+        sets = sets_by_d[dv]
         paper = [q for e in sets.values() for q in e]
         engine = [(f["mu"], f["nu"]) for f in found]
         missing = [q for q in paper if not any(_near(q, e) for e in engine)]
         extra = [e for e in engine if not any(_near(q, e) for q in paper)]
-        row = {**_setting_text(setting), "d": dv, "engine": found,
+        row = {**setting_text(setting), "d": dv, "engine": found,
                "paper_sets": {k: [list(q) for q in v] for k, v in sets.items()},
                "missing_from_engine": missing, "not_in_paper_sets": extra,
                "unresolved_factor_pairs": unresolved, "curves": [list(map(str, c)) for c in curves]}
         rows.append(row)
         if missing or extra or unresolved or curves:
             bad.append(row)
-        if shared is None:              # the shared pieces tick through ctx.map
-            ctx.tick((j + 1) / len(dims))
     evidence = {"link": link, "rows": rows}
     if bad:
         w = bad[0]
@@ -220,12 +175,15 @@ _per_link("prop7-stationary-set", "Prop. 7",
 
 
 def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
-    """Prop. 9 at one (α, β, γ), exactly at each d of the profile's list."""
+    """Prop. 9 at one (α, β, γ), exactly at each d of the profile's list: the oracle's class
+    on the flow on M (``simulations.oracle_class``), or where M is not invariant whether the
+    full flow is at rest there."""
     setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
-    if not _m_invariant(link, risk):
-        pts = [((setting, dv), [(sp.Integer(1), sp.Integer(1))]) for dv in dims]
-        rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, pts, "the oracle (1, 1)")
+    if not _invariant(ctx, link, risk):
+        pts = [(dv, [(1, 1)]) for dv in dims]
+        rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, setting, pts,
+                                                         "the oracle (1, 1)")
         if moving:
             w, k, v = _fastest(moving)
             return Outcome("refuted", f"{link}: M is not invariant, and the oracle (1, 1, 0, 0, 0) "
@@ -235,17 +193,13 @@ def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
         return Outcome("inconclusive", f"{link}: M is not invariant; the oracle is at rest in the "
                        "full flow, but its class there (at the edge of the realisable set) is not "
                        "checked, and the 2-D restriction's class is not valid", evidence)
-    flow2 = flow_on_M_2d(link, risk)
+    pieces = ctx.map(oracle_class, [stationary_item(link, setting, dv, risk) for dv in dims])
     rows, bad = [], []
-    for dv in dims:
-        vals = _setting_values(setting, dv)
-        rhs = [r.subs(vals) for r in flow2.rhs]
-        residual = [sp.simplify(r.subs({dm.mu: 1, dm.nu: 1})) for r in rhs]
-        c = classify_exact(rhs, (dm.mu, dm.nu), (sp.Integer(1), sp.Integer(1)), BOX)
-        row = {**_setting_text(setting), "d": dv, "rhs_at_oracle": [str(x) for x in residual],
-               "eigenvalues": [_mp_str(v) for v in c.eigenvalues], "class": c.kind}
+    for dv, c in zip(dims, pieces):
+        row = {**setting_text(setting), "d": dv, "rhs_at_oracle": c["rhs_at_oracle"],
+               "eigenvalues": c["eigenvalues"], "class": c["class"]}
         rows.append(row)
-        if any(x != 0 for x in residual) or c.kind != "sink":
+        if not c["at_rest"] or c["class"] != "sink":
             bad.append(row)
     evidence = {"link": link, "rows": rows}
     if bad:
@@ -347,11 +301,10 @@ def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
     is complete (linear, quadratic) no other stationary point may exist. At one (α, β, γ)."""
     listed, complete = PROP10_CLAIMED[link] if claimed is None else claimed
     setting = exact_setting(alpha, beta, gamma)
-    flow2 = flow_on_M_2d(link)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     shared = paper_stationary(ctx, link, setting, dims)
     rows, problems, by_setting = [], [], []
-    st = _setting_text(setting)
+    st = setting_text(setting)
     per_d = []
     for dv in dims:
         found, _, _ = shared[dv]
@@ -367,7 +320,9 @@ def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
         problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
     evidence = {"link": link, "claimed": [[list(map(str, l)), c] for l, c in listed],
                 "list_is_complete": complete, "checks": by_setting, "stationary_by_d": rows}
-    figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, flow2, setting, dims, rows)}
+    dv = 100 if 100 in dims else dims[len(dims) // 2]
+    (directions,) = ctx.map(flow_directions, [stationary_item(link, setting, dv)])
+    figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, st, dv, directions, rows)}
     if problems:
         return Outcome("refuted", f"{link}: " + _prop10_problem_text(problems), evidence,
                        figures=figs)
@@ -375,28 +330,23 @@ def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
                    f"{'and no other' if complete else 'list not exhaustive'}", evidence, figures=figs)
 
 
-def _draw_flow_on_M(link, flow2, setting, dims, rows, fig):
-    dv = 100 if 100 in dims else dims[len(dims) // 2]
-    vals = _setting_values(setting, dv)
-    f = generate((dm.mu, dm.nu), [r.subs(vals) for r in flow2.rhs])
+def _draw_flow_on_M(link, st, dv, directions, rows, fig):
+    """The signs of (µ̇, ν̇) on M at d = ``dv`` (``simulations.flow_directions``: the µ-rates
+    span hundreds of orders of magnitude) and the stationary points found there."""
     found = next(r["found"] for r in rows if r["d"] == dv)
     colours = {"sink": "tab:blue", "source": "tab:red", "saddle": "tab:orange", "degenerate": "grey"}
 
     ax = fig.add_subplot()
-    m, n = np.meshgrid(np.linspace(-0.999, 0.999, 41), np.linspace(-0.999, 0.999, 41))
-    with np.errstate(all="ignore"):
-        U, V = (np.broadcast_to(np.asarray(x, float), m.shape) for x in f(m, n))
-    # directions only: the µ-rates span hundreds of orders of magnitude
-    U, V = np.sign(U) * (np.abs(U) > 0), np.sign(V) * (np.abs(V) > 0)
+    U, V = directions["U"], directions["V"]
     norm = np.hypot(U, V) + 1e-300
-    ax.streamplot(m, n, U / norm, V / norm, density=0.8, color="0.6", linewidth=0.7)
+    ax.streamplot(directions["mu"], directions["nu"], U / norm, V / norm, density=0.8,
+                  color="0.6", linewidth=0.7)
     for s in found:
         ax.scatter(s["mu"], s["nu"], s=60, color=colours[s["class"]], zorder=3,
                    edgecolor="k", label=s["class"])
     h, l = ax.get_legend_handles_labels()
     uniq = dict(zip(l, h))
     ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-    st = _setting_text(setting)
     ax.axvline(st["psi"] / st["c"], ls=":", color="k", lw=0.8)
     ax.set_xlabel("µ = uᵀu*")
     ax.set_ylabel("ν = vᵀv*")
@@ -432,58 +382,6 @@ _per_link("prop10-classification", "Prop. 10",
 
 
 # -------------------------------------------------------------------------------------------
-GRAM_TOL = 1e-8    # float64 roots at the edge of the realisable set, e.g. (−1, 1 + 7e-10, …)
-
-
-def _realisable(reduced, y, tol=GRAM_TOL):
-    """Whether the overlaps y (the reduced model's state order) are realisable by unit vectors:
-    the Gram matrix of (u, v, u*, v*) that the model's geometry builds from them has no
-    eigenvalue below −tol (this also bounds every overlap by 1 + tol). ``check_state`` would
-    apply tighter tolerances (1e-10 on each overlap, 1e-9 on the Gram matrix), which reject
-    float64 roots that refine to genuine roots on the edge of the realisable set."""
-    gram = reduced.geometry.gram_values(reduced.unpack(y))
-    return bool(np.linalg.eigvalsh(gram).min() > -tol)
-
-
-def prop4_roots(reduced, setting, dv, n_starts, seed):
-    """Realisable stationary points of the overlap flow at one d: roots from Sobol starts
-    (generated float code of the reduced model's flow at the exact parameters, symbolic
-    Jacobian), kept when realisable (Gram PSD) and still roots after refinement to 40 digits
-    (residual < 1e-25; a refinement that fails discards it)."""
-    flow = reduced.derivation.flow
-    state = flow.state
-    order = [state.index(s) for s in (dm.mu, dm.nu, dm.zeta, dm.eta, dm.rho)]
-    rhs = [r.subs(_setting_values(setting, dv)) for r in flow.rhs]
-    n = len(state)
-    f = generate(state, rhs)
-    jf = generate(state, list(sp.Matrix(rhs).jacobian(sp.Matrix(state))))
-    with np.errstate(all="ignore"):
-        pts = find_stationary_points(lambda x: np.array(f(*x), float),
-                                     lambda x: np.array(jf(*x), float).reshape(n, n),
-                                     [(-1, 1)] * n, n_starts=n_starts, tol=1e-11, seed=seed)
-    rows, dropped = [], []
-    for p in pts:
-        q = tuple(p.x[k] for k in order)
-        if not _realisable(reduced, reduced.pack(dict(zip(map(str, state), p.x)))):
-            continue
-        try:
-            ref = refine_root(rhs, state, p.x, dps=40, tol=1e-30)
-        except TypeError as err:
-            # mpmath's LU solve on a singular Jacobian (a root on a curve of stationary points)
-            # raises a TypeError that refine_root lets through: a failed refinement all the same
-            ref = RefinedRoot(tuple(p.x), float("nan"), False, f"singular Jacobian: {err}")
-        point = {"d": dv, "mu": q[0], "nu": q[1], "zeta": q[2], "eta": q[3], "rho": q[4],
-                 "residual_float64": p.residual, "class": p.kind}
-        if not (ref.residual < 1e-25):
-            # undecided: the 40-digit refinement failed (or did not reach a root): counted
-            dropped.append({**point, "residual_40_digits": ref.residual,
-                            "refinement": getattr(ref, "message", "") or "residual ≥ 1e-25"})
-            continue
-        rows.append({**point, "residual_40_digits": ref.residual,
-                     "eigenvalues": [complex(e).real for e in p.eigenvalues]})
-    return rows, dropped
-
-
 def _on_M(r):
     return abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"]) < 1e-6
 
@@ -532,18 +430,18 @@ def judge_prop4(rows, evidence, dropped=()):
 def _prop4_check(ctx, alpha, beta, gamma, risk=None):
     """Root-finding on the full derived overlap flow (µ, ν, ζ, η, ρ) from scrambled-Sobol starts,
     each root refined to 40 digits (mpmath) and kept only if realisable (Gram of (u, v, u*, v*)
-    PSD); classified from the Jacobian's eigenvalues. At one (α, β, γ), d = 10, 20 (full: 40)."""
-    reduced = reduced_model("linear", risk)
+    PSD); classified from the Jacobian's eigenvalues (``simulations.prop4_piece``). At one
+    (α, β, γ), d = 10, 20 (full: 40)."""
     setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([10, 20], [10, 20, 40])
     n_starts = ctx.pick(512, 2048)
+    items = [{"risk": risk, "setting": exact_text(setting), "d": dv, "n_starts": n_starts,
+              "seed": ctx.claim_seed(f"p4:{dv}") % 2**31} for dv in dims]
     rows, dropped = [], []
-    for i, dv in enumerate(dims):
-        r, dr = prop4_roots(reduced, setting, dv, n_starts, seed=ctx.claim_seed(f"p4:{dv}") % 2**31)
+    for r, dr in ctx.map(prop4_piece, items):
         rows += r
         dropped += dr
-        ctx.tick((i + 1) / len(dims))
-    evidence = {**_setting_text(setting), "d": dims, "n_starts": n_starts}
+    evidence = {**setting_text(setting), "d": dims, "n_starts": n_starts}
     return judge_prop4(rows, evidence, dropped)
 
 

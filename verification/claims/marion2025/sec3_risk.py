@@ -9,49 +9,34 @@ import math
 import numpy as np
 import sympy as sp
 
-from numerics import compiled, direct_risk_mc, generate, reduced
-from theory import derive
-from theory.linear import best_linear_risk, trivial_risk
-from theory.models.marion2025 import MODEL, L, build, d, eps, eta, gamma, kappa, lam, nu, rho, theta
+from theory.models.marion2025 import MODEL, L, build, eps, gamma
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...domain import Choice, Integers
+from ...simulations.marion2025.common import MutatedRisk
+from ...simulations.marion2025.sec3_risk import (linear_risk_vs_formula, oracle_excess,
+                                                 risk_at_points, risk_mc)
 from ...stats import finite
-from ._common import (DOMAIN, PAPER, SETTINGS, _exact, _hp, _params, _random_overlaps,
-                      mutated_risk, sub_domain)
+from ._common import DOMAIN, PAPER, SETTINGS, as_setting, random_overlaps, sub_domain
 
 
 # -------------------------------------------------------------------------------------------
-def _derived_theory(model):
-    def theory(p, ov):
-        rm = reduced(model, p)
-        return rm.loss(rm.check_state(rm.pack(ov)))[0]
-    return theory
-
-
-def _theory_from(expr, model=MODEL):
-    """A ``theory(p, ov)`` evaluating ``expr`` (a risk written in the model's order parameters)
-    through generated code."""
-    der, cm = derive(model), compiled(model)
-    f = generate(der.args, [expr])
-    return lambda p, ov: float(f(*cm.param_values(p), *cm.q_vector(ov))[0])
-
-
 def _thm1_mutant(term: str, factor):
-    return lambda: {"theory": _theory_from(mutated_risk(term, factor))}
+    return lambda: {"risk": MutatedRisk(term, factor)}
 
 
-def _simulate_thm1(ctx, model, theory, p, n_points, n_mc):
+def _simulate_thm1(ctx, model, risk, p, n_points, n_mc):
+    """Realisable overlap points (on M at even indices), the finite-d Monte Carlo risk and the
+    risk ``risk`` names at each."""
     rng = ctx.rng(thm1_risk.claim.id)
-    points = []
-    for i in range(n_points):
-        ov = _random_overlaps(rng, on_manifold=(i % 2 == 0))
-        est = direct_risk_mc(model, p, ov, n_mc, seed=ctx.claim_seed(f"thm1:{i}"),
-                             device=ctx.device)
-        points.append({**p, **ov, "theory": theory(p, ov), "mc": est.value,
-                       "mc_stderr": est.stderr})
-        ctx.tick((i + 1) / n_points)
-    return points
+    overlaps = [random_overlaps(rng, on_manifold=(i % 2 == 0)) for i in range(n_points)]
+    estimates = ctx.map(risk_mc, [{"model": model, "params": p, "overlaps": ov, "n_mc": n_mc,
+                                   "seed": ctx.claim_seed(f"thm1:{i}")}
+                                  for i, ov in enumerate(overlaps)])
+    (theory,) = ctx.map(risk_at_points, [{"model": model, "risk": risk, "params": p,
+                                          "overlaps": overlaps}])
+    return [{**p, **ov, "theory": th, "mc": est["value"], "mc_stderr": est["stderr"]}
+            for ov, th, est in zip(overlaps, theory, estimates)]
 
 
 def draw_risk_vs_mc(fig, th, mc, se, z):
@@ -72,20 +57,21 @@ def draw_risk_vs_mc(fig, th, mc, se, z):
                "estimate at realisable overlap points (on and off M), with no finite-size term. "
                "One checked quantity, the risk: its comparisons at every point and setting are "
                "one family; nothing beyond the risk itself must be resolved.",
-       domain=DOMAIN, points=[_params(s) for s in SETTINGS],
+       domain=DOMAIN, points=[as_setting(s) for s in SETTINGS],
        mutations={"dropped term: noise-token term (L−1)(…)":
                   _thm1_mutant("noise-token term (L−1)(…)", 0),
                   "dropped term: signal cross term −2γ²ν·erf":
                   _thm1_mutant("signal cross term -2γ²ν·erf", 0),
                   "sign flip: noise cross term (L−1)(L−2)":
                   _thm1_mutant("noise cross term (L−1)(L−2)", -1)})
-def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, theory=None):
+def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, risk=None):
     """Thm 1. Derived closed form vs finite-d Monte Carlo in R^d at vectors realising the
     overlaps (random, on and off M); |theory − mc| ≤ z·stderr with no finite-size term (exact
-    at finite d)."""
+    at finite d). ``risk``: the risk compared (None: the model's derived one; a
+    ``MutatedRisk`` or a SymPy expression in the order parameters: a deliberately wrong one)."""
     n_points, n_mc = ctx.pick(2, 3), ctx.pick(150_000, 1_000_000)
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
-    points = _simulate_thm1(ctx, model, theory or _derived_theory(model), p, n_points, n_mc)
+    points = _simulate_thm1(ctx, model, risk, p, n_points, n_mc)
     th, mc, se = (np.array([q[k] for q in points]) for k in ("theory", "mc", "mc_stderr"))
     check = estimate_vs_theory(ctx, mc, se, th, name="derived risk vs Monte Carlo")
     score, z = check.score, check.z
@@ -108,7 +94,6 @@ def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, theory=None):
 
 # -------------------------------------------------------------------------------------------
 PAPER_LINEAR_RISK = eps**2 + gamma**2 - gamma**4 / (gamma**2 + L - 1)
-_L, _gamma, _eps = L, gamma, eps     # the symbols, where a check's arguments take their names
 
 # (γ, ε) cycled over L = 1, 2, …: the first is where a mismatch used to be quoted
 _PROP3_GAMMA_EPS = [(0.7, 0.3), (0.5, 0.1), (1.0, 0.3), (1.5, 0.5), (0.3, 0.2), (1.2, 0.1),
@@ -117,23 +102,6 @@ PROP3_POINTS = {"quick": [{"L": Lv, "gamma": g, "eps": e}
                           for Lv, (g, e) in zip(range(1, 7), _PROP3_GAMMA_EPS)],
                 "full": [{"L": Lv, "gamma": g, "eps": e}
                          for Lv, (g, e) in zip(range(1, 13), _PROP3_GAMMA_EPS)]}
-
-
-def _compare_linear(model, formula, Lv, vals):
-    """The derived best linear risk at L = ``Lv`` against the formula: their symbolic difference
-    (in γ, ε) and its exact value at the setting's ``vals``."""
-    derived = best_linear_risk(model, Lv)
-    paper = formula.subs(L, Lv)
-    at = sp.simplify((derived - paper).subs(vals))
-    row = {"L": Lv, "derived": str(derived), "paper": str(paper),
-           "difference": str(sp.simplify(derived - paper)), "difference_at_setting": str(at),
-           "at": {"gamma": float(vals[gamma]), "eps": float(vals[eps]),
-                  "derived": _number(derived.subs(vals)), "paper": _number(paper.subs(vals))}}
-    return row, at != 0
-
-
-def _number(x):
-    return float(x) if x.is_number else str(x)
 
 
 def _fmt(x):
@@ -160,40 +128,27 @@ def prop3_linear(ctx, L, gamma, eps, model=MODEL, formula=PAPER_LINEAR_RISK):
     """Prop. 3. The engine derives the best linear risk at L from the model's second moments and
     compares it exactly (SymPy) with the paper's formula at (γ, ε); the limit L → ∞ of the
     formula at (γ, ε) is compared with the derived trivial risk there."""
-    Lv, vals = L, {_gamma: _exact(gamma), _eps: _exact(eps)}
-    row, bad = _compare_linear(model, formula, Lv, vals)
-    ctx.tick(0.5)
-    trivial = trivial_risk(model).subs(vals)
-    lim = sp.limit(formula.subs(vals), _L, sp.oo)
-    evidence = {"rows": [row], "trivial_risk": str(trivial), "limit_of_formula": str(lim)}
-    tracked = {"mismatches": (int(bad), 0)}
-    if bad:
+    (out,) = ctx.map(linear_risk_vs_formula, [{"model": model, "formula": formula, "L": L,
+                                               "gamma": gamma, "eps": eps}])
+    row, trivial, lim = out["row"], out["trivial_risk"], out["limit_of_formula"]
+    evidence = {"rows": [row], "trivial_risk": trivial, "limit_of_formula": lim}
+    tracked = {"mismatches": (int(out["mismatch"]), 0)}
+    if out["mismatch"]:
         a = row["at"]
-        return Outcome("refuted", f"best linear risk differs from the formula at L={Lv} "
+        return Outcome("refuted", f"best linear risk differs from the formula at L={L} "
                        f"(γ={gamma:g}, ε={eps:g}: derived {_fmt(a['derived'])} vs paper "
                        f"{_fmt(a['paper'])})", evidence, tracked)
-    if sp.simplify(lim - trivial) != 0:
+    if not out["limit_is_trivial"]:
         return Outcome("refuted", f"at γ={gamma:g}, ε={eps:g} the formula tends to {lim}, not "
                        f"the trivial risk {trivial}", evidence, tracked)
     return Outcome("confirmed", f"derived best linear risk equals the formula exactly at "
-                   f"L = {Lv}; its limit L → ∞ is the trivial risk {trivial}", evidence, tracked)
+                   f"L = {L}; its limit L → ∞ is the trivial risk {trivial}", evidence, tracked)
 
 
 # -------------------------------------------------------------------------------------------
 COR2_SCHEDULES = {"L=3": lambda dv: 3, "L=ceil(d^(1/3))": lambda dv: math.ceil(dv ** (1 / 3))}
 COR2_GAMMA, COR2_EPS = 1.0, 0.5
 COR2_POINTS = [{"schedule": name, "gamma": COR2_GAMMA, "eps": COR2_EPS} for name in COR2_SCHEDULES]
-
-
-def _simulate_cor2(Rk, dims, Lf, g, e):
-    """The excess R − ε² at the oracle along d, λ = log d/√d, at 40 digits."""
-    excess = []
-    for dv in dims:
-        vals = {d: dv, L: Lf(dv), lam: math.log(dv) / math.sqrt(dv), gamma: g, eps: e}
-        excess.append(float(_hp(Rk - eps**2, vals)))
-    excess = np.array(excess)
-    finite(excess)
-    return excess
 
 
 def _judge_cor2(dims, excess) -> dict:
@@ -231,22 +186,24 @@ def draw_excess(fig, out):
                "inside the setting (10²..10⁸), and the excess R − ε² must decay along d.",
        domain=sub_domain("gamma", "eps", schedule=Choice(*COR2_SCHEDULES)), points=COR2_POINTS,
        mutations={"dropped term: signal cross term −2γ²ν·erf":
-                  lambda: {"risk": mutated_risk("signal cross term -2γ²ν·erf", 0)},
+                  lambda: {"risk": MutatedRisk("signal cross term -2γ²ν·erf", 0)},
                   "wrong factor: signal cross term −2γ²ν·erf ×1.1":
-                  lambda: {"risk": mutated_risk("signal cross term -2γ²ν·erf", 1.1)},
+                  lambda: {"risk": MutatedRisk("signal cross term -2γ²ν·erf", 1.1)},
                   "sign flip: signal term γ²(1−8T)":
-                  lambda: {"risk": mutated_risk("signal term γ²(1−8T)", -1)},
+                  lambda: {"risk": MutatedRisk("signal term γ²(1−8T)", -1)},
                   "dropped term: signal mean √(d/2)k*":
                   lambda: {"model": build(signal_mean=sp.S.Zero, name="marion-no-signal")}})
 def cor2_bayes_limit(ctx, schedule, gamma, eps, model=MODEL, risk=None):
-    """Cor. 2. Exact evaluation (40 digits) of the derived risk (``risk``: a deliberately wrong
-    one) at the oracle along d = 10²..10^k, L and λ following the setting's schedule."""
-    R = derive(model).risk if risk is None else risk
-    Rk = R.subs({kappa: 1, nu: 1, theta: 0, eta: 0, rho: 0})
+    """Cor. 2. Exact evaluation (40 digits) of the derived risk at the oracle along
+    d = 10²..10^k, L and λ following the setting's schedule. ``risk``: None, the model's derived
+    risk; a ``MutatedRisk`` or a SymPy expression in the order parameters: a deliberately wrong
+    one."""
     dims = [10**k for k in range(2, ctx.pick(9, 13))]
-    Lf = COR2_SCHEDULES[schedule]
-    excess = _simulate_cor2(Rk, dims, Lf, gamma, eps)
-    out = {schedule: {"d": dims, "L": [Lf(x) for x in dims], "excess": excess,
+    Ls = [COR2_SCHEDULES[schedule](x) for x in dims]
+    (excess,) = ctx.map(oracle_excess, [{"model": model, "risk": risk, "dims": dims, "Ls": Ls,
+                                         "gamma": gamma, "eps": eps}])
+    finite(excess)
+    out = {schedule: {"d": dims, "L": Ls, "excess": excess,
                       **_judge_cor2(dims, excess)}}
     v = out[schedule]
     evidence = {"gamma": gamma, "eps": eps, "schedules": out}

@@ -3,18 +3,18 @@ M, and convergence of projected gradient descent from M (Thm 5)."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import sympy as sp
 
-from numerics import projected_gd, reduced
-from theory import GaussianToken, SingleLocation, classify, derive, projection
-from theory.derived import memo_by_model
-from theory.models.marion2025 import MODEL, build, gamma, kappa, lam, nu
+from theory import GaussianToken, SingleLocation, classify, projection
+from theory.models.marion2025 import MANIFOLD, MODEL, build, gamma, lam
 from ...declare import Outcome, claim, missed
+from ...simulations.marion2025.common import MutatedRisk
+from ...simulations.marion2025.sec5_dynamics import (descent_until_decreasing, flow_off_manifold,
+                                                     flow_off_manifold_at, projected_descent, saddle_at,
+                                                     stationary_on_manifold)
 from ...stats import finite
-from ._common import DOMAIN, MANIFOLD, PAPER, SETTINGS, _exact, _hp, _params, mutated_derivation
+from ._common import DOMAIN, PAPER, SETTINGS, as_setting
 
 HALF = sp.Rational(1, 2)
 
@@ -47,38 +47,26 @@ _NO_LINEAR_TERM = (
     "(θ, η, ρ), so the flow off M of a risk with a term dropped, rescaled or sign-flipped still "
     "vanishes on M (the PGD leg descends the model's own risk); the added terms above, which "
     "break the k* ↔ v* symmetry, are what the check can see")
-MANIFOLD_POINTS = {"quick": [_params(s) for s in SETTINGS[:2]],
-                   "full": [_params(s) for s in SETTINGS[:4]]}
+MANIFOLD_POINTS = {"quick": [as_setting(s) for s in SETTINGS[:2]],
+                   "full": [as_setting(s) for s in SETTINGS[:4]]}
 
 
-def _flow_off(der, manifold):
-    """The θ, η, ρ components of the flow of ``der`` on M, and simplified (text)."""
-    on_m = {q: r.subs(manifold) for q, r in der.flow.as_dict().items() if q in manifold}
-    return on_m, {str(q): str(sp.simplify(r)) for q, r in on_m.items()}
-
-
-@memo_by_model
-def _flow_off_manifold(model, manifold):
-    """``_flow_off`` of the model's derived flow."""
-    return _flow_off(derive(model), manifold)
-
-
-def _flow_on_manifold(ctx, model, der, manifold, p, rng):
-    """The θ, η, ρ components of the flow on M (of ``der``, default the model's derived one):
-    symbolically, else at 40 digits at the setting ``p`` and random points of M."""
-    on_m, symbolic = (_flow_off_manifold(model, manifold) if der is None
-                      else _flow_off(der, manifold))
-    free = [q for q in (der or derive(model)).flow.state if q not in manifold]
+def _flow_on_manifold(ctx, model, risk, manifold, p, rng):
+    """The θ, η, ρ components of the flow on M (of the risk ``risk`` names, default the model's
+    derived one): symbolically, else at 40 digits at the setting ``p`` and random points of M."""
+    (off,) = ctx.map(flow_off_manifold, [{"model": model, "risk": risk, "manifold": manifold}])
+    symbolic, free = off["symbolic"], off["free"]
     bad = []
     if any(v != "0" for v in symbolic.values()):
-        for _ in range(ctx.pick(3, 5)):
-            vals = {model.param(k).symbol: v for k, v in p.items()}
-            vals.update({q: rng.uniform(-0.95, 0.95) for q in free})
-            for q, r in on_m.items():
-                value = float(_hp(r, vals))
+        points = [{q: rng.uniform(-0.95, 0.95) for q in free} for _ in range(ctx.pick(3, 5))]
+        (values,) = ctx.map(flow_off_manifold_at, [{"model": model, "risk": risk,
+                                                    "manifold": manifold, "params": p,
+                                                    "points": points}])
+        for point, at_point in zip(points, values):
+            for component, value in at_point:
                 if abs(value) > 1e-25:
-                    bad.append({"where": "flow", "component": f"d{q}/dt", "value": value,
-                                **{str(k): float(v) for k, v in vals.items()}})
+                    bad.append({"where": "flow", "component": component, "value": value,
+                                **{k: float(v) for k, v in {**p, **point}.items()}})
     return symbolic, free, bad
 
 
@@ -87,11 +75,12 @@ def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
     |η|, |ρ| reached."""
     inits = []
     for _ in range(4):
-        ov = {str(q): rng.uniform(-0.9, 0.9) for q in free}
+        ov = {q: rng.uniform(-0.9, 0.9) for q in free}
         ov.update({str(k): float(v) for k, v in manifold.items()})
         inits.append(ov)
-    _, qs, _, _ = projected_gd(model, p, inits, step=0.2, n_steps=ctx.pick(200, 1000),
-                               record_every=50)
+    (out,) = ctx.map(projected_descent, [{"model": model, "params": p, "inits": inits, "step": 0.2,
+                                          "n_steps": ctx.pick(200, 1000), "record_every": 50}])
+    qs = out["overlaps"]
     finite(qs, what="PGD overlaps")
     off = np.abs(qs[:, :, [model.order_parameters.index(q) for q in manifold]])
     drift = float(off.max())
@@ -111,26 +100,24 @@ def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
                   lambda: {"model": _signal_mean_leaks_v_star()},
                   "added term: value x_ℓᵀ(v + ½k)": lambda: {"model": _value_reads_key()},
                   "dropped term: noise cross term (L−1)(L−2)":
-                  missed(lambda: {"derivation": mutated_derivation("noise cross term (L−1)(L−2)", 0)},
+                  missed(lambda: {"risk": MutatedRisk("noise cross term (L−1)(L−2)", 0)},
                          _NO_LINEAR_TERM),
                   "wrong factor: noise-token term (L−1)(…) ×1.1":
-                  missed(lambda: {"derivation": mutated_derivation("noise-token term (L−1)(…)",
-                                                                   1.1)}, _NO_LINEAR_TERM),
+                  missed(lambda: {"risk": MutatedRisk("noise-token term (L−1)(…)", 1.1)},
+                         _NO_LINEAR_TERM),
                   "sign flip: signal term γ²(1−8T)":
-                  missed(lambda: {"derivation": mutated_derivation("signal term γ²(1−8T)", -1)},
+                  missed(lambda: {"risk": MutatedRisk("signal term γ²(1−8T)", -1)},
                          _NO_LINEAR_TERM)})
-def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None,
-                       derivation=None):
+def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None, risk=None):
     """Sec. 5, at one setting (d, L, λ, γ, ε). (i) flow: the θ, η, ρ components of the derived
     flow vanish on M, symbolically or, when SymPy cannot decide, at 40 digits on random points
     of M at the setting; (ii) descent: PGD in R^d with autograd gradients started on M stays on
-    M to rounding. ``derivation``: the risk and flow of leg (i) (default: derived from
-    ``model``; PGD descends ``model``)."""
+    M to rounding. ``risk``: the risk whose flow leg (i) checks (None: the model's derived one;
+    a ``MutatedRisk`` or a SymPy expression in the order parameters); PGD descends ``model``."""
     manifold = manifold or MANIFOLD
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     rng = ctx.rng(manifold_invariant.claim.id)
-    symbolic, free, bad = _flow_on_manifold(ctx, model, derivation, manifold, p, rng)
-    ctx.tick(0.3)
+    symbolic, free, bad = _flow_on_manifold(ctx, model, risk, manifold, p, rng)
     run, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, p, rng)
     bad += bad_pgd
     evidence = {"manifold": {str(k): v for k, v in manifold.items()},
@@ -147,13 +134,10 @@ def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None,
 
 
 # -------------------------------------------------------------------------------------------
-def _saddle_at(model, der, H, J2, p):
-    """Flow, Hessian of R|_M and Jacobian of the flow on M at (κ, ν) = (0, 0), 40 digits."""
-    vals = {model.param(k).symbol: v for k, v in p.items()}
-    vals.update({kappa: 0, nu: 0, **MANIFOLD})
-    rhs = [float(_hp(r, vals)) for r in der.flow.rhs]
-    Hn = np.array([[float(_hp(H[i, j], vals)) for j in range(2)] for i in range(2)])
-    Jn = np.array([[float(_hp(J2[i, j], vals)) for j in range(2)] for i in range(2)])
+def _saddle_row(p, at):
+    """The flow, Hessian of R|_M and Jacobian of the flow on M at (κ, ν) = (0, 0) (40 digits:
+    ``saddle_at``), their eigenvalues and the flow's class there; what fails, or None."""
+    rhs, Hn, Jn = at["flow_at_point"], at["hessian"], at["jacobian"]
     finite(rhs, Hn, Jn)
     h_eig, j_eig = np.linalg.eigvalsh(Hn), np.linalg.eigvals(Jn)
     scale = max(1.0, np.abs(Hn).max())
@@ -167,14 +151,6 @@ def _saddle_at(model, der, H, J2, p):
     return row, None
 
 
-@functools.lru_cache(maxsize=8)
-def _saddle_symbolic(der):
-    """R on M, its Hessian in (κ, ν) and the Jacobian of the flow on M (symbolic, per
-    derivation: the same at every setting)."""
-    R_M = der.risk.subs(MANIFOLD)
-    return R_M, sp.hessian(R_M, [kappa, nu]), der.flow.restrict(MANIFOLD).jacobian()
-
-
 _HESSIAN_INDEFINITE = (
     "the statement holds for this mutant: on M the Hessian at (0, 0) is [[a, b], [b, 0]] with b "
     "from the ν·erf cross term, indefinite for any a and any b ≠ 0, and the point stays "
@@ -185,33 +161,32 @@ _HESSIAN_INDEFINITE = (
 @claim(f"{PAPER}:saddle", "Sec. 5",
        "On M the risk depends on (κ, ν) only, and (κ, ν) = (0, 0) is a stationary point with an "
        "indefinite Hessian (a strict saddle).", statistical=False,
-       domain=DOMAIN, points={"quick": [_params(s) for s in SETTINGS[:4]],
-                              "full": [_params(s) for s in SETTINGS]},
+       domain=DOMAIN, points={"quick": [as_setting(s) for s in SETTINGS[:4]],
+                              "full": [as_setting(s) for s in SETTINGS]},
        mutations={"dropped term: signal cross term −2γ²ν·erf":
-                  lambda: {"derivation": mutated_derivation("signal cross term -2γ²ν·erf", 0)},
+                  lambda: {"risk": MutatedRisk("signal cross term -2γ²ν·erf", 0)},
                   "wrong constant: score bias erf(λx·k + 1/10)":
                   lambda: {"model": build(activation=lambda z: sp.erf(z + sp.Rational(1, 10)),
                                           name="marion-score-bias")},
                   "dropped term: label (y = εξ)":
                   lambda: {"model": MODEL.perturbed(label=sp.S.Zero, name="marion-no-label")},
                   "wrong factor: signal cross term −2γ²ν·erf ×1.1":
-                  missed(lambda: {"derivation": mutated_derivation(
-                      "signal cross term -2γ²ν·erf", 1.1)}, _HESSIAN_INDEFINITE),
+                  missed(lambda: {"risk": MutatedRisk("signal cross term -2γ²ν·erf", 1.1)},
+                         _HESSIAN_INDEFINITE),
                   "sign flip: signal cross term −2γ²ν·erf":
-                  missed(lambda: {"derivation": mutated_derivation(
-                      "signal cross term -2γ²ν·erf", -1)}, _HESSIAN_INDEFINITE)})
-def saddle(ctx, d, L, lam, gamma, eps, model=MODEL, derivation=None):
+                  missed(lambda: {"risk": MutatedRisk("signal cross term -2γ²ν·erf", -1)},
+                         _HESSIAN_INDEFINITE)})
+def saddle(ctx, d, L, lam, gamma, eps, model=MODEL, risk=None):
     """Sec. 5, at one setting (d, L, λ, γ, ε). At (κ, ν) = (0, 0) on M: R on M depends on
     (κ, ν) only, the full 5-D flow vanishes (40 digits) and the Hessian of R|_M in (κ, ν) has
-    eigenvalues of both signs; the 2-D flow's Jacobian classifies it. ``derivation``: the risk
-    and flow to check (default: derived from ``model``)."""
-    der = derivation or derive(model)
+    eigenvalues of both signs; the 2-D flow's Jacobian classifies it. ``risk``: the risk whose
+    flow is checked (None: the model's derived one; a ``MutatedRisk`` or a SymPy expression in
+    the order parameters)."""
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
-    R_M, H, J2 = _saddle_symbolic(der)
-    at = R_M.subs({model.param(k).symbol: _exact(v) for k, v in p.items()})
-    ops_left = sorted(str(s) for s in at.free_symbols & set(model.order_parameters))
-    row, problem = _saddle_at(model, der, H, J2, p)
-    evidence = {"order_parameters_in_R_on_M": ops_left, "hessian_symbolic": str(H),
+    (at,) = ctx.map(saddle_at, [{"model": model, "risk": risk, "params": p}])
+    ops_left = at["ops_left"]
+    row, problem = _saddle_row(p, at)
+    evidence = {"order_parameters_in_R_on_M": ops_left, "hessian_symbolic": at["hessian_symbolic"],
                 "at_origin": row, "violations": [problem] if problem else []}
     eig = row["hessian_eigenvalues"]
     tracked = {"hessian_min_eig": (eig[0], 1e-8)}
@@ -228,38 +203,26 @@ THM5_SETTINGS = [(20, 3, 0.7, 0.8, 0.3), (50, 5, 0.3, 1.0, 0.1), (10, 2, 1.0, 0.
                  (30, 4, 0.5, 1.5, 0.3)]
 
 
-def _descend(model, p, inits, n_steps):
-    """PGD from ``inits``; the step starts at 0.5 and is halved until the risk decreases at
-    every step of every run (the descent condition the theorem rests on)."""
-    step = 0.5
-    while True:
-        _, qs, rs, rise = projected_gd(model, p, inits, step=step, n_steps=n_steps,
-                                       record_every=n_steps // 10)
-        finite(qs, rs)
-        if rise.max() <= 1e-12 or step < 1e-3:
-            return qs, {**p, "step": step, "max_risk_increase": float(rise.max())}
-        step /= 2
-
-
 def _simulate_thm5(ctx, model, p, n_init, n_steps):
     """PGD runs from random points of M at the setting ``p`` and the stationary points of the
     2-D flow on M there."""
     rng = ctx.rng(thm5_convergence.claim.id)
-    on_M = {q.name: v for q, v in MANIFOLD.items()}
     inits = [dict(kappa=a, nu=b, theta=0.0, eta=0.0, rho=0.0)
              for a, b in rng.uniform(-0.98, 0.98, (n_init, 2))]
-    qs, used = _descend(model, p, inits, n_steps)
-    ctx.tick(0.8)
+    (descent,) = ctx.map(descent_until_decreasing, [{"model": model, "params": p, "inits": inits,
+                                                     "n_steps": n_steps}])
+    qs = descent["overlaps"]
+    finite(qs, descent["risks"])
+    used = {**p, "step": descent["step"], "max_risk_increase": descent["max_risk_increase"]}
     final, before = qs[-1][:, :2], qs[-2][:, :2]
     dist = np.minimum(np.abs(final - 1).max(1), np.abs(final + 1).max(1))
     moved = np.abs(final - before).max(1)
     runs = [{**p, "init": [inits[j]["kappa"], inits[j]["nu"]], "final": final[j],
              "distance_to_oracle": float(dist[j]), "last_move": float(moved[j])}
             for j in range(n_init)]
-    pts = reduced(model, p).restrict(on_M).stationary_points(
-        [(-1, 1), (-1, 1)], n_starts=64, seed=ctx.claim_seed(f"{thm5_convergence.claim.id}:starts"))
-    stationary = [{**p, "point": pt.x, "class": pt.kind,
-                   "eigenvalues": [complex(e) for e in pt.eigenvalues]} for pt in pts]
+    (pts,) = ctx.map(stationary_on_manifold, [{
+        "model": model, "params": p, "seed": ctx.claim_seed(f"{thm5_convergence.claim.id}:starts")}])
+    stationary = [{**p, **pt} for pt in pts]
     return runs, stationary, used
 
 
@@ -276,8 +239,8 @@ def _other_sinks(stationary):
                "initialisation); the step starts at 0.5 and is halved until the risk decreases "
                "at every step of every run (the descent condition the convergence rests on); "
                "(d, L, λ, γ, ε) a setting of the domain.",
-       domain=DOMAIN, points={"quick": [_params(s) for s in THM5_SETTINGS[:2]],
-                              "full": [_params(s) for s in THM5_SETTINGS]},
+       domain=DOMAIN, points={"quick": [as_setting(s) for s in THM5_SETTINGS[:2]],
+                              "full": [as_setting(s) for s in THM5_SETTINGS]},
        mutations={"added term: label x_Jᵀ(v* + ½k*)":
                   missed(lambda: {"model": _label_leaks_k_star()},
                          "PGD then leaves M and its runs are still moving after the profile's "

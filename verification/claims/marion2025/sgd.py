@@ -9,12 +9,12 @@ import math
 import numpy as np
 import sympy as sp
 
-from numerics import reduced
-from numerics.sgd import SimulationConfig, simulate
+from numerics.sgd import SGDResult
 from theory import GaussianToken, SingleLocation
 from theory.models.marion2025 import MODEL, gamma as _gamma
 from ...checks import combine, legs_summary, limit
 from ...declare import Outcome, claim, missed
+from ...simulations.marion2025.sgd import flow_without_noise_tokens, ode_run, sgd_run, time_scaled_flow
 from ...stats import finite
 from ._common import PAPER, sub_domain
 
@@ -22,12 +22,6 @@ SGD_PARAMS = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
 SGD_INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
 SGD_T = 2.0
 OP_SYMBOLS = {"kappa": "κ", "nu": "ν", "theta": "θ", "eta": "η", "rho": "ρ"}
-
-
-def _ode_without_noise_tokens(p):
-    """The reduced flow with the noise tokens' terms dropped (the (L−1) and (L−1)(L−2) terms:
-    the flow at L = 1)."""
-    return reduced(MODEL, {**p, "L": 1})
 
 
 def _signal_std_wrong():
@@ -38,48 +32,35 @@ def _signal_std_wrong():
                             data.noise), name="marion-ode-gamma-wrong")
 
 
-class _TimeScaledFlow:
-    """Mutation: the reduced flow run ``factor`` times too fast (its right-hand side × factor, as
-    a learning rate mis-scaled in the reduction): the state at t is the flow's at factor·t."""
-
-    def __init__(self, flow, factor):
-        self.flow, self.factor = flow, factor
-
-    def integrate(self, y0, t_eval, **kw):
-        return self.flow.integrate(y0, self.factor * np.asarray(t_eval, float), **kw)
-
-    def loss(self, y):
-        return self.flow.loss(y)
-
-
-def _simulate_sgd(ctx, model, ode, setting, dims, seeds):
-    """SGD at each d and the ODE on the same grid, at the setting (L, λ, γ, ε): rows, (result,
-    ODE) at each d, deviations and their standard errors (recorded times after t = 0)."""
-    rows, trajectories, devs, ses = [], {}, [], []
-    for i, dv in enumerate(dims):
-        p = {"d": dv, **setting}
+def _simulate_sgd(ctx, model, flow, setting, dims, seeds):
+    """SGD at each d and the ODE (``flow``: a model, or a function of the parameters returning
+    a flow) on the same grid, at the setting (L, λ, γ, ε): rows, (result, ODE, risk on the ODE)
+    at each d, deviations and their standard errors (recorded times after t = 0)."""
+    items = []
+    for dv in dims:
         lr = 0.5 / dv
         steps = int(round(SGD_T / lr))
-        cfg = SimulationConfig(lr=lr, steps=steps, seeds=seeds, batch=math.ceil(dv / 8),
-                               record_every=steps // 8, n_test=ctx.pick(500, 2000), init=SGD_INIT,
-                               seed=ctx.claim_seed(f"sgd:{dv}"), device=ctx.device, dtype="float32")
-        res = simulate(model, p, cfg)
-        flow = ode(p)
-        sol = flow.integrate(SGD_INIT, res.t)
-        if not sol.ok:
-            raise RuntimeError(f"the reduced ODE at d={dv} could not be integrated: {sol.message}")
+        items.append({"model": model, "params": {"d": dv, **setting}, "lr": lr, "steps": steps,
+                      "seeds": seeds, "batch": math.ceil(dv / 8), "record_every": steps // 8,
+                      "n_test": ctx.pick(500, 2000), "init": SGD_INIT,
+                      "seed": ctx.claim_seed(f"sgd:{dv}"), "dtype": "float32"})
+    results = [SGDResult(r["t"], r["state"], r["loss"], tuple(r["names"]), r["steps_per_second"])
+               for r in ctx.map(sgd_run, items)]
+    odes = ctx.map(ode_run, [{"flow": flow, "params": item["params"], "init": SGD_INIT, "t": res.t}
+                             for item, res in zip(items, results)])
+    rows, trajectories, devs, ses = [], {}, [], []
+    for dv, item, res, ode in zip(dims, items, results, odes):
         mean, se = res.mean(), res.stderr()
-        finite(mean, se, sol.y)
-        dev = mean - sol.y
+        finite(mean, se, ode["y"])
+        dev = mean - ode["y"]
         devs.append(dev[1:].ravel())
         ses.append(se[1:].ravel())
         k = np.unravel_index(np.argmax(np.abs(dev)), dev.shape)
-        rows.append({"d": dv, "lr": lr, "batch": cfg.batch, "steps": steps,
+        rows.append({"d": dv, "lr": item["lr"], "batch": item["batch"], "steps": item["steps"],
                      "max_deviation": float(abs(dev[k])), "stderr_there": float(se[k]),
                      "at_time": float(res.t[k[0]]), "order_parameter": res.names[k[1]],
                      "steps_per_second": res.steps_per_second})
-        trajectories[dv] = (res, sol.y, flow)
-        ctx.tick((i + 1) / len(dims))
+        trajectories[dv] = (res, ode["y"], ode["risk"])
     return rows, trajectories, np.array(devs), np.array(ses)
 
 
@@ -110,7 +91,7 @@ def _worst_intercept(a, a_se, res_last):
             "intercept": float(a[w]), "stderr": float(a_se[w]), "z": float(score[w])}
 
 
-def draw_tracks(fig, res, ode, dv, flow):
+def draw_tracks(fig, res, ode, dv, ode_risk):
     ax = fig.add_subplot(1, 2, 1)
     mean, se = res.mean(), res.stderr()
     for k, name in enumerate(res.names):
@@ -126,7 +107,7 @@ def draw_tracks(fig, res, ode, dv, flow):
         ax2.errorbar(res.t, res.loss.mean(1),
                      yerr=2 * res.loss.std(1) / np.sqrt(res.loss.shape[1]),
                      fmt="o", ms=3, label="SGD test risk")
-    ax2.plot(res.t, [flow.loss(y)[0] for y in ode], "-", label="risk on ODE")
+    ax2.plot(res.t, ode_risk, "-", label="risk on ODE")
     ax2.set_xlabel("t")
     ax2.set_title("risk along the trajectory", fontsize=9)
     ax2.legend(fontsize=7)
@@ -163,28 +144,29 @@ def draw_deviation(fig, dims, x, devs, ses, a, a_se):
                   lambda: {"flow_model": MODEL.perturbed(label=sp.S.Zero,
                                                          name="marion-no-label")},
                   "wrong factor: the ODE's time scale ×1.25 (right-hand side ×1.25)":
-                  lambda: {"ode": lambda p: _TimeScaledFlow(reduced(MODEL, p), 1.25)},
+                  lambda: {"ode": functools.partial(time_scaled_flow, factor=1.25)},
                   "wrong factor: the ODE's time scale ×1.1 (right-hand side ×1.1)":
-                  lambda: {"ode": lambda p: _TimeScaledFlow(reduced(MODEL, p), 1.1)},
+                  lambda: {"ode": functools.partial(time_scaled_flow, factor=1.1)},
                   "wrong factor: the ODE's signal-token std ×1.2":
                   lambda: {"flow_model": _signal_std_wrong()},
                   "dropped term: the noise tokens' terms of the ODE (the flow at L = 1)":
-                  missed(lambda: {"ode": _ode_without_noise_tokens},
+                  missed(lambda: {"ode": flow_without_noise_tokens},
                          "at this setting the noise tokens' terms move η and ρ by about a "
                          "quarter of their size by the horizon and κ, ν, θ by less, below what "
                          "the η and ρ legs resolve at the quick profile")},
        domain=sub_domain("L", "lam", "gamma", "eps"), points=[SGD_PARAMS])
 def sgd_tracks_flow(ctx, L, lam, gamma, eps, model=MODEL, flow_model=None, ode=None):
     """Batched direct SGD (float32) at several d against the derived ODE (Radau with the
-    symbolic Jacobian), at one setting (L, λ, γ, ε); ``flow_model`` (a model) or ``ode``
-    (params → reduced flow) lets a test integrate a deliberately wrong ODE."""
+    symbolic Jacobian), at one setting (L, λ, γ, ε); ``flow_model`` (a model) or ``ode`` (a
+    module-level function of the parameters returning a reduced flow, or a functools.partial
+    of one) lets a test integrate a deliberately wrong ODE."""
     setting = dict(L=L, lam=lam, gamma=gamma, eps=eps)
     dims = ctx.pick([50, 100, 200, 400], [100, 200, 400, 800])
     seeds = ctx.pick(32, 64)
-    ode = ode or (lambda p: reduced(flow_model or model, p))
-    rows, trajectories, devs, ses = _simulate_sgd(ctx, model, ode, setting, dims, seeds)
+    flow = ode if ode is not None else (flow_model or model)
+    rows, trajectories, devs, ses = _simulate_sgd(ctx, model, flow, setting, dims, seeds)
     x = np.array([r["lr"] * r["d"] / r["batch"] for r in rows])
-    res_last, ode_last, flow_last = trajectories[dims[-1]]
+    res_last, ode_last, risk_last = trajectories[dims[-1]]
     a, a_se, checks, families = _judge(ctx, x, devs, ses, ode_last, res_last,
                                        dof=seeds - 1)    # standard errors over the seeds
     worst = _worst_intercept(a, a_se, res_last)
@@ -199,7 +181,7 @@ def sgd_tracks_flow(ctx, L, lam, gamma, eps, model=MODEL, flow_model=None, ode=N
     arrays = {f"sgd_q_d{dims[-1]}": res_last.stacked(), f"ode_q_d{dims[-1]}": ode_last,
               "t": res_last.t, "dims": np.array(dims), "max_deviation": D}
     figs = {"ode_vs_sgd": functools.partial(draw_tracks, res=res_last, ode=ode_last,
-                                            dv=dims[-1], flow=flow_last),
+                                            dv=dims[-1], ode_risk=risk_last),
             "deviation_vs_d": functools.partial(draw_deviation, dims=dims, x=x, devs=devs,
                                                 ses=ses, a=a, a_se=a_se)}
     tracked = {"max_deviation_largest_d": (float(D[-1]), 0.05)}

@@ -11,7 +11,9 @@ paper), one module per section of the paper; importing this package registers th
 - ``sec4_expressivity``: softmax's gap (Prop. IV.3), softmax-1 and noise;
 - ``sec4_trained_heads``: mixture directions, head pruning.
 
-Shared helpers are in ``_common``."""
+Shared helpers are in ``_common``; what the claims simulate (flows, SGD, Monte Carlo, optimised
+heads, SymPy derivations) is in ``verification.simulations.sagitova2026``, one module per
+section, each simulation stored apart from the judging here."""
 
 from . import (sec3_landscape, sec3_dynamics, sec3_specialization, sec4_bayes,  # noqa: F401
                sec4_expressivity, sec4_trained_heads)

@@ -12,37 +12,18 @@ import functools
 
 import numpy as np
 
-from numerics.multihead import HeadState, first_passage, mean_and_se
 from numerics.reduced import HeadReduced
-from numerics.sgd import SimulationConfig, simulate
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
 from theory.headstate import head_state_names
-from theory.multihead import ACTIVATIONS, MultiHeadModel
 from ... import checks
 from ...declare import Outcome, claim
 from ...domain import Choice, Integers, Interval
 from ...stats import finite
-from ._common import L, PAPER, SIGMA0, _flow, small_init, _trajectory, quantile_text, saddle_rate
-
-
-class _FastMFlow(HeadReduced):
-    """A wrong reduced ODE: the m-equation 30 % too fast (prop-iii2's declared mutation)."""
-
-    def rhs(self, y):
-        d = super().rhs(y)
-        d[:self.model.H * self.model.F] *= 1.3          # the m-block comes first
-        return d
-
-
-def _head_dependent_temperatures():
-    """A wrong attention: softmax with a temperature that depends on the head, which breaks the
-    heads' exchangeability (symmetric-manifold's declared mutation)."""
-    import sympy as sp
-
-    from theory.multihead import Activation
-    return [Activation("softmax-heterogeneous", lambda s, v: [
-        [sp.exp((1 + 0.4 * h) * x) / sum(sp.exp((1 + 0.4 * h) * y) for y in row) for x in row]
-        for h, row in enumerate(s)])]
+from ...simulations.sagitova2026.sec3_dynamics import (ALIGN_HORIZON, HETEROGENEOUS_SOFTMAX,
+                                                       FastMFlow, iii2_init, iii2_ode, iii2_sgd,
+                                                       iii3_ode, iii3_sgd, manifold_contrasts,
+                                                       manifold_contrasts_at)
+from ._common import PAPER, SIGMA0, quantile_text, saddle_rate
 
 
 def _draw_deviation(rows, kappa, slope, fig):
@@ -60,14 +41,6 @@ def _draw_deviation(rows, kappa, slope, fig):
 # --- Prop. III.2 ---------------------------------------------------------------------------
 III2_POINT = {"activation": "softmax-v", "H": 2, "nu1": 1.0, "nu2": 2.0, "kappa": 0.25}
 """Prop. III.2's setting as first checked (its quick and full point)."""
-
-
-def _iii2_init(H):
-    """Prop. III.2's start: m rows [0.4, 0.1], [−0.2, 0.3], [0.1, −0.3], [−0.3, −0.1] (the first
-    H), r = 0.2·I, b = 0.1 … −0.1 over the heads, v = (0.2, 0, …)."""
-    m = np.array([[0.4, 0.1], [-0.2, 0.3], [0.1, -0.3], [-0.3, -0.1]])[:H]
-    return HeadState.make(m, 0.2 * np.eye(H), np.linspace(0.1, -0.1, H),
-                          np.r_[0.2, np.zeros(H - 1)])
 
 
 @claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
@@ -94,45 +67,42 @@ def _iii2_init(H):
                "nu2": Interval(0.25, 4.0, log=True), "kappa": Interval(0.05, 1.0, log=True)},
        reference=III2_POINT,
        points=[III2_POINT],
-       mutations={"m-equation ×1.3": lambda: {"reduced_class": _FastMFlow}})
+       mutations={"m-equation ×1.3": lambda: {"reduced_class": FastMFlow}})
 def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, dims=None):
     dims = dims or ctx.pick([100, 200, 400, 800], [100, 200, 500, 1000, 2000, 4000])
     seeds = ctx.pick(32, 64)
     B, T = 8, 2.0
-    md = MultiHeadModel(H, L, 2, activation)
-    prior = flipping_spike(nu1, nu2)
-    init = _iii2_init(H)
-    flows = [reduced_class(md, prior, n=2**15, seed=ctx.claim_seed(f"iii2:ode{i}"), sgd_noise=kappa)
-             for i in range(2)]
+    init = iii2_init(H)
     t_rec = np.linspace(0, T, 5)
-    odes = [_trajectory(rm, init, t_rec)[0].y for rm in flows]        # packed states, time × comp
+    model = {"activation": activation, "H": int(H), "nu": [nu1, nu2], "kappa": kappa}
+    odes = ctx.map(iii2_ode, [{**model, "reduced_class": reduced_class, "t_rec": t_rec.tolist(),
+                               "seed": ctx.claim_seed(f"iii2:ode{i}")} for i in range(2)])
+    # SGD direct in R^D up to D = 800, beyond by the Gram-matrix simulator (both exact in law)
+    items = [{**model, "D": D, "seeds": seeds, "batch": B, "T": T,
+              "method": "direct" if D <= 800 else "gram", "seed": ctx.claim_seed(f"iii2:sgd:{D}")}
+             for D in dims]
     rows, arrays = [], {}
     rng = ctx.rng("iii2:boot")
-    for j, D in enumerate(dims):
+    for item, run in zip(items, ctx.map(iii2_sgd, items), strict=True):
+        D = item["D"]
         lr = kappa * B / D
         steps = int(round(T / lr))
-        cfg = SimulationConfig(lr=lr, steps=steps, batch=B, seeds=seeds,
-                               seed=ctx.claim_seed(f"iii2:sgd:{D}"), record_every=steps // 4,
-                               init=init, device=ctx.device)
-        method = "direct" if D <= 800 else "gram"                        # both exact in law
-        res = simulate(md, {"D": D, "prior": prior}, cfg, method)
-        if not np.allclose(res.t, t_rec, atol=1e-9):
-            raise RuntimeError(f"SGD record times {res.t} differ from the ODE's {t_rec}")
-        sgd = np.array([[res.head_state(k, i).pack() for i in range(seeds)] for k in range(len(res.t))])
+        if not np.allclose(run["t"], t_rec, atol=1e-9):
+            raise RuntimeError(f"SGD record times {run['t']} differ from the ODE's {t_rec}")
+        sgd = run["states"]
         finite(sgd, *odes)
         dev = sgd - odes[0][:, None, :]                                  # time, seed, comp
         bias, se = dev.mean(1), dev.std(1, ddof=1) / np.sqrt(seeds)
         qmc = np.abs(odes[0] - odes[1])
         rms_seed = np.sqrt((dev[1:] ** 2).mean((0, 2)))                  # per seed
         boot = [np.sqrt(np.mean(rms_seed[rng.integers(0, seeds, seeds)] ** 2)) for _ in range(200)]
-        rows.append({"D": D, "lr": lr, "steps": steps, "simulator": simulate.__name__,
+        rows.append({"D": D, "lr": lr, "steps": steps, "simulator": item["method"],
                      "rms_deviation": float(np.sqrt(np.mean(rms_seed**2))),
                      "rms_deviation_boot_sd": float(np.std(np.log(boot), ddof=1)),
                      "bias": bias.tolist(), "bias_se": se.tolist(), "ode_qmc_error": qmc.tolist(),
-                     "tau": res.t.tolist(), "steps_per_second": res.steps_per_second})
+                     "tau": run["t"].tolist(), "steps_per_second": run["steps_per_second"]})
         arrays[f"sgd_D{D}"] = sgd
         arrays[f"ode_D{D}"] = odes[0]
-        ctx.tick((j + 1) / len(dims))
     # (i) one family per order parameter (m, r, b, v): its seed-mean deviation at every (D, τ,
     # component) against 0 with the explicit allowance ODE quasi-Monte Carlo error + 1/D;
     # resolution relative to the ODE's value there. τ = 0 is the shared initial condition
@@ -212,37 +182,8 @@ def _worst_mean_deviation(rows, mean_checks, names, allow):
 
 
 # --- Sec. III: the symmetric manifold --------------------------------------------------------
-def _manifold_contrasts(H, F):
-    """Rows of a matrix C with C·pack(dstate) = 0 exactly on the all-heads-equal manifold."""
-    iu = np.triu_indices(H)
-    ridx = {(int(a), int(b)): H * F + k for k, (a, b) in enumerate(zip(*iu))}
-    P = H * F + len(iu[0]) + 2 * H
-    rows, names = [], []
-
-    def add(i, j, name):
-        c = np.zeros(P)
-        c[i], c[j] = 1, -1
-        rows.append(c)
-        names.append(name)
-    for h in range(1, H):
-        for f in range(F):
-            add(h * F + f, f, f"m[{h},{f}] − m[0,{f}]")
-        add(ridx[(h, h)], ridx[(0, 0)], f"r[{h},{h}] − r[0,0]")
-        add(H * F + len(iu[0]) + h, H * F + len(iu[0]), f"b[{h}] − b[0]")
-        add(H * F + len(iu[0]) + H + h, H * F + len(iu[0]) + H, f"v[{h}] − v[0]")
-    off = [(a, b) for a in range(H) for b in range(a + 1, H)]
-    for (a, b) in off[1:]:
-        add(ridx[(a, b)], ridx[off[0]], f"r[{a},{b}] − r{list(off[0])}")
-    return np.array(rows), names
-
-
 MANIFOLD_ACTIVATIONS = ("softmax", "softmax-1", "softmax-v", "b-softmax")
 MANIFOLD_PRIORS = ("flipping-spike", "gaussian")
-
-
-def _manifold_prior(name):
-    return (flipping_spike(1.0, 2.0) if name == "flipping-spike"
-            else GaussianPrior([0.5, 0.0], np.diag([2.0, 0.5])))
 
 
 @claim(f"{PAPER}:symmetric-manifold", "Sec. III",
@@ -268,45 +209,21 @@ def _manifold_prior(name):
        reference={"H": 3, "L": 4, "kappa": 0.5},
        points=[{"activation": a, "prior": p, "H": 3, "L": 4, "kappa": 0.5}
                for a in MANIFOLD_ACTIVATIONS for p in MANIFOLD_PRIORS],
-       mutations={"head-dependent temperatures": lambda: {"activations": _head_dependent_temperatures()},
+       mutations={"head-dependent temperatures": lambda: {"activations": [HETEROGENEOUS_SOFTMAX]},
                   "a wider set: m₁ ≠ m₀ (head 1 shifted by 0.3·e₁)": lambda: {"m_offset": 0.3}})
 def symmetric_manifold(ctx, activation, prior, H, L, kappa, activations=None, m_offset=0.0):
-    """``activations``: Activation objects judged instead of the setting's (a mutation);
-    ``m_offset``: head 1's m shifted off the manifold (the mutation claiming that a wider set,
-    m_h not all equal, is invariant)."""
+    """``activations``: Activation objects (defined in the simulations) judged instead of the
+    setting's (a mutation); ``m_offset``: head 1's m shifted off the manifold (the mutation
+    claiming that a wider set, m_h not all equal, is invariant)."""
     F = 2
-    acts = activations or [ACTIVATIONS[activation]]
-    pname, prior = prior, _manifold_prior(prior)
+    acts = activations or [activation]
     n = ctx.pick(2**14, 2**16)
-    n_points = ctx.pick(2, 4)
-    rng = ctx.rng("manifold")
-    C, names = _manifold_contrasts(H, F)
-    rows = []
-    for i, act in enumerate(acts):
-        md = MultiHeadModel(H, L, F, act)
-        rm = HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"manifold:{act.name}:{pname}"),
-                         sgd_noise=kappa, kind="random")
-        for _ in range(n_points):
-            a = rng.uniform(0.05, 0.5)
-            c = rng.uniform(max(-0.04, -0.9 * a / H), 0.2)          # r ≻ 0: a + H·c > 0
-            m = np.tile(rng.normal(0, 0.7, F), (H, 1))
-            m[1, 0] += m_offset
-            st = HeadState.make(m, a * np.eye(H) + c,
-                                np.full(H, rng.normal(0, 0.3)), np.full(H, rng.normal(0, 0.5)))
-            draws = rm.rhs_draws(st)
-            est, se = mean_and_se(draws @ C.T)
-            finite(est, se)
-            # a coordinate whose per-draw rhs is 0 up to rounding does not move in this model
-            # (v without sinks; b where the activation ignores a head's logit shift)
-            size = np.abs(draws).max(0)
-            moving = (np.abs(C) @ (size > 1e-10 * size.max())) > 0
-            speed = float(np.sqrt(np.mean(draws.mean(0) ** 2)))      # RMS of the flow
-            k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
-            rows.append({"activation": act.name, "prior": pname, "state": st.to_dict(),
-                         "contrasts": est.tolist(), "se": se.tolist(), "speed": speed,
-                         "moving": moving.tolist(),
-                         "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))})
-        ctx.tick((i + 1) / len(acts))
+    names = manifold_contrasts(H, F)[1]
+    rows = ctx.map(manifold_contrasts_at, [{
+        "activations": acts, "prior": prior, "H": int(H), "L": int(L), "kappa": kappa, "n": n,
+        "points": ctx.pick(2, 4), "points_seed": ctx.claim_seed("manifold"), "m_offset": m_offset,
+        "seeds": [ctx.claim_seed(f"manifold:{_name(act)}:{prior}") for act in acts]}])[0]
+    rows = [_contrast_row(r, prior, names) for r in rows]
     # one family per order parameter (m, r, b, v): its head contrasts at every point against 0
     # (tangency is exact), no bias; resolution relative to the flow's RMS speed at the point
     # (a contrast of a coordinate whose rhs vanishes on the manifold has no size of its own)
@@ -339,6 +256,21 @@ def symmetric_manifold(ctx, activation, prior, H, L, kappa, activations=None, m_
                    f"largest {top['largest_z']:.2f} se < z = {z:.2f}); {state}", evidence)
 
 
+def _name(act):
+    return act if isinstance(act, str) else act.name
+
+
+def _contrast_row(r, prior, names):
+    """A point's row of the evidence from ``manifold_contrasts_at``'s (the contrasts finite)."""
+    est, se = r["contrasts"], r["se"]
+    finite(est, se)
+    k = int(np.argmax(np.abs(est) / np.maximum(se, 1e-300)))
+    return {"activation": r["activation"], "prior": prior, "state": r["state"],
+            "contrasts": est.tolist(), "se": se.tolist(), "speed": r["speed"],
+            "moving": r["moving"].tolist(),
+            "largest": names[k], "largest_z": float(abs(est[k]) / max(se[k], 1e-300))}
+
+
 # --- Prop. III.3 -----------------------------------------------------------------------------
 III3_POINT = {"H": 2, "nu1": 1.0, "nu2": 2.0}
 """Prop. III.3's setting as first checked (its quick and full point)."""
@@ -368,36 +300,20 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
     """``prior``: judged instead of the setting's flipping spike (a mutation)."""
     F = 2
     prior = prior or flipping_spike(nu1, nu2)
-    md = MultiHeadModel(H, L, F, "softmax")
     mean = prior.mean()
     e = mean / np.linalg.norm(mean) if np.linalg.norm(mean) > 0 else np.eye(F)[0]
     dims = ctx.pick([1e2, 1e4, 1e6, 1e8], [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
-    g = ctx.rng("iii3:init").standard_normal((H, F))
-    rm = _flow(md, prior, ctx.pick(2**12, 2**14), ctx.claim_seed("iii3:ode"))
-    t_eval = np.linspace(0, 30, 301)
-    rows = []
-    for D in dims:
-        tr, states = _trajectory(rm, small_init(g, D), t_eval)
-        align = np.array([min(s.m @ e) for s in states])
-        ta = first_passage(tr.t, align, 0.3)
-        if np.isfinite(ta):
-            k = int(np.searchsorted(tr.t, ta))
-            s = states[k]
-            spread = float(max(np.linalg.norm(s.m[a] - s.m[b]) for a in range(H) for b in range(H)))
-            rows.append({"D": D, "tau_align": ta, "spread_at_tau": spread,
-                         "alignment_at_tau": float(np.mean(s.m @ e))})
-        else:
-            rows.append({"D": D, "tau_align": float("nan"), "spread_at_tau": float("nan"),
-                         "alignment_at_tau": float("nan")})
-    ctx.tick(0.4)
+    model = {"prior": prior, "H": int(H), "direction": e.tolist(),
+             "ode_seed": ctx.claim_seed("iii3:ode"), "init_seed": ctx.claim_seed("iii3:init")}
+    rows = ctx.map(iii3_ode, [{**model, "dims": dims}])[0]
     # the ODE's part first: a flow that refutes it needs no SGD runs
     evidence = {"rows": rows, "sigma0": SIGMA0, "threshold": 0.3, "mean_direction": e.tolist()}
     taus = np.array([r["tau_align"] for r in rows])
     if not np.all(np.isfinite(taus)):
-        return Outcome("refuted", f"the heads did not align with Eθ within τ = {t_eval[-1]:.0f} at "
+        return Outcome("refuted", f"the heads did not align with Eθ within τ = {ALIGN_HORIZON:.0f} at "
                        f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
     # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
-    lam = saddle_rate(prior, H)[0]
+    lam = saddle_rate(ctx, prior, H)[0]
     top = taus[len(taus) // 2:]
     drift = float(top.max() - top.min())
     log_alt = float(np.log(rows[-1]["D"] / rows[len(rows) // 2]["D"]) / (2 * max(lam, 1e-12)))
@@ -410,37 +326,12 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
     if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
         return Outcome("refuted", f"the heads are not together at alignment: relative spread "
                        f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
-    evidence["sgd"] = _iii3_sgd(ctx, md, prior, e, rm, g, t_eval)
+    evidence["sgd"] = ctx.map(iii3_sgd, [{**model, "D": D, "seed": ctx.claim_seed(f"iii3:sgd:{D}")}
+                                         for D in ctx.pick([200, 400], [200, 400, 1000])])
     return judge_sgd_alignment(ctx, evidence["sgd"], evidence, (
         f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
         f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
         f"{rel_spread[-1]:.1e})"))
-
-
-def _iii3_sgd(ctx, md, prior, e, rm, g, t_eval):
-    """Prop. III.3's SGD runs (see the reading) and the κ-ODE's alignment time from the same
-    initial direction, one row per D."""
-    sgd_rows = []
-    for D in ctx.pick([200, 400], [200, 400, 1000]):
-        kappa, B = 0.25, 8
-        lr = kappa * B / D
-        cfg = SimulationConfig(lr=lr, steps=int(10 / lr), batch=B, seeds=16,
-                               seed=ctx.claim_seed(f"iii3:sgd:{D}"),
-                               record_every=max(1, int(0.1 / lr)), init=SIGMA0, device=ctx.device)
-        res = simulate(md, {"D": D, "prior": prior}, cfg,
-                       until=lambda s: bool(np.all((s["m"] @ e).min(1) >= 0.3)))
-        taus = np.array([first_passage(res.t, (res["m"][:, i] @ e).min(1), 0.3) for i in range(16)])
-        ode = _trajectory(rm.with_noise(kappa), small_init(g, D), t_eval)
-        ode_ta = first_passage(ode[0].t, [min(s.m @ e) for s in ode[1]], 0.3)
-        done = taus[np.isfinite(taus)]
-        sgd_rows.append({"D": D, "tau_align_seeds": taus.tolist(), "never_aligned": int(16 - done.size),
-                         "tau_align_mean": float(np.mean(done)) if done.size else float("nan"),
-                         "tau_align_se": (float(np.std(done, ddof=1) / np.sqrt(done.size))
-                                          if done.size > 1 else float("nan")),
-                         "tau_align_dof": max(int(done.size) - 1, 1),
-                         "tau_align_ode_with_noise": ode_ta})
-        ctx.tick(0.4 + 0.3 * len(sgd_rows))
-    return sgd_rows
 
 
 def judge_sgd_alignment(ctx, sgd_rows, evidence, ode_txt):

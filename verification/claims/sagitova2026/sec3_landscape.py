@@ -3,81 +3,27 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 
 import numpy as np
 import sympy as sp
 
-from numerics.multihead import HeadState, draw, finite_d_loss, reduced_loss
+from numerics.multihead import reduced_loss
 from theory.models.sagitova2026 import GaussianPrior, at_prior
-from theory.multihead import MultiHeadModel, head_difference_block, saddle_hessian
+from theory.multihead import saddle_symbols
 from theory.printing import latex
 from ...checks import estimate_vs_theory
 from ...declare import Outcome, claim
 from ...domain import Choice, Integers, Interval
 from ...stats import finite
+from ...simulations.sagitova2026.sec3_landscape import (STEPS, iii1_losses, numeric_hessian,
+                                                        reduced_5pc_high, reduced_with_identity_residual,
+                                                        reduced_without_residual, richardson_hessian,
+                                                        saddle_block)
 from ._common import PAPER
 
-
-def _reduced_without_residual(model, state, *a, **k):
-    """Mutation: the reduced loss with the residual covariance r dropped."""
-    return reduced_loss(model, HeadState.make(state.m, 0 * state.r, state.b, state.v), *a, **k)
-
-
-def _reduced_with_identity_residual(model, state, *a, **k):
-    """Mutation: the reduced loss with the residual covariance r replaced by I (right only
-    where the keys' noise is isotropic with unit norm)."""
-    return reduced_loss(model, HeadState.make(state.m, np.eye(len(state.r)), state.b, state.v),
-                        *a, **k)
-
-
-def _reduced_5pc_high(*a, **k):
-    """Mutation: the reduced loss 5 % too large (a wrong factor)."""
-    loss, se, per_sample = reduced_loss(*a, **k)
-    return 1.05 * loss, 1.05 * se, 1.05 * per_sample
-
-
-def _key_coefficients(H, F):
-    """The keys' components on the spikes (H × F): the pattern [[1.5, 0.3], [−0.4, 1.2]] tiled
-    over the heads and features, heads beyond the second scaled by 1 + ½⌊h/2⌋ (distinct keys)."""
-    base = np.array([[1.5, 0.3], [-0.4, 1.2]])
-    A = base[np.ix_(np.arange(H) % 2, np.arange(F) % 2)]
-    return A * (1 + 0.5 * (np.arange(H) // 2))[:, None]
-
-
-def _iii1_prior(F):
-    """Prop. III.1's prior: N(0.5·1, diag(2 … 0.5)) (F = 2: diag(2, 0.5))."""
-    return GaussianPrior(np.full(F, 0.5), np.diag(np.linspace(2.0, 0.5, F)))
-
-
-def _simulate_iii1(ctx, reduced, activation, H, F, L, D, c, n):
-    """At one setting: random keys in R^D with residual scale ``c`` (see the claim's reading),
-    the finite-D Monte Carlo loss and the reduced loss at the keys' (m, r) (independent draws)."""
-    prior = _iii1_prior(F)
-    md = MultiHeadModel(H, L, F, activation)
-    rng = np.random.default_rng(ctx.claim_seed(f"iii1:{activation}:{D}"))
-    basis = np.linalg.qr(rng.standard_normal((D, F + 1)))[0].T        # orthonormal rows
-    spikes, value = basis[:F], basis[F]
-    corr = np.full((H, H), 0.6) + 0.4 * np.eye(H)
-    mix = np.linalg.cholesky(corr)                                     # correlated heads
-    noise = c * mix @ rng.standard_normal((H, D)) / np.sqrt(D)         # r ≈ c²·mix·mixᵀ
-    keys = _key_coefficients(H, F) @ spikes + noise
-    keys -= np.outer(keys @ value, value)      # keys ⊥ v*: z independent of the logits
-    b = np.linspace(0.2, -0.3, H)
-    v = np.linspace(0.3, -0.2, H) if md.trains_sinks else np.zeros(H)  # softmax-v: sink logits
-    fd, fd_se = finite_d_loss(md, keys, b, spikes, value, prior, n, sinks=v,
-                              seed=ctx.claim_seed(f"fd:{activation}:{D}"), conditional=True)
-    m = keys @ spikes.T
-    r = keys @ keys.T - m @ m.T                # K(I − K*ᵀK*)Kᵀ: PSD for orthonormal K*
-    lam = np.linalg.eigvalsh((r + r.T) / 2)    # recorded; HeadState.make rejects r ⋡ 0
-    rd, rd_se, _ = reduced(md, HeadState.make(m, (r + r.T) / 2, b, v), prior, n,
-                           seed=ctx.claim_seed(f"rd:{activation}:{D}"))
-    finite(fd, rd)
-    ctx.tick(1.0)
-    return {"activation": activation, "H": H, "F": F, "L": L, "D": D, "noise_scale": c,
-            "finite_d": fd, "finite_d_se": fd_se, "reduced": rd, "reduced_se": rd_se,
-            "difference": fd - rd, "difference_se": float(np.hypot(fd_se, rd_se)),
-            "r_min_eig": float(lam[0])}
+__all__ = ["STEPS", "richardson_hessian", "derived_block"]
 
 
 III1_ACTIVATIONS = ("softmax", "softmax-1", "b-softmax")
@@ -114,12 +60,17 @@ III1_SCALES = {"quick": [0.3, 1.0, 2.0, 3.0], "full": [0.3, 1.0, 2.0, 3.0, 0.5, 
                    for a in III1_ACTIVATIONS
                    for D, c in zip(III1_DIMS[p], III1_SCALES[p], strict=True)]
                for p in ("quick", "full")},
-       mutations={"residual-covariance-dropped": lambda: {"reduced": _reduced_without_residual},
-                  "residual covariance r → I": lambda: {"reduced": _reduced_with_identity_residual},
-                  "reduced-loss-5%-high": lambda: {"reduced": _reduced_5pc_high}})
+       mutations={"residual-covariance-dropped": lambda: {"reduced": reduced_without_residual},
+                  "residual covariance r → I": lambda: {"reduced": reduced_with_identity_residual},
+                  "reduced-loss-5%-high": lambda: {"reduced": reduced_5pc_high}})
 def prop_iii1(ctx, activation, H, F, L, D, noise, reduced=reduced_loss):
     n = ctx.pick(50_000, 200_000)
-    row = _simulate_iii1(ctx, reduced, activation, H, F, L, D, noise, n)
+    row, = ctx.map(iii1_losses, [{
+        "reduced": reduced, "activation": activation, "H": H, "F": F, "L": L, "D": D,
+        "noise": noise, "n": n, "keys_seed": ctx.claim_seed(f"iii1:{activation}:{D}"),
+        "fd_seed": ctx.claim_seed(f"fd:{activation}:{D}"),
+        "rd_seed": ctx.claim_seed(f"rd:{activation}:{D}")}])
+    finite(row["finite_d"], row["reduced"])
     check = estimate_vs_theory(ctx, [row["finite_d"]], [row["difference_se"]], [row["reduced"]],
                                name="finite-D loss vs reduced loss at (m, r)")
     row["score"] = float(check.score[0])
@@ -134,66 +85,42 @@ def prop_iii1(ctx, activation, H, F, L, D, noise, reduced=reduced_loss):
 
 
 # -------------------------------------------------------------------------------------------
+_SREPR_NAMES = ("ImmutableDenseMatrix", "MutableDenseMatrix", "Add", "Mul", "Pow", "Integer",
+                "Rational", "Float", "Symbol")
+
+
 @functools.cache
-def _saddle_block(L, H, F, activation="softmax"):
-    Hm, ms, mu, S = saddle_hessian(MultiHeadModel(H, L, F, activation))
-    return head_difference_block(Hm, H, F), mu, S
+def _block_of(text):
+    """The SymPy object whose ``srepr`` is ``text``, built from literal arguments by a few SymPy
+    constructors only (a stored result is data: it is never evaluated as code)."""
+    def build(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [build(e) for e in node.elts]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -build(node.operand)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _SREPR_NAMES):
+            return getattr(sp, node.func.id)(*map(build, node.args),
+                                             **{k.arg: build(k.value) for k in node.keywords})
+        raise ValueError(f"not a stored SymPy block: {ast.dump(node):.80}")
+    return build(ast.parse(text, mode="eval").body)
 
 
-STEPS = (0.3, 0.15, 0.075)
-"""Finite-difference steps δ of Lemma III.1's numeric Hessian (each half the previous)."""
-
-
-def _numeric_samples(prior, L, H, F, n, seed, deltas=STEPS):
-    """Per-sample head-difference second differences of the reduced loss at m = 0: an array
-    (len(deltas), n, F, F), central differences with common random numbers (one set of draws
-    for every step and every evaluation), so that combinations across steps have per-sample
-    values and honest standard errors."""
-    draws = draw(prior, L, n, seed, H_max=H)
-    md = MultiHeadModel(H, L, F)
-    dirs = []
-    for f in range(F):
-        dvec = np.zeros((H, F))
-        dvec[0, f], dvec[1, f] = 1 / np.sqrt(2), -1 / np.sqrt(2)
-        dirs.append(dvec)
-
-    def loss(mm):
-        return reduced_loss(md, HeadState.make(mm), prior, n, 0, draws=draws)[2]
-    out = np.empty((len(deltas), n, F, F))
-    for k, delta in enumerate(deltas):
-        for i in range(F):
-            for j in range(i, F):
-                out[k, :, i, j] = out[k, :, j, i] = (
-                    loss(delta * (dirs[i] + dirs[j])) - loss(delta * (dirs[i] - dirs[j]))
-                    - loss(delta * (dirs[j] - dirs[i])) + loss(-delta * (dirs[i] + dirs[j]))
-                ) / (4 * delta**2)
-    return out
-
-
-def richardson_hessian(e):
-    """Richardson estimate of the Hessian from per-sample second differences ``e`` at steps
-    δ, δ/2, δ/4 (:func:`_numeric_samples`), with its standard error and a derived bias term.
-
-    With B(δ) = B + aδ² + bδ⁴ + O(δ⁶) (central differences of a smooth loss),
-    R(δ) = (4B(δ/2) − B(δ))/3 = B − bδ⁴/4; the estimate is R(δ/2) = B − bδ⁴/64, and since
-    R(δ/2) − R(δ) = 15bδ⁴/64, its remaining step error is (R(δ/2) − R(δ))/15: the bias term,
-    taken as its absolute value (the O(δ⁶) rest is 16× smaller again). Standard errors are
-    those of the per-sample combinations (common draws: correlations included).
-    Returns (estimate, se, bias, B at each step)."""
-    r1 = (4 * e[1] - e[0]) / 3
-    r2 = (4 * e[2] - e[1]) / 3
-    n = e.shape[1]
-    est = r2.mean(0)
-    se = r2.std(0, ddof=1) / np.sqrt(n)
-    bias = np.abs((r2 - r1).mean(0)) / 15
-    return est, se, bias, e.mean(1)
+def derived_block(ctx, L, H, F, activation="softmax"):
+    """The symbolic head-difference block of the saddle Hessian (a stored simulation,
+    ``saddle_block``: its derivation takes seconds), with its symbols: (block, mean symbols,
+    second-moment Matrix)."""
+    text, = ctx.map(saddle_block, [{"L": int(L), "H": int(H), "F": int(F), "activation": activation}])
+    _, mu, S = saddle_symbols(H, F)
+    return _block_of(text), mu, S
 
 
 def _scaled_block(factor):
     """Mutation: the symbolic head-difference Hessian times ``factor``, at whatever setting
-    (a function of (L, H, F) giving the block, its mean and second-moment symbols)."""
-    def block(L, H, F):
-        B, mu, S = _saddle_block(L, H, F)
+    (a function of the derived (block, mean symbols, second-moment symbols))."""
+    def block(B, mu, S):
         return (factor * B, mu, S)
     return block
 
@@ -231,10 +158,12 @@ def _lemma_prior(nu1, nu2, angle):
        mutations={"hessian-5%-too-large": lambda: {"block": _scaled_block(1.05)},
                   "hessian-5%-too-small": lambda: {"block": _scaled_block(0.95)}})
 def lemma_iii1(ctx, L, H, nu1, nu2, angle, block=None):
-    """``block(L, H, F)``: the symbolic head-difference block with its symbols, instead of the
-    derived one (mutations)."""
+    """``block(B, mu, S)``: the symbolic head-difference block with its symbols judged instead
+    of the derived ones (B, mu, S) (mutations)."""
     F = 2
-    B_sym, mu, S = (block or _saddle_block)(L, H, F)
+    B_sym, mu, S = derived_block(ctx, L, H, F)
+    if block is not None:
+        B_sym, mu, S = block(B_sym, mu, S)
     prior = _lemma_prior(nu1, nu2, angle)
     n = ctx.pick(400_000, 2_000_000)
     B = at_prior(B_sym, prior, mu, S)
@@ -242,9 +171,8 @@ def lemma_iii1(ctx, L, H, nu1, nu2, angle, block=None):
     cvals, cvecs = np.linalg.eigh(prior.cov())
     cvecs = cvecs[:, ::-1]                                  # decreasing variance first
     alignment = [float(abs(evecs[:, k] @ cvecs[:, k])) for k in range(F)]
-    est, se, bias, by_step = richardson_hessian(
-        _numeric_samples(prior, L, H, F, n, ctx.claim_seed("hess")))
-    ctx.tick(0.9)
+    (est, se, bias, by_step), = ctx.map(numeric_hessian, [
+        {"prior": prior, "L": int(L), "H": int(H), "F": F, "n": n, "seed": ctx.claim_seed("hess")}])
     row = {"prior": f"N(0, R({angle:g}) diag({nu1:g}, {nu2:g}) R({angle:g})ᵀ)",
            "cov_theta": prior.cov().tolist(), "hessian": B.tolist(),
            "eigenvalues": evals.tolist(), "eigenvectors": evecs.T.tolist(),

@@ -10,24 +10,19 @@ import math
 
 import numpy as np
 
-from numerics.multihead import first_passage
-from numerics.sgd import SimulationConfig, simulate
-from theory.models.sagitova2026 import GaussianPrior
-from theory.multihead import MultiHeadModel
 from ... import checks
 from ...declare import Outcome, claim
 from ...stats import finite
 from ...domain import Integers, Interval
-from ._common import (ESCAPE_DOMAIN, ESCAPE_HORIZON, ESCAPE_POINT, ESCAPE_THRESHOLD, L,
-                      MAX_NEVER_ESCAPED, PAPER, SGD_ESCAPE_HORIZON, SIGMA0, _escape_prior,
-                      escape_runs, escape_stretch, _flow, _slope, small_init, _trajectory,
-                      escape_times, integrate_until_batch, quantile_text, saddle_rate)
+from ...simulations.sagitova2026.common import (ESCAPE_THRESHOLD, L, SGD_ESCAPE_HORIZON, SIGMA0,
+                                                escape_prior)
+from ...simulations.sagitova2026.sec3_specialization import (fresh_escape_block, iii1_kappa_ode,
+                                                             iii1_sgd, iii1_specialization,
+                                                             spreading_escape)
+from ._common import (ESCAPE_DOMAIN, ESCAPE_POINT, MAX_NEVER_ESCAPED, PAPER, _slope, escape_runs,
+                      quantile_text, saddle_rate)
 
-# Conj. III.1 and Result III.1 read first-passage times off the flow at a looser tolerance than
-# Prop. III.4's runs: the times move far less than their spread over draws, for fewer RHS calls
-# (measured in benchmarks/flow_tolerance.md)
-TIME_RTOL = 1e-4
-DRAW_BLOCK = 8          # Conj. III.1: initial draws per subtask
+DRAW_BLOCK = 8          # Conj. III.1: initial draws per simulation
 
 
 def _draw_escape(runs, ode, sgd_mean, sgd_se, predicted, slope, fig):
@@ -76,14 +71,13 @@ def _draw_spectrum(evals, nu, H, fig):
        domain=ESCAPE_DOMAIN, points=[ESCAPE_POINT],
        mutations={"saddle rate ×1.3": lambda: {"rate": _rate_times(1.3)}})
 def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
-    """``rate``: the saddle rate instead of the derived one, a number or a function of (prior,
-    H) (mutations); ``runs``: the escape runs instead of simulating (tests)."""
-    prior = _escape_prior((nu1, nu2))
+    """``rate``: the saddle rate instead of the derived one, a number or a function of the
+    derived rate (mutations); ``runs``: the escape runs instead of simulating (tests)."""
+    prior = escape_prior((nu1, nu2))
     runs = runs or escape_runs(ctx.profile, ctx.seed, prior_key=(nu1, nu2), H=H, ctx=ctx)
-    ctx.tick(0.8)
-    lam, evals, evecs = saddle_rate(prior, H)
+    lam, evals, evecs = saddle_rate(ctx, prior, H)
     if rate is not None:
-        lam = rate(prior, H) if callable(rate) else rate
+        lam = rate(lam) if callable(rate) else rate
     predicted = 1 / (2 * lam)
     x = np.log(runs["dims"])
     ode = runs["ode"]
@@ -131,7 +125,7 @@ def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
 
 def _rate_times(factor):
     """Mutation: the saddle rate ``factor`` × the derived one, at whatever setting."""
-    return lambda prior, H: factor * saddle_rate(prior, H)[0]
+    return lambda lam: factor * lam
 
 
 SGD_SLOPE_REQUIRED = 1.0
@@ -215,45 +209,18 @@ def _fresh_escape_times(ctx, dims, n_draws, escape_time=None, H=2, nu=(4.0, 1.5)
     ``ctx.claim_seed(f"conj:init:{D:g}:{i}")``, so the spread over draws at each
     D is measured across independent initial conditions (reusing one direction at every D would
     make sd(τ/ln D) ∝ 1/ln D by arithmetic). ``escape_time(g, D)`` replaces the flow (tests,
-    mutations); by default the reduced flow is integrated until ‖m‖_F ≥ ESCAPE_THRESHOLD."""
-    if escape_time is None:     # subtasks of DRAW_BLOCK draws at one D, stored, spread over workers
-        items = [{"D": D, "first": k, "count": min(DRAW_BLOCK, n_draws - k), "H": int(H),
-                  "nu": [float(v) for v in nu]}
-                 for D in dims for k in range(0, n_draws, DRAW_BLOCK)]
-        blocks = ctx.map(_fresh_escape_block, items)
-        ctx.tick(0.8)
-        cols = {D: [] for D in dims}
-        for item, block in zip(items, blocks, strict=True):      # items: D-major, draws in order
-            cols[item["D"]] += block
-        return np.array([cols[D] for D in dims], float).T
-    out = np.full((n_draws, len(dims)), np.nan)
-    for j, D in enumerate(dims):
-        for i in range(n_draws):
-            out[i, j] = escape_time(_fresh_direction(ctx, D, i, H), D)
-        ctx.tick(0.8 * (j + 1) / len(dims))
-    return out
-
-
-def _fresh_direction(ctx, D, i, H=2):
-    return np.random.default_rng(ctx.claim_seed(f"conj:init:{D:g}:{i}")).standard_normal((H, 2))
-
-
-def _fresh_escape_block(ctx, item):
-    """τ_esc of the reduced flow (first output time with ‖m‖_F ≥ ESCAPE_THRESHOLD, interpolated;
-    nan if never by τ = 60, stretched by ``escape_stretch``) from the fresh draws first … first
-    + count − 1 at one D."""
-    H, prior = item["H"], _escape_prior(item["nu"])
-    md = MultiHeadModel(H, L, 2, "softmax")
-    # half Prop. III.4's draw set: its quasi-Monte Carlo error is common to every initial draw
-    # at a D (one draw set), so it shifts τ alike and leaves the spread over draws measured here
-    rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("escape:ode"))
-    # solver restarted every 100 output intervals
-    t_eval = np.linspace(0, ESCAPE_HORIZON * escape_stretch(prior, H), 601)
-    D, first = item["D"], item["first"]
-    # at TIME_RTOL (Prop. III.4's runs stay at rtol 1e-6); the block's draws integrated together
-    return escape_times(rm, [small_init(_fresh_direction(ctx, D, i, H), D)
-                             for i in range(first, first + item["count"])],
-                        t_eval, ESCAPE_THRESHOLD, chunk=100, rtol=TIME_RTOL)
+    mutations); by default the reduced flow is integrated until ‖m‖_F ≥ ESCAPE_THRESHOLD.
+    Simulations of DRAW_BLOCK draws at one D (``fresh_escape_block``)."""
+    items = [{"D": D, "H": int(H), "nu": [float(v) for v in nu], "escape_time": escape_time,
+              "ode_seed": ctx.claim_seed("escape:ode"),
+              "init_seeds": [ctx.claim_seed(f"conj:init:{D:g}:{i}")
+                             for i in range(k, min(k + DRAW_BLOCK, n_draws))]}
+             for D in dims for k in range(0, n_draws, DRAW_BLOCK)]
+    blocks = ctx.map(fresh_escape_block, items)
+    cols = {D: [] for D in dims}
+    for item, block in zip(items, blocks, strict=True):      # items: D-major, draws in order
+        cols[item["D"]] += block
+    return np.array([cols[D] for D in dims], float).T
 
 
 def _spread_slope(times, dims, rng, n_boot=400):
@@ -280,13 +247,6 @@ def _spread_slope(times, dims, rng, n_boot=400):
     # for Gaussian draws (simulated: 8 at n = 16), not n − 1
     dof = checks.welch_dof(np.abs(w) * np.sqrt(var), (np.array(n_ok) - 1.0) / 2)
     return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never, dof)
-
-
-def _spreading_escape(g, D):
-    """A flow for which Conj. III.1 is false: τ/ln D = 0.75 + 0.05·g₀₀·ln D, so the spread of
-    τ/ln D grows with ln D (declared as the claim's mutation)."""
-    lnd = np.log(D)
-    return lnd * (0.75 + 0.05 * g[0, 0] * lnd)
 
 
 def _spread_sgd(ctx, runs):
@@ -325,7 +285,7 @@ def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
                "spread grows at z; otherwise inconclusive. "
                "Profiles: H = 2, (ν₁, ν₂) = (4, 1.5).",
        domain=ESCAPE_DOMAIN, points=[ESCAPE_POINT],
-       mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": _spreading_escape},
+       mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": spreading_escape},
                   "SGD's spread of τ/ln D grows with D": lambda: {"mutate_runs": _spread_sgd}})
 def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
     """``runs``: {"dims", "ode" (draw × D, independent draws per D), "sgd_dims", "sgd"} instead
@@ -440,21 +400,18 @@ III1_BUDGET = {"quick": 32, "full": 64}
 def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, sgd_dims=None):
     """``nu``: (ν₁, ν₂) judged instead of the setting's (mutations); ``dims``, ``batch``,
     ``budget``, ``sgd_dims``: fewer runs (tests)."""
-    F = 2
     nu = tuple(nu) if nu is not None else (nu1, nu2)
-    prior = GaussianPrior([0.0, 0.0], np.diag(nu))
-    md = MultiHeadModel(H, L, F, "softmax")
     dims = dims or ctx.pick([1e2, 1e3, 1e4], [1e2, 1e4, 1e6, 1e8])
     batch = batch or III1_BATCH
     budget = budget or ctx.pick(III1_BUDGET["quick"], III1_BUDGET["full"])
     stretch = _iii1_stretch(H, nu)
     t_max = ctx.pick(800.0, 2000.0) * stretch
-    rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
+    model = {"nu": [float(v) for v in nu], "H": int(H), "ode_seed": ctx.claim_seed("iii1:ode")}
 
     def ode_runs(first, count):
-        """(τ₁, τ₂) per D of the initial draws first … first + count − 1 (stored subtasks)."""
-        out = ctx.map(_iii1_specialization, [
-            {"nu": [float(v) for v in nu], "H": int(H), "draw": i,
+        """(τ₁, τ₂) per D of the initial draws first … first + count − 1 (stored simulations)."""
+        out = ctx.map(iii1_specialization, [
+            {**model, "draw": i, "init_seed": ctx.claim_seed(f"iii1:init:{i}"),
              "dims": [float(D) for D in dims], "t_max": t_max}
             for i in range(first, first + count)])
         if first == 0:
@@ -470,42 +427,34 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
     kappa, B, sgd_seeds = 1.0, 16, ctx.pick(8, 32)
     sgd_dims = sgd_dims or ctx.pick([100, 400], [100, 400, 1600, 6400])
-    sgd_times, sgd_runs = np.full((sgd_seeds, len(sgd_dims), 2), np.nan), {}
-    t_sgd = ctx.pick(400.0, 1000.0) * stretch
-    for j, D in enumerate(sgd_dims):
-        lr = kappa * B / D
-        res_D = simulate(md, {"D": D, "prior": prior}, SimulationConfig(
-            lr=lr, steps=int(t_sgd / lr), batch=B, seeds=sgd_seeds,
-            seed=ctx.claim_seed(f"iii1:sgd:{D}"), record_every=max(1, int(1 / lr)), init=SIGMA0,
-            device=ctx.device), "gram", until=lambda s: bool(np.all(np.abs(s["m"]).max(1) >= 0.5)))
-        A_D = np.abs(res_D["m"]).max(2)                                  # τ × seed × F
-        sgd_times[:, j] = [[first_passage(res_D.t, A_D[:, i, f], 0.5) for f in range(F)]
-                           for i in range(sgd_seeds)]
-        sgd_runs[D] = res_D
-    res = sgd_runs[sgd_dims[0]]
-    D_sgd = sgd_dims[0]
+    runs = ctx.map(iii1_sgd, [{"nu": model["nu"], "H": int(H), "D": D, "kappa": kappa, "batch": B,
+                               "seeds": sgd_seeds, "t_end": ctx.pick(400.0, 1000.0) * stretch,
+                               "seed": ctx.claim_seed(f"iii1:sgd:{D}")} for D in sgd_dims])
+    sgd_times = np.full((sgd_seeds, len(sgd_dims), 2), np.nan)
+    for j, run in enumerate(runs):
+        sgd_times[:, j] = run["times"]
+    res, D_sgd = runs[0], sgd_dims[0]
     sgdA = np.abs(res["m"]).max(2)
     # the staircase figure's κ-ODE up to 1.3× the last SGD specialization it is drawn with: past
     # specialization this flow turns stiff for RK45 (to τ = 282 it took 400 s, to 120 8 s)
     tau2 = sgd_times[:, 0, 1]
     horizon = (np.nanmax(tau2) if np.isfinite(tau2).any()
                else first[0, 0, 1] if np.isfinite(first[0, 0, 1]) else 150.0)
-    t_eval = np.linspace(0, min(1.3 * float(horizon), t_max), 401)
-    ode_noise = _trajectory(rm.with_noise(kappa), small_init(_iii1_draw(ctx, 0, H, F), D_sgd),
-                            t_eval)
+    ode_noise, = ctx.map(iii1_kappa_ode, [{**model, "D": D_sgd, "kappa": kappa,
+                                           "init_seed": ctx.claim_seed("iii1:init:0"),
+                                           "t_end": min(1.3 * float(horizon), t_max)}])
     ok = np.all(np.isfinite(sgd_times), axis=(1, 2))
     sgd_delay = sgd_times[ok, :, 1] - sgd_times[ok, :, 0]
     sgd_fit = _slope(np.log(sgd_dims), sgd_delay) if ok.sum() > 2 else (np.nan, np.nan, [])
-    ctx.tick(0.5)
     evidence = {"dims": dims, "nu": list(nu), "H": H, "horizon_stretch": stretch,
                 "sgd_dims": list(sgd_dims), "sgd_kappa": kappa, "sgd_batch": B,
                 "sgd_tau_1_tau_2": sgd_times.tolist(), "sgd_seeds_specialized": int(ok.sum()),
                 "sgd_delay_slope": sgd_fit[0], "sgd_delay_slope_se": sgd_fit[1],
                 "threshold": 0.5, "sigma0": SIGMA0}
-    figs = {"staircase": functools.partial(_draw_staircase, ode_noise[0].t,
-                                           np.array([s.m for s in ode_noise[1]]), res.t, sgdA, D_sgd)}
+    figs = {"staircase": functools.partial(_draw_staircase, ode_noise["t"], ode_noise["m"], res["t"],
+                                           sgdA, D_sgd)}
     arrays = {"sgd_times": sgd_times, **{f"ode_m_D{int(D)}": c for D, c in curves.items()},
-              "sgd_tau": res.t, "sgd_m": res["m"]}
+              "sgd_tau": res["t"], "sgd_m": res["m"]}
     return judge_sequential(ctx, lambda start, count: first if start == 0 else ode_runs(start, count),
                             sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs, batch=batch,
                             budget=budget)
@@ -516,51 +465,6 @@ def _iii1_stretch(H, nu):
     direction over this one's, (3/4)/(ν₂/H) (the head-difference rate ∝ ν_f/H, Lemma III.1),
     at least 1."""
     return max(1.0, (III1_POINT["nu2"] / III1_POINT["H"]) / (min(nu) / H))
-
-
-def _iii1_draw(ctx, i, H=4, F=2):
-    """Result III.1's i-th initial direction, from its own seed (draws run anywhere)."""
-    return np.random.default_rng(ctx.claim_seed(f"iii1:init:{i}")).standard_normal((H, F))
-
-
-def _iii1_specialization(ctx, item):
-    """Subtask of Result III.1: (τ₁, τ₂) per D of the reduced flow from initial draw
-    ``item["draw"]``, and for draw 0 m(τ) per D (the figure)."""
-    md = MultiHeadModel(item["H"], L, 2, "softmax")
-    prior = GaussianPrior([0.0, 0.0], np.diag(item["nu"]))
-    rm = _flow(md, prior, ctx.pick(2**11, 2**13), ctx.claim_seed("iii1:ode"))
-    g = _iii1_draw(ctx, item["draw"], md.H, prior.F)[None]
-    times, curves = _specialization_times(ctx, rm, g, item["dims"], item["t_max"])
-    return times[0], (curves if item["draw"] == 0 else {})
-
-
-def _specialized(state, threshold=0.5):
-    """Every feature f has a head with |m_hf| ≥ threshold."""
-    return bool(np.all(np.abs(state.m).max(0) >= threshold))
-
-
-def _specialization_times(ctx, rm, G, dims, t_max, threshold=0.5, chunk=50.0, dt=0.5):
-    """τ_f = first τ with max_h |m_hf| ≥ threshold, for each initial draw G[i] and D (states
-    sampled every ``dt``): the flow (RK45 at ``TIME_RTOL``) from ``small_init(G[i], D)`` until
-    every feature is specialized or τ = t_max, the solver restarted every ``chunk`` time units,
-    the D's of a draw integrated together (``integrate_until_batch``). Returns the times
-    (draw × D × F) and the first draw's m(τ) per D."""
-    seeds, F = G.shape[0], G.shape[2]
-    times = np.full((seeds, len(dims), F), np.nan)
-    curves = {}
-    t_eval = np.linspace(0.0, t_max, int(round(t_max / dt)) + 1)
-    for i in range(seeds):
-        runs = integrate_until_batch(rm, [small_init(G[i], D) for D in dims], t_eval,
-                                     chunk=int(round(chunk / dt)), rtol=TIME_RTOL,
-                                     reached=lambda y: _specialized(rm.unpack(y), threshold))
-        for j, (D, (t, y)) in enumerate(zip(dims, runs, strict=True)):
-            states = [rm.unpack(v) for v in y]
-            A = np.array([np.abs(s.m).max(0) for s in states])          # τ × F
-            times[i, j] = [first_passage(t, A[:, f], threshold) for f in range(F)]
-            if i == 0:
-                curves[D] = np.array([s.m for s in states])
-        ctx.tick(0.7 * (i + 1) / seeds)
-    return times, curves
 
 
 class _NeverSpecialized(Exception):

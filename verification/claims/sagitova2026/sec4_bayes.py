@@ -7,55 +7,17 @@ import dataclasses
 
 import numpy as np
 
-from numerics.multihead import (HeadState, bayes_loss, bayes_posterior, draw, reduced_loss,
-                                token_weights)
-from theory.models.sagitova2026 import GaussianPrior, bsoftmax_bayes_parameters, flipping_spike
-from theory.multihead import MultiHeadModel
+from numerics.multihead import bayes_posterior
+from theory.models.sagitova2026 import bsoftmax_bayes_parameters
 from ...checks import combine, critical_value, estimate_vs_theory, legs_summary, trend
 from ...declare import Outcome, claim
 from ...domain import Choice, Domain, Integers, Interval
 from ...stats import finite
-from ._common import PAPER, _random_discrete_prior, quantile_text
-
-
-def _simulate_iv2(ctx, parameters, H, F, L, signal, n):
-    """For one random discrete prior (H support points θ_h ~ N(0, signal²·I_F), Dirichlet(1)
-    weights): the largest pointwise |w_ℓ − P(ε = ℓ | X)| of B-softmax with the Prop. IV.2
-    parameters, and both risks by Monte Carlo with common random numbers."""
-    prior = _random_discrete_prior(ctx.rng("iv2"), H, F, scale=signal)
-    att = parameters(prior)
-    md = MultiHeadModel(att.H, L, F, "b-softmax")
-    draws = draw(prior, L, n, seed=ctx.claim_seed("iv2:draws"), H_max=att.H)
-    _, chi, g = draws
-    gap = float(np.max(np.abs(token_weights(md, att, chi) - bayes_posterior(prior, chi))))
-    rb, rb_se, eb = bayes_loss(prior, L, n, 0, draws=draws)
-    ra, ra_se, ea = reduced_loss(md, att, prior, n, 0, draws=draws)
-    diff = ea - eb
-    finite(rb, ra, diff)
-    ctx.tick(1.0)
-    return {"support_points": H, "F": F, "L": L, "signal": signal, "probs": prior.probs.tolist(),
-            "points": prior.points.tolist(), "max_pointwise_difference": gap, "bayes_risk": rb,
-            "bayes_risk_se": rb_se, "bsoftmax_risk": ra, "bsoftmax_risk_se": ra_se,
-            "paired_difference": float(diff.mean()),
-            "paired_difference_se": float(diff.std(ddof=1) / np.sqrt(n))}
-
-
-def _bias_without_log_prior(prior):
-    """Mutation (dropped term): b_h = −‖θ_h‖²/2, the log P_θ(θ_h) term dropped."""
-    st = bsoftmax_bayes_parameters(prior)
-    return HeadState.make(st.m, st.r, st.b - np.log(prior.probs))
-
-
-def _bias_norm_factor(prior, factor=1.1):
-    """Mutation (wrong factor): b_h = −1.1·‖θ_h‖²/2 + log P_θ(θ_h)."""
-    st = bsoftmax_bayes_parameters(prior)
-    return HeadState.make(st.m, st.r, st.b - (factor - 1) * 0.5 * (prior.points**2).sum(1))
-
-
-def _bias_norm_sign(prior):
-    """Mutation (sign flip): b_h = +‖θ_h‖²/2 + log P_θ(θ_h)."""
-    st = bsoftmax_bayes_parameters(prior)
-    return HeadState.make(st.m, st.r, st.b + (prior.points**2).sum(1))
+from ...simulations.sagitova2026.sec4_bayes import (bias_norm_factor, bias_norm_sign,
+                                                    bias_without_log_prior, iv1_losses,
+                                                    iv2_risks, plugin_posterior, tempered_posterior,
+                                                    uniform_posterior)
+from ._common import PAPER, quantile_text
 
 
 IV2_DOMAIN = Domain({"H": Integers(1, 8), "F": Integers(1, 4), "L": Integers(2, 8),
@@ -78,14 +40,17 @@ support points' scale ``signal`` (θ_h ~ N(0, signal²·I_F)). Δ only adds Δ²
                "judged. The noise Δ is not a coordinate: it adds Δ² to both risks.",
        domain=IV2_DOMAIN,
        points=[{"H": H, "F": F, "L": 4, "signal": 1.5} for H, F in ((2, 2), (3, 2), (4, 3), (3, 3))],
-       mutations={"log P_θ(θ_h) dropped from b_h": lambda: {"parameters": _bias_without_log_prior},
-                  "‖θ_h‖²/2 in b_h ×1.1": lambda: {"parameters": _bias_norm_factor},
-                  "sign of ‖θ_h‖²/2 in b_h flipped": lambda: {"parameters": _bias_norm_sign}})
+       mutations={"log P_θ(θ_h) dropped from b_h": lambda: {"parameters": bias_without_log_prior},
+                  "‖θ_h‖²/2 in b_h ×1.1": lambda: {"parameters": bias_norm_factor},
+                  "sign of ‖θ_h‖²/2 in b_h flipped": lambda: {"parameters": bias_norm_sign}})
 def prop_iv2(ctx, H, F, L, signal, parameters=bsoftmax_bayes_parameters):
     """Prop. IV.2: B-softmax with the stated keys and biases is the Bayes estimator, for one
     random discrete prior with H points in R^F at this setting."""
     n = ctx.pick(20_000, 200_000)
-    row = _simulate_iv2(ctx, parameters, H, F, L, signal, n)
+    row, = ctx.map(iv2_risks, [{"parameters": parameters, "H": H, "F": F, "L": L, "signal": signal,
+                                "n": n, "prior_seed": ctx.claim_seed("iv2"),
+                                "draw_seed": ctx.claim_seed("iv2:draws")}])
+    finite(row["bayes_risk"], row["bsoftmax_risk"], row["paired_difference"])
     gap = row["max_pointwise_difference"]
     evidence = {"rows": [row], "L": L, "n": n, "tolerance": 1e-10}
     if gap > 1e-10:
@@ -95,82 +60,6 @@ def prop_iv2(ctx, H, F, L, signal, parameters=bsoftmax_bayes_parameters):
     points = f"{H} point{'s' if H > 1 else ''}"
     return Outcome("confirmed", f"B-softmax = posterior mean pointwise (max |Δ| {gap:.1e}) for "
                    f"a random discrete prior with {points} in R^{F}; equal risks", evidence)
-
-
-def _alternatives(prior, L, rng):
-    """Estimators to put against the Bayes one, as (model, state): uniform attention,
-    B-softmax and softmax/softmax-1 with random and with prior-informed parameters."""
-    F = prior.F
-    mean = prior.mean()
-    alts = {"uniform": (MultiHeadModel(1, L, F), HeadState.make(np.zeros((1, F))))}
-    for H in (1, 2, 4):
-        m = rng.standard_normal((H, F)) * 1.5
-        for act in ("softmax", "softmax-1", "b-softmax"):
-            alts[f"{act}, H={H}, random keys"] = (MultiHeadModel(H, L, F, act), HeadState.make(
-                m, 0.1 * np.eye(H), rng.normal(size=H)))
-    alts["softmax along Eθ"] = (MultiHeadModel(1, L, F), HeadState.make(mean[None, :] * 1.0))
-    alts["softmax-1 along Eθ"] = (MultiHeadModel(1, L, F, "softmax-1"), HeadState.make(mean[None, :]))
-    return alts
-
-
-def _tempered_posterior(prior, chi, power=1.3):
-    """Mutation: the posterior with its log-evidence multiplied by ``power`` (a wrong factor)."""
-    a = power * prior.log_evidence(chi)
-    e = np.exp(a - a.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def _plugin_posterior(prior, chi):
-    """Mutation: the average over θ dropped, the posterior evaluated at the prior mean θ̄
-    (P_ℓ ∝ exp(θ̄ᵀχ_ℓ), a plug-in softmax instead of the Bayes mixture)."""
-    a = chi @ np.asarray(prior.mean(), float)
-    e = np.exp(a - a.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def _uniform_posterior(prior, chi):
-    """Mutation: P(ε = ℓ | X) = 1/L whatever X (the evidence dropped). It is calibrated exactly
-    (both sides equal 1 − 1/L on every draw), so only the optimality leg can see it."""
-    return np.full(chi.shape[:2], 1.0 / chi.shape[1])
-
-
-def _iv1_prior(name, signal, rng):
-    """The Prop. IV.1 priors with θ scaled by ``signal`` (1: N(0.5·1, diag(2, 0.5)), the
-    flipping spike (2, 1), a random 3-point prior with scale 1.5)."""
-    if name == "gaussian":
-        return GaussianPrior([0.5 * signal, 0.5 * signal], signal**2 * np.diag([2.0, 0.5]))
-    if name == "flipping-spike":
-        return flipping_spike(2.0 * signal**2, signal**2)
-    return _random_discrete_prior(rng, 3, 2, scale=1.5 * signal)
-
-
-def _simulate_iv1(ctx, posterior, prior_name, L, signal, n):
-    """For the prior of this setting: the calibration gap of ``posterior`` (per-sample
-    Σ_ℓ(1[ε=ℓ] − P_ℓ)² − Σ_ℓ P_ℓ(1 − P_ℓ)) and, for each alternative estimator, the paired
-    risk difference with the Bayes estimator on common draws."""
-    rng = ctx.rng("iv1")
-    prior = _iv1_prior(prior_name, signal, rng)
-    draws = draw(prior, L, n, seed=ctx.claim_seed(f"iv1:{prior_name}"), H_max=4)
-    _, chi, _ = draws
-    P = posterior(prior, chi)
-    target = np.zeros(L)
-    target[0] = 1
-    # summed over tokens (the draws put the signal at ℓ = 0; the sum is exchangeable)
-    x = ((target - P) ** 2).sum(-1) - (P * (1 - P)).sum(-1)
-    eb = ((target - P) ** 2).sum(-1)
-    calib = {"prior": prior_name, "mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(n)),
-             "bayes_risk": float(eb.mean())}
-    optimality = []
-    alts = _alternatives(prior, L, rng)
-    for i, (alt, (md, att)) in enumerate(alts.items()):
-        _, _, ea = reduced_loss(md, att, prior, n, 0, draws=draws)
-        diff = ea - eb
-        finite(diff)
-        optimality.append({"prior": prior_name, "estimator": alt, "risk": float(ea.mean()),
-                           "bayes_risk": float(eb.mean()), "difference": float(diff.mean()),
-                           "se": float(diff.std(ddof=1) / np.sqrt(n))})
-        ctx.tick((i + 1) / len(alts))
-    return [calib], optimality
 
 
 IV1_DOMAIN = Domain({"prior": Choice("gaussian", "flipping-spike", "discrete-3"),
@@ -231,12 +120,15 @@ def judge_optimality(ctx, optimality):
        domain=IV1_DOMAIN,
        points=[{"prior": p, "L": 4, "signal": 1.0}
                for p in ("gaussian", "flipping-spike", "discrete-3")],
-       mutations={"tempered-posterior": lambda: {"posterior": _tempered_posterior},
-                  "plug-in posterior (E_θ dropped)": lambda: {"posterior": _plugin_posterior},
-                  "uniform posterior (evidence dropped)": lambda: {"posterior": _uniform_posterior}})
+       mutations={"tempered-posterior": lambda: {"posterior": tempered_posterior},
+                  "plug-in posterior (E_θ dropped)": lambda: {"posterior": plugin_posterior},
+                  "uniform posterior (evidence dropped)": lambda: {"posterior": uniform_posterior}})
 def prop_iv1(ctx, prior, L, signal, posterior=bayes_posterior):
     n = ctx.pick(40_000, 400_000)
-    calib, optimality = _simulate_iv1(ctx, posterior, prior, L, signal, n)
+    calib, optimality = ctx.map(iv1_losses, [{
+        "posterior": posterior, "prior": prior, "L": L, "signal": signal, "n": n,
+        "rng_seed": ctx.claim_seed("iv1"), "draw_seed": ctx.claim_seed(f"iv1:{prior}")}])[0]
+    finite([o["difference"] for o in optimality])
     c = calib[0]
     cal = estimate_vs_theory(ctx, [c["mean"]], [c["se"]], [0.0], name=CALIBRATION,
                              scale=[c["bayes_risk"]], labels=[prior])

@@ -2,73 +2,45 @@
 Bayes risk: softmax's gap (Prop. IV.3) and softmax-1 switching irrelevant heads off.
 
 Best risks come from minimising the reduced loss (L-BFGS-B on the exact gradient of the
-common-random-number estimate, several starts; ``_common.best_risk``) and are re-evaluated on
-fresh draws, so the optimisation does not bias them low; Bayes risks from the exact posterior
-(Prop. IV.1)."""
+common-random-number estimate, several starts; ``simulations.sagitova2026.common.best_risk``)
+and are re-evaluated on fresh draws, so the optimisation does not bias them low; Bayes risks
+from the exact posterior (Prop. IV.1)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from numerics.multihead import bayes_loss
-from theory.models.sagitova2026 import DiscretePrior
 from ...checks import combine, critical_value, estimate_vs_theory, legs_summary, trend
 from ...declare import Outcome, claim
 from ...domain import Domain, Integers, Interval
 from ...stats import finite
-from ._common import L, PAPER, best_risk
+from ...simulations.sagitova2026.sec4_expressivity import risk_piece
+from ._common import L, PAPER
 
 
-def _pm_prior(s, mass=0.5):
-    """θ = +s with probability ``mass``, −s otherwise (F = 1): mass on a set S = {s} and on −S."""
-    return DiscretePrior([[s], [-s]], [mass, 1.0 - mass])
-
-
-def map_items(ctx, fn, items):
-    """``ctx.map(fn, items)`` when every item is JSON-able (then each result is stored and
-    reused); else the calls one after the other here (an activation or a prior given as an
-    object: nothing to key the store by)."""
-    try:
-        json.dumps(items)
-    except TypeError:
-        out = []
-        for i, item in enumerate(items):
-            out.append(fn(ctx, item))
-            ctx.tick((i + 1) / len(items))
-        return out
-    return ctx.map(fn, items)
-
-
-def _risk_piece(ctx, item):
-    """One entry of the risk table: the Bayes risk at signal s, or the best risk of one
-    (activation, output) there, re-evaluated on fresh draws."""
-    s, prior = item["signal"], _pm_prior(item["signal"], item["mass"])
-    if item["kind"] == "bayes":
-        rb, rb_se, _ = bayes_loss(prior, L, ctx.pick(100_000, 400_000), ctx.claim_seed(f"bayes:{s}"))
-        return {"bayes": float(rb), "bayes_se": float(rb_se)}
-    act, out, H = item["activation"], item["output"], item["H"]
-    r, se, st = best_risk(act, prior, H, ctx, f"{act}:{out}:{H}:{s}", output=out)
-    finite(r, se)
-    return {"risk": float(r), "se": float(se), "state": st.to_dict()}
+def best_seeds(ctx, tag):
+    """The seeds of ``common.best_risk`` for the optimisation named ``tag``: its random starts,
+    the draws it optimises on, the fresh draws it is re-evaluated on."""
+    return {"best": ctx.claim_seed(f"best:{tag}"), "opt": ctx.claim_seed(f"opt:{tag}"),
+            "fresh": ctx.claim_seed(f"fresh:{tag}")}
 
 
 def _risk_table(ctx, signals, acts, H, mass=0.5):
     """Per signal s: the Bayes risk and the best risk of each (activation, output) of ``acts``
-    with H heads (each a piece of ``map_items``)."""
+    with H heads (each a stored simulation, ``risk_piece``)."""
     items = []
     for s in signals:
-        items.append({"kind": "bayes", "signal": s, "mass": mass})
+        items.append({"kind": "bayes", "signal": s, "mass": mass, "seed": ctx.claim_seed(f"bayes:{s}")})
         items += [{"kind": "best", "signal": s, "mass": mass, "activation": act, "output": out,
-                   "H": H} for act, out in acts]
-    pieces = iter(map_items(ctx, _risk_piece, items))
+                   "H": H, "seeds": best_seeds(ctx, f"{act}:{out}:{H}:{s}")} for act, out in acts]
+    pieces = iter(ctx.map(risk_piece, items))
     rows = []
     for s in signals:
         b = next(pieces)
         row = {"signal": s, "bayes": b["bayes"], "bayes_se": b["bayes_se"]}
         for act, out in acts:
             p = next(pieces)
+            finite(p["risk"], p["se"])
             row[f"{act}/{out}"] = p["risk"]
             row[f"{act}/{out}_se"] = p["se"]
             row[f"{act}/{out}_state"] = p["state"]

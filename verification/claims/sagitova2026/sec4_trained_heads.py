@@ -1,7 +1,7 @@
 """Sec. IV of Sagitova, Duranthon, Zdeborová (2026), trained heads: which directions they learn
 (softmax: mixtures, B-softmax: pure) and how many can be pruned. "Trained" heads come from
 integrating the derived gradient flow (``HeadReduced.integrate``) or from minimising the
-reduced loss (``_common.best_risk``)."""
+reduced loss (``simulations.sagitova2026.common.best_risk``)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ import functools
 
 import numpy as np
 
-from numerics.multihead import HeadState, bayes_loss
-from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import DiscretePrior
-from theory.multihead import MultiHeadModel
 from ...checks import trend
 from ...declare import Outcome, claim
 from ...domain import Choice, Domain, Integers, Interval
-from ._common import L, PAPER, best_risk
-from .sec4_expressivity import map_items
+from ...simulations.sagitova2026.common import bayes_risk
+from ...simulations.sagitova2026.sec4_trained_heads import pruning_piece, trained_piece
+from ._common import L, PAPER
+from .sec4_expressivity import best_seeds
 
 
 # --- trained heads ---------------------------------------------------------------------------
@@ -25,36 +24,10 @@ def _four_point_prior(s1=3.0, s2=2.0):
     return DiscretePrior([[s1, 0.0], [-s1, 0.0], [0.0, s2], [0.0, -s2]], [0.25] * 4)
 
 
-def _prior_item(prior):
-    """A discrete prior as a JSON-able item (support points and weights); any other prior as
-    it is (``map_items`` then runs the pieces here, unstored)."""
-    if isinstance(prior, DiscretePrior):
-        return {"points": prior.points.tolist(), "probs": prior.probs.tolist()}
-    return prior
-
-
-def _prior_of(item):
-    return DiscretePrior(item["points"], item["probs"]) if isinstance(item, dict) else item
-
-
-def _train(activation, prior, H, ctx, tag, t_end, init_scale=0.05):
-    md = MultiHeadModel(H, L, prior.F, activation)
-    rm = HeadReduced(md, prior, n=ctx.pick(2**12, 2**14), seed=ctx.claim_seed(f"train:{tag}"),
-                     backend="torch")
-    rng = ctx.rng(f"train-init:{tag}")
-    st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
-    tr = rm.integrate(st, np.array([0.0, 0.8 * t_end, t_end]), rtol=1e-6, atol=1e-10)
-    if not tr.ok:
-        raise RuntimeError(f"{rm.name}: training ended '{tr.status}': {tr.message}")
-    states = rm.states(tr)
-    drift = float(np.abs(states[-1].m - states[-2].m).max())
-    return states[-1], rm, drift
-
-
-def _purity(m):
-    """max_f |cos(m_h, e_f)| per head: 1 for a pure direction, 1/√2 for an even mixture."""
-    n = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.abs(m / np.maximum(n, 1e-300)).max(1)
+def _bayes_risk(ctx, prior, n, name):
+    """The Bayes risk of ``prior`` (n draws from the seed ``name``): (risk, se)."""
+    out, = ctx.map(bayes_risk, [{"prior": prior, "L": L, "n": n, "seed": ctx.claim_seed(name)}])
+    return out["risk"], out["se"]
 
 
 def _draw_head_cosines(sm, bs, fig):
@@ -66,28 +39,16 @@ def _draw_head_cosines(sm, bs, fig):
     fig.colorbar(im, ax=fig.axes, shrink=0.7)
 
 
-def _trained_piece(ctx, item):
-    """Heads of one activation trained by the flow to τ_end, with their purity, head cosines
-    and fresh-draw risk."""
-    act, tau_end, prior = item["activation"], item["tau"], _prior_of(item["prior"])
-    name = act if isinstance(act, str) else act.name
-    st, rm, drift = _train(act, prior, item["H"], ctx, f"mix:{name}", tau_end)
-    m = st.m
-    cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
-    fresh = HeadReduced(rm.model, prior, n=ctx.pick(2**15, 2**17),
-                        seed=ctx.claim_seed(f"mix-fresh:{item['i']}"), kind="random")
-    risk, risk_se = fresh.loss(st)
-    return {"activation": name, "tau": tau_end, "m": m.tolist(), "purity": _purity(m).tolist(),
-            "loss": float(risk), "loss_se": float(risk_se), "late_drift": drift,
-            "head_cosines": cos.tolist()}
-
-
 def _simulate_trained_heads(ctx, prior, runs, H=4):
     """Heads trained by the flow for each (activation, τ_end) of ``runs``, with their purity,
-    head cosines and fresh-draw risk (each run a piece of ``map_items``)."""
-    items = [{"activation": act, "tau": tau_end, "H": H, "prior": _prior_item(prior), "i": i}
-             for i, (act, tau_end) in enumerate(runs)]
-    return map_items(ctx, _trained_piece, items)
+    head cosines and fresh-draw risk (each run a stored simulation, ``trained_piece``)."""
+    items = []
+    for i, (act, tau_end) in enumerate(runs):
+        tag = f"mix:{act if isinstance(act, str) else act.name}"
+        items.append({"activation": act, "tau": tau_end, "H": H, "prior": prior, "seeds": {
+            "train": ctx.claim_seed(f"train:{tag}"), "init": ctx.claim_seed(f"train-init:{tag}"),
+            "fresh": ctx.claim_seed(f"mix-fresh:{i}")}})
+    return ctx.map(trained_piece, items)
 
 
 def _two_point_prior():
@@ -127,7 +88,7 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
     """Sec. IV (trained heads): softmax heads mix the directions, B-softmax heads are pure."""
     prior = prior or _four_point_prior(s1, s2)
     sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0]), (bsoftmax, t_end[1])), H)
-    rb, rb_se, _ = bayes_loss(prior, L, 200_000, ctx.claim_seed("mix:bayes"))
+    rb, rb_se = _bayes_risk(ctx, prior, 200_000, "mix:bayes")
     evidence = {"softmax": sm, "b-softmax": bs, "bayes_risk": rb, "bayes_risk_se": rb_se,
                 "pure": 0.95, "mixture": 0.9}
     figs = {"head-cosines": functools.partial(_draw_head_cosines, sm, bs)}
@@ -143,29 +104,6 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
                    evidence, figures=figs)
 
 
-def prune(state, model, prior, ctx, tag):
-    """Greedy pruning: repeatedly drop the head whose removal raises the loss least on one set
-    of draws (the selection); the losses after 0, 1, …, H − 1 removals along that path are then
-    estimated on fresh draws (the judged values, free of the selection's optimism). Returns
-    those losses ((value, se) each) and the order of removal."""
-    def loss(keep, draws, n):
-        md = MultiHeadModel(len(keep), L, model.F, model.activation, output=model.output)
-        st = HeadState(state.m[list(keep)], state.r[np.ix_(keep, keep)], state.b[list(keep)],
-                       state.v[list(keep)])
-        return HeadReduced(md, prior, n=n, seed=ctx.claim_seed(f"{draws}:{tag}"),
-                           kind="random").loss(st)
-
-    keep, path, order = list(range(model.H)), [tuple(range(model.H))], []
-    while len(keep) > 1:
-        trial = {h: loss([k for k in keep if k != h], "prune", ctx.pick(2**14, 2**16))[0]
-                 for h in keep}
-        h = min(trial, key=trial.get)
-        keep.remove(h)
-        order.append(h)
-        path.append(tuple(keep))
-    return [loss(k, "prune-judge", ctx.pick(2**16, 2**17)) for k in path], order
-
-
 def _draw_pruning(rows, rb, H, F, fig):
     ax = fig.add_subplot(1, 1, 1)
     for r in rows:
@@ -176,28 +114,14 @@ def _draw_pruning(rows, rb, H, F, fig):
     ax.legend()
 
 
-def _pruning_piece(ctx, item):
-    """One activation's optimised heads, greedy pruning, and the loss increases relative to
-    the attainable improvement (uniform-attention risk − trained risk) with their standard
-    errors (independent fresh-draw estimates: hypot of the two)."""
-    act, H, prior, uniform = item["activation"], item["H"], _prior_of(item["prior"]), item["uniform"]
-    _, _, st = best_risk(act, prior, H, ctx, f"prune:{act}")
-    md = MultiHeadModel(H, L, prior.F, act)
-    losses, order = prune(st, md, prior, ctx, act)
-    scale = uniform - losses[0][0]
-    return {"activation": act, "trained_risk": float(losses[0][0]), "state": st.to_dict(),
-            "losses_after_pruning": [float(l[0]) for l in losses],
-            "loss_se": [float(l[1]) for l in losses], "removal_order": [int(h) for h in order],
-            "relative_increase": [float((l[0] - losses[0][0]) / scale) for l in losses],
-            "relative_increase_se": [float(np.hypot(l[1], losses[0][1])) / scale
-                                     for l in losses]}
-
-
 def _simulate_pruning(ctx, activations, prior, H, uniform):
-    """Per activation: ``_pruning_piece`` (a piece of ``map_items``)."""
-    items = [{"activation": act, "H": H, "prior": _prior_item(prior), "uniform": uniform}
+    """Per activation: its optimised heads pruned greedily (a stored simulation,
+    ``pruning_piece``)."""
+    items = [{"activation": act, "H": H, "prior": prior, "uniform": uniform,
+              "best_seeds": best_seeds(ctx, f"prune:{act}"),
+              "prune_seeds": [ctx.claim_seed(f"prune:{act}"), ctx.claim_seed(f"prune-judge:{act}")]}
              for act in activations]
-    return map_items(ctx, _pruning_piece, items)
+    return ctx.map(pruning_piece, items)
 
 
 PRUNING_DOMAIN = Domain({"activation": Choice("softmax-1", "b-softmax"), "H": Integers(2, 8),
@@ -246,7 +170,7 @@ def head_pruning(ctx, activation, H, F, signal, prior=None, F_claimed=None):
     F = F_claimed or F
     uniform = 1 - 1 / L
     rows = _simulate_pruning(ctx, (activation,), prior, H, uniform)
-    rb = bayes_loss(prior, L, 100_000, ctx.claim_seed("prune:bayes"))[0]
+    rb = _bayes_risk(ctx, prior, 100_000, "prune:bayes")[0]
     # one family over the domain (the activation is a coordinate: the same quantity)
     checks = [trend(ctx, 0.1 - r["relative_increase"][H - F], r["relative_increase_se"][H - F], +1,
                     name=PRUNING_FAMILY) for r in rows]
