@@ -52,7 +52,8 @@ def toy(ctx):
     values = ctx.map(sim_module.draw, [1, 2, 3])
     squares = ctx.map(sim_module.square, [2, 3])
     total = sum(values) + sum(squares){edit}
-    return Outcome("confirmed", f"total {{total:.6f}}", {{"values": values, "squares": squares}})
+    return Outcome("confirmed", f"total {{total:.6f}}", {{"values": values, "squares": squares}},
+                   tracked={{"total": (total, 1e-6)}})
 '''
 
 
@@ -338,3 +339,64 @@ def test_calibration_simulates_once_per_model_and_rejudges_a_judge_edit_from_the
         "toy2101:cal"]
     assert "normal_draws" in empty["needs_simulating"][0]["missing"]
     assert json.loads(path.read_text()) == after               # left as it was
+
+
+def test_an_edit_of_one_numerics_module_resimulates_exactly_the_claims_whose_simulations_use_it(
+        tmp_path, monkeypatch):
+    """``numerics/pgd.py`` is in the closure of Marion's Cor. 2 simulations and not of Dohmatob's
+    Prop. 5 (linear link): an edit of it (its hash salted here) re-simulates Cor. 2 and reuses
+    Prop. 5's judgement whole; afterwards both re-judge from the store without computing."""
+    import hashlib
+
+    import verification.codehash as codehash
+    from verification.catalogue import load_all
+
+    claims = [load_all()[i] for i in ("marion2025:cor2-bayes-limit",
+                                      "dohmatob2025:prop5-invariance[link=linear]")]
+    edited = ROOT / "numerics" / "pgd.py"
+
+    def sim_files(claim):
+        sims = [m for f in import_closure(claim.module)
+                if (m := ".".join(f.relative_to(ROOT).with_suffix("").parts)).startswith(
+                    "verification.simulations.") and not m.endswith("__init__")]
+        return {f for m in sims for f in import_closure(m)}
+    assert edited in sim_files(claims[0]) and edited not in sim_files(claims[1])
+    assert edited not in import_closure(claims[1].module)
+
+    store = tmp_path / "store"
+    first = {c["id"]: c for c in _run(claims, store)["claims"]}
+    original = codehash.files_hash
+
+    def salted(paths):
+        paths = list(paths)
+        h = original(paths)
+        return hashlib.sha256(f"{h}edited".encode()).hexdigest() if edited in paths else h
+    monkeypatch.setattr(codehash, "files_hash", salted)
+    _clear_hash_caches()
+    after = {c["id"]: c for c in _run(claims, store)["claims"]}
+    cor2, prop5 = (after[c.id] for c in claims)
+    assert cor2["stage"] == "simulated" and cor2["simulations"]["reused"] == 0
+    assert cor2["simulations"]["computed"] == first[claims[0].id]["simulations"]["computed"]
+    assert prop5["stage"] == "reused"
+    again = {c["id"]: c for c in _run(claims, store, rejudge=True)["claims"]}
+    assert {c["stage"] for c in again.values()} == {"rejudged"}
+    assert all(c["simulations"]["computed"] == 0 for c in again.values())
+    assert all(after[i]["summary"] == first[i]["summary"] for i in first)
+
+
+def test_the_guard_catches_a_number_a_simulation_edit_moves(tmp_path, toy_modules):
+    """A simulation that computes something else re-simulates, and the regression guard, which
+    compares verdicts and tracked values, sees the moved number."""
+    from verification.guard import compare, load_report, save_baseline
+
+    store = tmp_path / "store"
+    _, claim = toy_modules()
+    _run([claim], store)
+    out = sorted(tmp_path.glob("out*"))[-1]
+    save_baseline(out / "report.json", tmp_path / "baseline.json")
+    _, claim = toy_modules(sim_edit=" + 0.5")          # each draw moved by 0.5
+    moved = _run([claim], store)["claims"][0]
+    assert moved["stage"] == "simulated"
+    diffs = compare(load_report(tmp_path / "baseline.json"),
+                    load_report(sorted(tmp_path.glob("out*"))[-1] / "report.json"))
+    assert any("toy2101:claim" in d and "total" in d for d in diffs), diffs
