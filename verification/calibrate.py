@@ -63,8 +63,8 @@ import numpy as np
 
 from .declare import Claim
 from .records import (DEFAULT_CALIBRATION, MIN_MUTATIONS, claim_code, expected_seconds,
-                      load_calibration, load_calibration_data, summary_rows, to_jsonable,
-                      whole_records)
+                      load_calibration, load_calibration_data, read_json, summary_rows,
+                      to_jsonable, whole_records)
 from .tasks import SUITE_VERSION
 
 __all__ = ["calibrate", "calibrate_claim", "rejudge", "write_calibration", "merge_calibrations",
@@ -381,6 +381,7 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
               progress: Callable[[str], object] | None = None, workers: int | None = 0,
               scheduler: str | None = None, store: Any = None, force: bool = False,
               dashboard: bool = False, tls: dict | None = None, simulate: bool = True,
+              insecure_scheduler: bool = False,
               write: Callable[[dict], None] | None = None) -> dict:
     """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation) on the
     run engine (``workers``/``scheduler`` as in ``verification.runner.run``) and its result
@@ -390,12 +391,13 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     (atomically). ``simulate=False``: only re-judge from stored simulations; a claim one of
     whose runs misses a simulation gets ``"missing"`` in its record (and no finished record).
     dashboard, tls: as for ``verification.engine.Engine``."""
-    from .campaign import Campaign
+    from .campaign import Campaign, checked_result
     from .tasks import claim_task
 
     if not (isinstance(seeds, int) and seeds >= 1):
         raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
+                        insecure_scheduler=insecure_scheduler)
     out, engine = campaign.out, campaign.engine
     if write is None and out is not None:
         write = functools.partial(write_calibration, out)
@@ -403,14 +405,14 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
     records = [_ClaimRecord(c, seeds) for c in claims]
     result = {"suite_version": SUITE_VERSION, "profile": profile, "seeds": seeds, "claims": [],
               "complete": False, "engine": engine.describe()}
-    meta: dict[int, tuple[int, Any, int]] = {}
+    meta: dict[int, tuple[int, Any, int, Any]] = {}
 
     def submit(i: int, seed: int, mutation=None, perturbation=None, name=None, priority=0.0):
         if records[i].missing:          # re-judging: this claim cannot be finished
             return
         spec = campaign.task(claims[i], seed, mutation=mutation, perturbation=perturbation,
                              simulate=simulate)
-        meta[engine.submit(claim_task, spec, priority=priority).index] = (i, name, seed)
+        meta[engine.submit(claim_task, spec, priority=priority).index] = (i, name, seed, spec)
 
     # The cheapest claims run first, and a perturbed run (cheap: it reuses its unperturbed
     # run's simulations) before any new run, so that the claims finish one after the other and
@@ -424,7 +426,8 @@ def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
                 for name in c.mutations or {}:
                     submit(i, s, mutation=name, name=name, priority=-rank[i])
         for handle, res in engine.completed():
-            i, name, s = meta.pop(handle.index)
+            i, name, s, spec = meta.pop(handle.index)
+            res = res if isinstance(res, Exception) else checked_result(spec, res)
             for seed, perturbation, follow in _received(records[i], name, s, res, progress):
                 submit(i, seed, perturbation=perturbation, name=follow, priority=1.0)
             _update(result, records, start, write)
@@ -494,7 +497,7 @@ def write_calibration_file(path: str | Path, result: dict) -> None:
 def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str = "cpu",
             progress: Callable[[str], object] | None = None, workers: int | None = 0,
             scheduler: str | None = None, store: Any = None, dashboard: bool = False,
-            tls: dict | None = None) -> dict:
+            tls: dict | None = None, insecure_scheduler: bool = False) -> dict:
     """Bring the calibration file ``path`` (``calibration/quick.json``, say) up to date from
     stored simulations: every stale record (``verification.records.load_calibration``) of a
     registered claim (or of ``claims``) is measured again at the file's profile and K with
@@ -520,7 +523,8 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str
         out = calibrate([REGISTRY[i] for i in stale], seeds=int(data["seeds"]),
                         profile=data["profile"], device=device, progress=progress,
                         workers=workers, scheduler=scheduler, store=store,
-                        dashboard=dashboard, tls=tls, simulate=False)
+                        dashboard=dashboard, tls=tls, simulate=False,
+                        insecure_scheduler=insecure_scheduler)
         fresh = {r["id"]: r for r in out["claims"]}
         for cid in stale:
             rec = fresh[cid]
@@ -551,8 +555,10 @@ def merge_calibrations(paths: Sequence[str | Path]) -> dict:
     for path in paths:
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            data = read_json(path)
             records = data["claims"]
+            if not isinstance(records, list):
+                raise TypeError("its claims are not a list")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"--merge {path}: not a calibration.json ({exc})") from None
         if not whole_records(records):

@@ -14,9 +14,9 @@ from typing import Any
 from .context import PROFILES
 from .engine import Engine
 from .store import ResultStore, check_folder, lock_folder, open_store
-from .tasks import ClaimTask, run_claim_tasks
+from .tasks import ClaimTask, failed_result, run_claim_tasks
 
-__all__ = ["Campaign"]
+__all__ = ["Campaign", "checked_result"]
 
 
 class Campaign:
@@ -29,7 +29,8 @@ class Campaign:
     def __init__(self, profile: str = "quick", device: str = "auto", out: str | Path | None = None,
                  store: str | Path | ResultStore | None = None, force: bool = False,
                  workers: int | None = 0, scheduler: str | None = None, dashboard: bool = False,
-                 tls: Mapping[str, str] | None = None, rejudge: bool = False):
+                 tls: Mapping[str, str] | None = None, rejudge: bool = False,
+                 insecure_scheduler: bool = False):
         from numerics.codegen.cache import check_cache
         from numerics.sgd.base import resolve_device
 
@@ -40,7 +41,8 @@ class Campaign:
         self.out = check_folder(out, "--out") if out is not None else None
         self.store = open_store(store, self.out, force)
         check_cache()
-        self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls)
+        self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls,
+                             insecure_scheduler=insecure_scheduler)
         self.rejudge = bool(rejudge)
 
     def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
@@ -61,5 +63,21 @@ class Campaign:
     def run(self, specs: Sequence[ClaimTask], on_result: Callable[[int, dict], Any],
             priorities: Sequence[float] | None = None) -> None:
         """Run ``specs`` (stored results first, without starting a worker), calling
-        ``on_result(i, result)`` as each finishes."""
-        run_claim_tasks(specs, self.engine, on_result, priorities)
+        ``on_result(i, result)`` as each finishes; a result that is not its task's (a worker
+        of a cluster someone else runs answering for another claim) is that task's error."""
+        def checked(i: int, result: dict) -> Any:
+            return on_result(i, checked_result(specs[i], result))
+        run_claim_tasks(specs, self.engine, checked, priorities)
+
+
+def checked_result(spec: ClaimTask, result: Any) -> dict:
+    """``result`` when it is a result of ``spec``'s claim (a dict whose entry names the claim,
+    or a re-judging run's ``missing``), else ``spec``'s ``error`` saying what came back."""
+    if isinstance(result, dict) and result.get("missing") and result.get("entry") is None:
+        return result
+    entry = result.get("entry") if isinstance(result, dict) else None
+    if isinstance(entry, dict) and entry.get("id") == spec.claim_id:
+        return result
+    got = entry.get("id") if isinstance(entry, dict) else type(result).__name__
+    return failed_result(spec, ValueError(f"a worker answered with a result of {got!r}, not of "
+                                          f"{spec.claim_id}: not trusted"))

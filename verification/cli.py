@@ -43,6 +43,13 @@ class _Commands(TyperGroup):
             raise typer.Exit(code) from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        empty = _empty_path_option(sys.argv[1:] if args is None else list(args))
+        if empty:
+            _say(f"error: {empty} ''; allowed: a path (an empty one would mean the current "
+                 "folder)")
+            if standalone_mode:
+                sys.exit(2)
+            return 2
         try:
             code = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                                 standalone_mode=False, **extra)
@@ -57,6 +64,21 @@ class _Commands(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+_PATH_OPTIONS = ("--out", "--store", "--claims", "--baseline", "--merge", "--rejudge",
+                 "--tls-ca-file", "--tls-cert", "--tls-key")
+
+
+def _empty_path_option(args: list[str]) -> str | None:
+    """The first path option given an empty value (``--out ''`` or ``--out=``), which a Path
+    would read as the current folder."""
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=")
+        if name in _PATH_OPTIONS and ((eq and not value.strip()) or
+                                      (not eq and i + 1 < len(args) and not args[i + 1].strip())):
+            return name
+    return None
 
 
 def _exit_code(exc: BaseException) -> int | None:
@@ -200,22 +222,28 @@ def _dashboard_option():
     return typer.Option(False, "--dashboard", help=_DASHBOARD_HELP)
 
 
+def _insecure_option():
+    return typer.Option(False, "--insecure-scheduler", help=(
+        "dial a plain tcp:// --scheduler on another machine (refused otherwise: its traffic can "
+        "be read and altered on the way, and its workers run code as you); prefer tls://"))
+
+
 def _tls_option(flag: str, what: str):
     return typer.Option(None, flag, help=_TLS_HELP.format(what=what))
 
 
 def _check_run_options(errors: list[str], workers: int | None, scheduler: str | None,
-                       dashboard: bool, tls_files: tuple[Path | None, Path | None, Path | None]
-                       ) -> dict:
-    """The engine's keywords ``dashboard`` and ``tls``; with ``errors`` and every error of the
-    cluster options, one line each, exit 2."""
+                       dashboard: bool, tls_files: tuple[Path | None, Path | None, Path | None],
+                       insecure_scheduler: bool = False) -> dict:
+    """The engine's keywords ``dashboard``, ``tls`` and ``insecure_scheduler``; with ``errors``
+    and every error of the cluster options, one line each, exit 2."""
     from .engine import cluster_option_errors
     tls = {field: str(path) for field, path in zip(("ca_file", "cert", "key"), tls_files)
            if path is not None} or None
-    errors = errors + cluster_option_errors(workers, scheduler, dashboard, tls)
+    errors = errors + cluster_option_errors(workers, scheduler, dashboard, tls, insecure_scheduler)
     if errors:
         _fail_all(errors)
-    return {"dashboard": bool(dashboard), "tls": tls}
+    return {"dashboard": bool(dashboard), "tls": tls, "insecure_scheduler": bool(insecure_scheduler)}
 
 
 @app.command()
@@ -232,6 +260,7 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         fail_on_refuted: bool = typer.Option(False, help="exit 1 when a claim is refuted or errors"),
         workers: int | None = typer.Option(None, help=_WORKERS_HELP),
         scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+        insecure_scheduler: bool = _insecure_option(),
         dashboard: bool = _dashboard_option(),
         tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
         tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
@@ -250,7 +279,7 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     from .runner import run as run_claims
     errors = _check_common(seed=seed, workers=workers, baseline=baseline)
     cluster = _check_run_options(errors, workers, scheduler, dashboard,
-                                 (tls_ca_file, tls_cert, tls_key))
+                                 (tls_ca_file, tls_cert, tls_key), insecure_scheduler)
     note = (f"the report in {out} is marked incomplete (report.json: \"complete\": false); the "
             "same command resumes from the result store")
     try:
@@ -402,6 +431,7 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
                                        "and calibration.md"),
               workers: int | None = typer.Option(None, help=_WORKERS_HELP),
               scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+              insecure_scheduler: bool = _insecure_option(),
               dashboard: bool = _dashboard_option(),
               tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
               tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
@@ -432,7 +462,7 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     if merge and (paper or claim or claims_file):
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
     cluster = _check_run_options(errors, workers, scheduler, dashboard,
-                                 (tls_ca_file, tls_cert, tls_key))
+                                 (tls_ca_file, tls_cert, tls_key), insecure_scheduler)
     if merge and rejudge:
         errors.append("--merge and --rejudge are two different jobs; give one")
     if merge:
@@ -590,6 +620,7 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
           out: Path = typer.Option(Path("sweep"), help="folder for sweep.json and sweep.md"),
           workers: int | None = typer.Option(None, help=_WORKERS_HELP),
           scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+          insecure_scheduler: bool = _insecure_option(),
           dashboard: bool = _dashboard_option(),
           tls_ca_file: Path | None = _tls_option("--tls-ca-file", "the certificate authority"),
           tls_cert: Path | None = _tls_option("--tls-cert", "this client's certificate"),
@@ -604,7 +635,7 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     errors = _check_common(workers=workers)
     seed_list = _seed_list(seeds, errors)
     cluster = _check_run_options(errors, workers, scheduler, dashboard,
-                                 (tls_ca_file, tls_cert, tls_key))
+                                 (tls_ca_file, tls_cert, tls_key), insecure_scheduler)
     note = (f"{out / 'sweep.json'} holds the runs finished so far (\"complete\": false); the "
             "same command resumes from the result store")
     try:
@@ -638,6 +669,7 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
                                                 "and figures/ (default: maps/<claim>)"),
                 workers: int | None = typer.Option(None, help=_WORKERS_HELP),
                 scheduler: str | None = typer.Option(None, help=_SCHEDULER_HELP),
+                insecure_scheduler: bool = _insecure_option(),
                 store: Path | None = typer.Option(None, help=_STORE_HELP),
                 force: bool = typer.Option(False, help="judge every setting again"),
                 refine: bool = typer.Option(True, help="locate the boundaries between verdicts "
@@ -655,7 +687,8 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
     errors = _check_common(seed=seed, workers=workers)
     if not 1 <= points <= MAX_MAP_POINTS:
         errors.append(f"--points {points}; allowed: an integer from 1 to {MAX_MAP_POINTS}")
-    _check_run_options(errors, workers, scheduler, False, (None, None, None))
+    cluster = _check_run_options(errors, workers, scheduler, False, (None, None, None),
+                                 insecure_scheduler)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in claim_id)
     out = out if out is not None else Path("maps") / safe
     note = f"{out / 'map.json'} is marked incomplete; the same command resumes from the store"
@@ -664,7 +697,8 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
         with _interrupt_note(note):
             doc = map_claim(claims[0], points=points, seed=seed, profile=profile.value,
                             device=device.value, out=out, workers=workers, scheduler=scheduler,
-                            store=store, force=force, figures=figures, refine=refine, show=True)
+                            store=store, force=force, figures=figures, refine=refine, show=True,
+                            insecure_scheduler=cluster["insecure_scheduler"])
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(map_summary(doc))

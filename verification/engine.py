@@ -31,14 +31,17 @@ import logging
 import json
 import os
 from pathlib import Path
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
+import warnings
 
 __all__ = ["Engine", "single_thread", "default_workers", "TaskFailed", "on_worker",
-           "tls_security", "cluster_option_errors", "interrupt_guard", "user_interrupted",
+           "tls_security", "cluster_option_errors", "scheduler_errors", "interrupt_guard", "user_interrupted",
            "LOOPBACK", "SUBTASK_PRIORITY"]
 
 LOOPBACK = "127.0.0.1"
@@ -124,12 +127,35 @@ def environ_restored():
 _TLS_OPTIONS = (("ca_file", "--tls-ca-file"), ("cert", "--tls-cert"), ("key", "--tls-key"))
 
 
+_LOOPBACK_HOSTS = ("localhost", "::1")
+
+
+def scheduler_errors(scheduler: str | None, insecure: bool = False) -> list[str]:
+    """Whether ``scheduler`` may be dialled, decided from its address alone (nothing is
+    contacted): a plain (not ``tls://``) address off the loopback is refused unless
+    ``insecure`` (``--insecure-scheduler``), since whoever is on the way can read and alter
+    what it carries and its workers run code as you."""
+    if scheduler is None or insecure:
+        return []
+    scheme, _, rest = scheduler.partition("://")
+    host = rest.rsplit(":", 1)[0].strip("[]") if rest.count(":") >= 1 else rest
+    host = host.split("/")[0]
+    loopback = host in _LOOPBACK_HOSTS or host.startswith("127.") or host == ""
+    if scheme.lower() != "tls" and not loopback:
+        return [f"--scheduler {scheduler}: a plain connection to another machine (its traffic "
+                "can be read and altered on the way, and its workers run code as you); allowed: "
+                "tls://HOST:PORT with --tls-ca-file/--tls-cert/--tls-key, or "
+                "--insecure-scheduler to accept the risk"]
+    return []
+
+
 def cluster_option_errors(workers: int | None, scheduler: str | None, dashboard: bool,
-                          tls: Mapping[str, str] | None) -> list[str]:
-    """Every error in the cluster options (one line each, naming the option): TLS files only
+                          tls: Mapping[str, str] | None, insecure: bool = False) -> list[str]:
+    """Every error in the cluster options (one line each, naming the option): a plain scheduler
+    address off the loopback only with ``insecure`` (``scheduler_errors``); TLS files only
     with a ``tls://`` scheduler, all three of them, each an existing file; a dashboard only
     where a dask cluster runs."""
-    errors = []
+    errors = scheduler_errors(scheduler, insecure)
     given = {field: Path(path) for field, path in (tls or {}).items() if path is not None}
     unknown = set(given) - {field for field, _ in _TLS_OPTIONS}
     if unknown:
@@ -239,18 +265,27 @@ class Engine:
     without it dask's own configuration (``distributed.comm.tls``) applies."""
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None,
-                 dashboard: bool = False, tls: Mapping[str, str] | None = None):
+                 dashboard: bool = False, tls: Mapping[str, str] | None = None,
+                 insecure_scheduler: bool = False):
         if workers is not None and not (isinstance(workers, int) and workers >= 0):
             raise ValueError(f"--workers {workers!r}; allowed: an integer ≥ 0 (0: this process)")
         if scheduler is not None and not (isinstance(scheduler, str) and "://" in scheduler):
             raise ValueError(f"--scheduler {scheduler!r}; allowed: a scheduler address such as "
                              "tcp://host:8786 or tls://host:8786")
+        refused = scheduler_errors(scheduler, insecure_scheduler)
+        if refused:
+            raise ValueError(refused[0])
+        if scheduler is not None and insecure_scheduler and not scheduler.startswith("tls://"):
+            warnings.warn(f"--insecure-scheduler: {scheduler} is dialled without TLS; whoever can "
+                          "reach it, or sits on the way, can read and alter the tasks and the "
+                          "results, and its workers run code as you", UserWarning, stacklevel=2)
         self.workers = default_workers() if workers is None and scheduler is None else workers
         self.scheduler = scheduler
         self.dashboard = bool(dashboard)
         self.security = tls_security(tls, scheduler)
         self.dashboard_link: str | None = None
         self._client = self._cluster = None
+        self._scratch: str | None = None
         self._queue: list[tuple[float, int, _Handle]] = []
         self._futures: dict[Any, _Handle] = {}
         self._ac = None
@@ -306,11 +341,14 @@ class Engine:
             # machine can reach the loopback, but cannot connect without it (a connection to a
             # scheduler runs code on its workers)
             security = Security.temporary()
+            # the workers' scratch space a folder of this run's, mode 0700 (dask's default,
+            # $TMPDIR/dask-scratch-space, is shared by every user of the machine)
+            self._scratch = tempfile.mkdtemp(prefix="attnv-dask-")
             with dask.config.set(config), environ_restored(), _workers_ignore_ctrl_c():
                 self._cluster = LocalCluster(
                     n_workers=self.workers, threads_per_worker=1, processes=True, host=LOOPBACK,
                     security=security, silence_logs=logging.ERROR,
-                    **({"dashboard_address": None} | http))
+                    local_directory=self._scratch, **({"dashboard_address": None} | http))
             self._client = Client(self._cluster, security=security)
         if self.dashboard:
             self.dashboard_link = self._client.dashboard_link
@@ -334,7 +372,9 @@ class Engine:
         if self._cluster is not None:
             with contextlib.suppress(Exception):
                 self._cluster.close()
-        self._client = self._cluster = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        self._client = self._cluster = self._scratch = None
 
     # -- tasks ----------------------------------------------------------------------------
     def submit(self, fn: Callable[[Any], Any], arg: Any, priority: float = 0.0) -> _Handle:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .records import DEFAULT_BASELINE
+from .records import DEFAULT_BASELINE, read_json
 
 __all__ = ["compare", "save_baseline", "load_report", "slim", "DEFAULT_BASELINE"]
 
@@ -20,7 +20,7 @@ def load_report(path: str | Path) -> dict:
         path = path / "report.json"
     if not path.exists():
         raise FileNotFoundError(f"no report at {path}")
-    return json.loads(path.read_text())
+    return read_json(path)
 
 
 def slim(report: dict) -> dict:

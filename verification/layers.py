@@ -31,8 +31,8 @@ class Layer:
 
 LAYERS: tuple[Layer, ...] = (
     Layer("theory: symbolic models and their derivations", ("theory",), hashed=True),
-    Layer("code storage: where generated code is kept", ("numerics.codegen.cache",
-                                                         "numerics.codegen.signing"), hashed=False),
+    Layer("storage: where generated code and results are kept", (
+        "numerics.storage", "numerics.codegen.cache", "numerics.codegen.signing"), hashed=False),
     Layer("numerics: generated code, expectations, flows, SGD", ("numerics",), hashed=True),
     Layer("simulations: what the claims simulate, keyed by their own code",
           ("verification.simulations",), hashed=True),

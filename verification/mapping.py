@@ -79,6 +79,7 @@ class _Judge:
     def __call__(self, settings: Sequence[dict], stage: str) -> list[dict]:
         """The point record of each setting ({"setting", "verdict", "summary", "contract",
         "stage"}), judging those not seen yet."""
+        from .campaign import checked_result
         from .tasks import claim_task, failed_result
         todo: dict[str, Any] = {}
         for s in settings:
@@ -101,8 +102,8 @@ class _Judge:
             index = {engine.submit(claim_task, spec).index: (key, spec) for key, spec in pending}
             for handle, result in engine.completed():
                 key, spec = index[handle.index]
-                if isinstance(result, Exception):
-                    result = failed_result(spec, result)
+                result = (failed_result(spec, result) if isinstance(result, Exception)
+                          else checked_result(spec, result))
                 self._record(key, spec.setting, result, stage)
         return [self.seen[setting_key(s)] for s in settings]
 
@@ -304,7 +305,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "qui
               device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
               scheduler: str | None = None, store: str | Path | None = None,
               force: bool = False, figures: bool = True, refine: bool = True,
-              show: bool = False, console=None) -> dict:
+              show: bool = False, console=None, insecure_scheduler: bool = False) -> dict:
     """Map ``claim`` over its domain (see the module docstring) and return map.json's content;
     with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
     end), map.md, map.html and figures/ there. Options are checked before any work."""
@@ -315,7 +316,8 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "qui
                          "(@claim(domain=...))")
     if not (isinstance(points, int) and points >= 1):
         raise ValueError(f"--points {points!r}; allowed: an integer ≥ 1")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler,
+                        insecure_scheduler=insecure_scheduler)
     start = time.perf_counter()
     doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),
            "reference": claim.domain.reference, "seed": int(seed), "profile": profile,
@@ -413,7 +415,7 @@ def _pairs_of(doc: dict) -> list[tuple[str, str]]:
 
 def write_map(out: Path, doc: dict, figures: bool = True) -> list[str]:
     """map.md, map.html and figures/<x>-<y>.png (one per pair of ranged coordinates)."""
-    from numerics.codegen.cache import atomic_write_text
+    from numerics.storage import atomic_write_bytes, atomic_write_text, owned_folder
     written, pngs = [], {}
     if figures:
         from .tasks import render_png
@@ -421,12 +423,9 @@ def write_map(out: Path, doc: dict, figures: bool = True) -> list[str]:
         draws = {f"{x}-{y}": functools.partial(draw_pair, doc=doc, x=x, y=y)
                  for x, y in _pairs_of(doc)}
         pngs = render_png(draws)
-        (out / "figures").mkdir(exist_ok=True)
+        owned_folder(out / "figures")     # a link planted there is refused, never written through
         for name, data in pngs.items():
-            path = out / "figures" / f"{name}.png"
-            tmp = path.with_suffix(".png.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
+            atomic_write_bytes(out / "figures" / f"{name}.png", data)
             written.append(f"figures/{name}.png")
     atomic_write_text(out / "map.md", map_markdown(doc, [f"figures/{n}.png" for n in pngs]))
     atomic_write_text(out / "map.html", map_html(doc, pngs))

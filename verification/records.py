@@ -21,6 +21,7 @@ import io
 import json
 import math
 from pathlib import Path
+import re
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ from numerics.codegen.cache import atomic_write_bytes
 
 from .declare import REGISTRY, Claim
 
-__all__ = ["to_jsonable", "cannot_write", "write_bytes", "write_json", "write_npz",
+__all__ = ["to_jsonable", "cannot_write", "write_bytes", "write_json", "write_npz", "read_json",
            "DEFAULT_CALIBRATION", "MIN_MUTATIONS", "claim_code", "load_calibration",
            "load_calibration_data", "stale_parts",
            "whole_records", "summary_rows", "DEFAULT_BASELINE", "expected_seconds"]
@@ -88,6 +89,61 @@ def write_npz(path: str | Path, arrays: Mapping[str, Any]) -> None:
     write_bytes(path, buf.getvalue())
 
 
+# --- JSON read back -------------------------------------------------------------------------
+MAX_JSON_BYTES = 512 << 20
+MAX_JSON_DEPTH = 64
+"""What a JSON file the suite reads back (a report, a baseline, a calibration, a part to
+merge) may be: a deeper or larger one is refused with one line, never parsed into a
+RecursionError or a MemoryError."""
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON document in the file ``path``, as data: ValueError (one line, naming the file)
+    when it is larger than ``MAX_JSON_BYTES``, nested deeper than ``MAX_JSON_DEPTH``, not JSON,
+    or holds a number that is not finite (NaN, Infinity, 1e400); OSError when it cannot be
+    read."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        data = f.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MB")
+    _check_depth(data, path)
+    try:
+        return json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not JSON data ({' '.join(str(exc).split())[:200]})") from None
+
+
+def _not_finite(name: str) -> float:
+    raise ValueError(f"the number {name} is not finite")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"the number {text[:40]} is not finite")
+    return x
+
+
+def _check_depth(data: bytes, path: Path) -> None:
+    """Brackets nested deeper than ``MAX_JSON_DEPTH`` (strings skipped): refused before any
+    parsing."""
+    depth = 0
+    for token in _TOKENS.finditer(data):
+        b = token.group()
+        if b in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"{path}: nested deeper than {MAX_JSON_DEPTH} levels; allowed: "
+                                 "a file this suite wrote")
+        elif b in (b"]", b"}"):
+            depth -= 1
+
+
+_TOKENS = re.compile(rb'"(?:\\.|[^"\\])*"|[\[\]{}]')
+"""A JSON string (skipped whole) or a bracket."""
+
+
 # --- the calibration record ----------------------------------------------------------------
 MIN_MUTATIONS = 3
 """Mutations each claim should be calibrated against (those that apply to it, the per-family
@@ -115,7 +171,7 @@ def load_calibration_data(path: str | Path) -> dict:
     damaged or not whole)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = read_json(path)
         if not (isinstance(data, dict) and isinstance(data.get("claims"), list)
                 and whole_records(data["claims"]) and data.get("profile") and data.get("seeds")):
             raise ValueError("a record lacks the fields calibrate writes")
@@ -146,7 +202,11 @@ def load_calibration(path: str | Path, ids: Sequence[str] | None = None) -> dict
 def whole_records(records) -> bool:
     """Every record has the fields calibrate writes (a half-written file is never trusted)."""
     needed = {"id", "alpha", "resolution", "runs", "false_refutations", "mutations"}
-    return all(isinstance(r, dict) and needed <= set(r) for r in records)
+    return isinstance(records, list) and all(
+        isinstance(r, dict) and needed <= set(r) and isinstance(r["id"], str)
+        and type(r["runs"]) is int and type(r["false_refutations"]) is int
+        and isinstance(r["mutations"], list) and all(isinstance(m, dict) for m in r["mutations"])
+        for r in records)
 
 
 def stale_parts(record: dict) -> list[str] | None:
@@ -247,8 +307,9 @@ def expected_seconds(out: Path | None, profile: str) -> dict[str, float]:
     baseline): the longest claims are started first."""
     for path in ([out / "report.json"] if out is not None else []) + [DEFAULT_BASELINE(profile)]:
         try:
-            rep = json.loads(Path(path).read_text())
-            return {c["id"]: float(c.get("seconds") or 0) for c in rep["claims"]}
-        except (OSError, ValueError, KeyError, TypeError):
+            rep = read_json(path)
+            seconds = {c["id"]: float(c.get("seconds") or 0) for c in rep["claims"]}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
+        return {k: v for k, v in seconds.items() if isinstance(k, str) and 0 <= v < 1e9}
     return {}

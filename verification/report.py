@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 import html
 import json
 from pathlib import Path
-import shutil
 from typing import TYPE_CHECKING
+
+from numerics.storage import copy_tree, owned_folder
 
 from .records import (cannot_write, percent_text, summary_rows, to_jsonable, write_bytes as _write_bytes,
                       write_json, write_npz)
@@ -42,6 +43,10 @@ COLOURS = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow", "er
 def write_figures(pngs: Mapping[str, bytes], folder: Path) -> dict[str, str]:
     """The PNG files in ``folder`` (atomically); returns {name: path relative to its parent}."""
     out = {}
+    try:
+        owned_folder(folder)               # a link planted at figures/ is not written through
+    except OSError as exc:
+        raise cannot_write(folder, exc) from exc
     for name, data in pngs.items():
         fname = name.replace(":", "_").replace("/", "_").replace("[", "_").replace("]", "") + ".png"
         _write_bytes(folder / fname, data)
@@ -177,9 +182,9 @@ def families_text(contract: dict | None) -> str:
 def copy_katex(folder: str | Path) -> Path:
     """Copy the shipped KaTeX to ``folder/katex`` (what report.html loads); its path."""
     dest = Path(folder) / "katex"
-    try:
-        shutil.copytree(KATEX_DIR, dest, dirs_exist_ok=True)
-    except OSError as exc:              # shutil.Error too: copytree's failures, file by file
+    try:                     # file by file, atomically: no link planted in katex/ is followed
+        copy_tree(KATEX_DIR, dest)
+    except OSError as exc:
         raise cannot_write(dest, exc) from exc
     return dest
 

@@ -37,7 +37,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
         workers: int | None = 0, scheduler: str | None = None,
         store: str | Path | ResultStore | None = None, force: bool = False,
         dashboard: bool = False, tls: Mapping[str, str] | None = None, wide: bool = False,
-        rejudge: bool = False) -> dict:
+        rejudge: bool = False, insecure_scheduler: bool = False) -> dict:
     """Run ``claims`` and return the report (the report.json schema).
 
     out: also write report.json/.npz/.md/.html and figures/ there. The run locks ``out``
@@ -65,7 +65,7 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     from .campaign import Campaign
 
     campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
-                        rejudge=rejudge)
+                        rejudge=rejudge, insecure_scheduler=insecure_scheduler)
     device, out, store, engine = campaign.device, campaign.out, campaign.store, campaign.engine
     specs = [campaign.task(c, seed, figures=figures) for c in claims]
     report = _header(profile, seed, device, engine, store)

@@ -41,8 +41,9 @@ except ImportError:  # pragma: no cover - not POSIX: runs on one folder are not 
 
 import numpy as np
 
-from numerics.codegen.cache import (CacheDamaged, atomic_write_bytes, probe_writable, read_entry,
-                                    remove_entry)
+from numerics.codegen.cache import CacheDamaged
+from numerics.storage import (ForeignFolder, atomic_write_bytes, owned_folder, probe_writable,
+                              read_entry, remove_entry)
 from numerics.codegen.signing import UnsafeKey, sign, verify
 
 __all__ = ["ResultStore", "task_key", "check_folder", "lock_folder", "LOCK_FILE", "STORE_ENV",
@@ -254,16 +255,19 @@ class ResultStore:
     fresh results. ``damaged`` lists the entries found damaged or unauthenticated by this
     process (reported, removed, recomputed)."""
 
-    def __init__(self, root: str | Path, force: bool = False):
+    def __init__(self, root: str | Path, force: bool = False, read_only: bool = False):
         self.root = Path(root)
         self.force = bool(force)
+        self.read_only = bool(read_only)
         self.damaged: list[str] = []
+        self.not_written: str | None = None
+        """Why the last write failed (None: every write so far succeeded)."""
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r}, force={self.force})"
 
     def __reduce__(self):   # travels to workers as its location (not its damaged list)
-        return (ResultStore, (str(self.root), self.force))
+        return (ResultStore, (str(self.root), self.force, self.read_only))
 
     def path(self, key: str) -> Path:
         if not (len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
@@ -306,9 +310,10 @@ class ResultStore:
 
     def put(self, key: str, value: Any, meta: Mapping[str, Any] | None = None) -> bool:
         """Store ``value`` with its description ``meta`` (JSON data: the stage, what produced
-        it); False (with a ``StoreNotStored`` warning) when it is not data the store holds. A
-        failed write (disk full) raises OSError naming the entry, and leaves every earlier
-        entry as it was."""
+        it); False (with a ``StoreNotStored`` warning) when it is not data the store holds, or
+        when the store cannot be written (disk full, read-only, a shard folder someone else
+        made): the result is used and recomputed next time, the run goes on, and every
+        earlier entry stays as it was. ``not_written`` says why the store took nothing."""
         try:
             line = json.dumps(dict(meta or {}), sort_keys=True, separators=(",", ":"),
                               allow_nan=False, ensure_ascii=True).encode()
@@ -317,19 +322,23 @@ class ResultStore:
             warnings.warn(f"result not stored ({exc}); it is recomputed next time",
                           StoreNotStored, stacklevel=2)
             return False
+        if self.read_only:
+            return False
         mac = sign("store", key, payload).encode()
         path = self.path(key)
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            remove_entry(path)           # something planted where the entry goes
         try:
+            owned_folder(path.parent)
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                remove_entry(path)           # something planted where the entry goes
             atomic_write_bytes(path, _MAGIC + mac + b"\n" + payload)
-        except (IsADirectoryError, NotADirectoryError) as exc:
-            warnings.warn(f"result not stored: {path} is blocked ({exc.strerror}); it is "
-                          "recomputed next time", StoreNotStored, stacklevel=2)
+        except OSError as exc:               # ForeignFolder, ENOSPC, EACCES, EROFS, a blocked name
+            reason = str(exc) if isinstance(exc, ForeignFolder) else (
+                f"cannot write store entry {path}: {exc.strerror or exc}")
+            if self.not_written is None:     # once per store: a full disk fails every write
+                warnings.warn(f"result not stored ({reason}); results are used and recomputed "
+                              "next time", StoreNotStored, stacklevel=2)
+            self.not_written = reason
             return False
-        except OSError as exc:
-            raise OSError(exc.errno, f"cannot write store entry {path}: "
-                                     f"{exc.strerror or exc}") from None
         return True
 
     def __contains__(self, key: str) -> bool:
@@ -366,15 +375,19 @@ def lock_folder(out: Path | None, option: str) -> Iterator[None]:
         yield
         return
     path = out / LOCK_FILE
-    try:       # never through a link planted there (it would truncate the file it points to)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    try:       # never through a link planted there (it would truncate the file it points to);
+        # readable by this user only: whoever can open it can flock it and block every run
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
     except OSError as exc:
         raise ValueError(f"{option} {out}: cannot open its lock {path} ({exc.strerror or exc}); "
-                         "allowed: a folder whose .lock is a plain file (or none)") from None
+                         "allowed: a folder whose .lock is a plain file of your own (or none)") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{option} {out}: its lock {path} is not a plain file; allowed: a "
-                             "folder whose .lock is a plain file (or none)")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            raise ValueError(f"{option} {out}: its lock {path} is not a plain file of your own; "
+                             "allowed: a folder whose .lock is a plain file of your own (or none)")
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.fchmod(fd, 0o600)            # an older run's lock, readable by others
         if _lock(fd):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -408,6 +421,11 @@ def open_store(store: str | Path | ResultStore | None, out: str | Path | None,
     if root is None:
         return None
     option = "--store" if store else (f"${STORE_ENV}" if os.environ.get(STORE_ENV) else "--out")
+    path = Path(root)
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK) and os.access(path, os.R_OK | os.X_OK):
+        warnings.warn(f"{option} {path} is read-only: its results are read and reused, nothing "
+                      "is stored", StoreNotStored, stacklevel=2)
+        return ResultStore(path, force=force, read_only=True)
     return ResultStore(check_folder(root, option), force=force)
 
 

@@ -18,7 +18,8 @@ __all__ = ["sweep", "table_rows"]
 def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
           device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
           scheduler: str | None = None, store: Any = None, force: bool = False,
-          dashboard: bool = False, tls: dict | None = None) -> dict:
+          dashboard: bool = False, tls: dict | None = None,
+          insecure_scheduler: bool = False) -> dict:
     """{"profile", "seeds", "complete", "claims": [{"id", "verdicts": {seed: verdict},
     "summaries": {seed: summary}, "contract", "agree"}]}; sweep.json and sweep.md are
     rewritten in ``out`` after every finished run. dashboard, tls: as for
@@ -29,7 +30,8 @@ def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0:
         raise ValueError(f"--seeds {seeds!r}; allowed: one or more integers ≥ 0")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls)
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
+                        insecure_scheduler=insecure_scheduler)
     out = campaign.out
     pairs = [(c, s) for s in seeds for c in claims]
     specs = [campaign.task(c, s) for c, s in pairs]

@@ -20,6 +20,7 @@ imports the module by its name again through a finder this module installs on ``
 from __future__ import annotations
 
 import hashlib
+import contextlib
 import importlib
 import importlib.abc
 import importlib.metadata
@@ -28,14 +29,16 @@ import math
 import os
 import pkgutil
 import re
+import signal
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
 from .catalogue import CLAIM_GROUP, claims_of, load_all, plugin_claim_modules
 
-__all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "UserFileError", "parse_spec",
+__all__ = ["MODEL_GROUP", "ACTIVATION_GROUP", "CLAIM_GROUP", "UserFileError", "AbruptEnd", "parse_spec",
            "import_file", "user_frame", "load_model", "load_model_object", "load_link", "load_activation",
            "load_claims_file", "plugin_claim_modules", "known_models", "known_activations"]
 
@@ -64,6 +67,110 @@ def _module_name(path: Path) -> str:
     return f"{_PREFIX}{stem}_{digest}"
 
 
+class _SourceLoader(importlib.abc.Loader):
+    """Runs a user's file from its source text, compiled afresh: no bytecode cache is read or
+    written for it, so a ``.pyc`` planted in a ``__pycache__`` beside an unchanged file never
+    runs; an abrupt end (``SystemExit``, ``os._exit``, a ``KeyboardInterrupt`` the file raises)
+    is an exception of its import (``_guarded``), not the end of the command."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        code = compile(self.path.read_bytes(), str(self.path), "exec", dont_inherit=True)
+        with _guarded():
+            exec(code, module.__dict__)
+
+    def get_source(self, fullname: str) -> str:         # for inspect and tracebacks
+        return self.path.read_text()
+
+
+def _spec(name: str, path: Path):
+    return importlib.util.spec_from_file_location(name, path, loader=_SourceLoader(path))
+
+
+class AbruptEnd(Exception):
+    """A user's file tried to end the process while it was imported (``sys.exit``,
+    ``os._exit``, or a ``KeyboardInterrupt`` it raised itself)."""
+
+
+@contextlib.contextmanager
+def _guarded():
+    """Within: ``os._exit`` raises ``AbruptEnd`` instead of ending the process, and
+    ``SystemExit`` or a ``KeyboardInterrupt`` that is not the person at the terminal's Ctrl-C
+    (SIGINT, when this is the main thread) become ``AbruptEnd``."""
+    pressed = []
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+
+    def ctrl_c(signum, frame):
+        pressed.append(signum)
+        raise KeyboardInterrupt
+
+    def refuse_exit(code=0):
+        raise AbruptEnd(f"os._exit({code}) while it was imported; a file of yours defines "
+                        "models, functions or claims, it does not end the command")
+    real_exit, os._exit = os._exit, refuse_exit
+    if main and previous is signal.default_int_handler:
+        signal.signal(signal.SIGINT, ctrl_c)
+    try:
+        with time_budget(import_budget(), "importing it"):
+            yield
+    except SystemExit as exc:
+        raise AbruptEnd(f"sys.exit({exc.code!r}) while it was imported; a file of yours defines "
+                        "models, functions or claims, it does not end the command"
+                        ).with_traceback(exc.__traceback__) from None
+    except KeyboardInterrupt as exc:
+        if pressed or (main and previous is not signal.default_int_handler):
+            raise                                      # Ctrl-C at the terminal: stop
+        raise AbruptEnd("it raised KeyboardInterrupt while it was imported"
+                        ).with_traceback(exc.__traceback__) from None
+    finally:
+        os._exit = real_exit
+        if main and previous is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
+
+
+BUDGET_ENV = "ATTNV_USER_BUDGET"
+"""Seconds a user's file may take to import, and a user's function to answer when the suite
+checks it (default ``DEFAULT_BUDGET``); 0: no limit."""
+DEFAULT_BUDGET = 300.0
+
+
+def import_budget() -> float:
+    """``$ATTNV_USER_BUDGET`` seconds (``DEFAULT_BUDGET`` when unset; 0 or a bad value: as
+    unset, since a typo must not lift the limit)."""
+    try:
+        value = float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET))
+    except ValueError:
+        return DEFAULT_BUDGET
+    return value if math.isfinite(value) and value >= 0 else DEFAULT_BUDGET
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float, doing: str):
+    """Within (in the main thread, where a timer signal can interrupt Python code): a
+    ``TimeoutError`` saying ``doing`` ran past ``seconds``; elsewhere, or with ``seconds`` 0 or
+    a timer already running, no limit."""
+    main = threading.current_thread() is threading.main_thread()
+    if not (main and seconds > 0) or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"{doing} took more than {seconds:g} s (${BUDGET_ENV} sets the limit)")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class _UserFileFinder(importlib.abc.MetaPathFinder):
     """Finds ``attnv_user_*`` modules among the files listed in ``ATTNV_USER_FILES``."""
 
@@ -72,7 +179,7 @@ class _UserFileFinder(importlib.abc.MetaPathFinder):
             return None
         for entry in os.environ.get(ENV, "").split(os.pathsep):
             if entry and _module_name(Path(entry)) == fullname and Path(entry).is_file():
-                return importlib.util.spec_from_file_location(fullname, entry)
+                return _spec(fullname, Path(entry))
         return None
 
 
@@ -155,7 +262,9 @@ def import_file(path: str | Path) -> ModuleType:
     name registered in ``sys.modules``). FileNotFoundError when there is no such file; a
     syntax error or an exception raised while executing the file raises a
     :class:`UserFileError` (``FILE:LINE: ErrorType: message``, the original exception its
-    ``__cause__``) and nothing is registered; KeyboardInterrupt and SystemExit propagate."""
+    ``__cause__``) and nothing is registered; so does a file that tries to end the process
+    (``sys.exit``, ``os._exit``, a KeyboardInterrupt it raises: ``AbruptEnd``). The file runs
+    from its source (no bytecode cache read or written); the person's Ctrl-C propagates."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file; allowed: the path of a Python file "
@@ -164,7 +273,7 @@ def import_file(path: str | Path) -> ModuleType:
     name = _module_name(p)
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, p)
+    spec = _spec(name, p)
     if spec is None or spec.loader is None:
         raise ValueError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
@@ -314,10 +423,32 @@ def load_link(spec: str):
     if isinstance(obj, str):
         raise ValueError(f"{where}: {key} is a str; allowed: {LINK_HELP}")
     try:
-        return as_link(obj, key)
+        link = as_link(obj, key)
     except ValueError as exc:
         reason = str(exc).removeprefix(f"link {key}: ")
         raise ValueError(f"{where}: {reason}") from None
+    too_big = expression_too_large(link.sigma.expr)
+    if too_big:
+        raise ValueError(f"{where}: σ = {str(link.sigma.expr)[:60]} {too_big}")
+    return link
+
+
+MAX_OPERATIONS = 2000
+MAX_POWER = 64
+"""The largest expression a user's link or activation may be (operations) and the largest
+integer power in it: a Gaussian expectation of t**100000 would expand for hours."""
+
+
+def expression_too_large(expr) -> str | None:
+    """Why a user's expression is beyond what the engine takes (None: it is not)."""
+    import sympy as sp
+    if sp.count_ops(expr) > MAX_OPERATIONS:
+        return f"has more than {MAX_OPERATIONS} operations; allowed: a smaller expression"
+    powers = [p.exp for p in expr.atoms(sp.Pow) if p.exp.is_Integer and abs(int(p.exp)) > MAX_POWER]
+    if powers:
+        return (f"raises to the power {max(powers, key=abs)}; allowed: integer powers up to "
+                f"{MAX_POWER}")
+    return None
 
 
 def _with_link(params: Mapping[str, object] | None):
@@ -367,19 +498,52 @@ def load_activation(spec: str):
     from theory.multihead import ACTIVATIONS, Activation
     path, name = parse_spec(spec)
     if path is not None:
-        return _pick(import_file(path), name, "ACTIVATION", (Activation,), "Activation", str(path))
+        return _checked_activation(
+            _pick(import_file(path), name, "ACTIVATION", (Activation,), "Activation", str(path)), spec)
     if spec in ACTIVATIONS:
         return ACTIVATIONS[spec]
     eps = _entry_points(ACTIVATION_GROUP)
     if spec in eps:
         loaded = _load_entry_point(eps[spec])
         if isinstance(loaded, ModuleType):
-            return _pick(loaded, None, "ACTIVATION", (Activation,), "Activation", f"entry point {spec}")
+            loaded = _pick(loaded, None, "ACTIVATION", (Activation,), "Activation",
+                           f"entry point {spec}")
         if not isinstance(loaded, Activation):
             raise ValueError(f"entry point {spec} ({eps[spec].value}) is a {type(loaded).__name__}, "
                              "not an Activation")
-        return loaded
+        return _checked_activation(loaded, spec)
     raise ValueError(f"activation={spec!r} not found; allowed: {known_activations()} or PATH.py:NAME")
+
+
+def _checked_activation(act, spec: str):
+    """``act`` once its ``weights`` answered, within the budget, on 2 heads of 3 logits: H
+    lists of L SymPy expressions, none too large (``expression_too_large``); a ValueError
+    naming ``spec`` and what is wrong otherwise (an activation that raises, loops or returns
+    something else would fail later, deep in a derivation)."""
+    import sympy as sp
+    s = [[sp.Symbol(f"s_{h}{l}", real=True) for l in range(3)] for h in range(2)]
+    v = [sp.Symbol(f"v_{h}", real=True) for h in range(2)]
+    try:
+        with time_budget(import_budget(), f"activation {spec}: weights(s, v)"):
+            rows = act.weights(s, v)
+    except Exception as exc:  # noqa: BLE001 - whatever a user's function raises: one line
+        raise ValueError(f"activation {spec}: weights(s, v) raised {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}; allowed: a function of the logits "
+                         "s (H lists of L SymPy symbols) and sinks v returning H lists of L "
+                         "SymPy expressions") from None
+    shaped = (isinstance(rows, (list, tuple)) and len(rows) == 2
+              and all(isinstance(r, (list, tuple)) and len(r) == 3 for r in rows))
+    exprs = [sp.sympify(e, strict=True) if not isinstance(e, sp.Basic) else e
+             for r in rows for e in r] if shaped and all(
+        isinstance(e, (sp.Basic, int, float)) for r in rows for e in r) else None
+    if exprs is None:
+        raise ValueError(f"activation {spec}: weights(s, v) returned {type(rows).__name__} "
+                         f"{str(rows)[:80]}; allowed: H lists of L SymPy expressions (here 2 × 3)")
+    for e in exprs:
+        too_big = expression_too_large(e)
+        if too_big:
+            raise ValueError(f"activation {spec}: a weight {too_big}")
+    return act
 
 
 # --- claims (plugins: ``verification.catalogue.plugin_claim_modules``) ----------------------

@@ -1,17 +1,17 @@
-"""On-disk cache of generated source, keyed by a content hash, written atomically and
-authenticated (``signing``) before it is run."""
+"""On-disk cache of generated source, keyed by a content hash, written atomically
+(``numerics.storage``, the suite's one way of writing and reading files back) and authenticated
+(``signing``) before it is run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-import contextlib
 import hashlib
 import os
 from pathlib import Path
-import stat
-import tempfile
 import warnings
 
+from ..storage import (atomic_write_bytes, atomic_write_text, owned_folder, probe_writable,
+                       read_entry, remove_entry)
 from .signing import sign, user_key, verify
 
 __all__ = ["cache_dir", "check_cache", "content_hash", "atomic_write_text", "atomic_write_bytes",
@@ -34,70 +34,10 @@ def content_hash(*parts: str) -> str:
     return h.hexdigest()[:32]
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, then rename: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())     # mkstemp's 0600 would hide reports from a group
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def probe_writable(folder: Path) -> None:
-    """OSError unless a new file can be made in ``folder`` (a fresh name, never following a
-    link someone planted)."""
-    fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
-    os.close(fd)
-    os.unlink(probe)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode())
-
-
 _HEADER = "# attnv-hmac-sha256: "
 _LAYOUT = "v2"
 """Entries of this layout live under ``cache_dir()/v2``; older ones (SHA-256 digests, which
 anyone can recompute) are never read."""
-
-
-def read_entry(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them; ValueError for a link,
-    a folder, a FIFO, a device or a larger file (what someone may plant in a shared folder to
-    hang or exhaust a run), OSError when it cannot be read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("not a regular file")
-        if st.st_size > limit:
-            raise ValueError(f"{st.st_size} bytes, more than the {limit} an entry may have")
-        return f.read(limit + 1)
-
-
-def remove_entry(path: Path) -> None:
-    """Remove whatever is at ``path`` (a file, a link, an empty folder; a folder with content is
-    left, and the next write warns)."""
-    with contextlib.suppress(OSError):
-        if path.is_dir() and not path.is_symlink():
-            path.rmdir()
-        else:
-            path.unlink()
 
 
 def _signed(kind: str, key: str, text: str) -> str:
@@ -159,6 +99,7 @@ def cached_text(kind: str, key: str, make: Callable[[], str]) -> str:
         remove_entry(path)
     text = make()
     try:
+        owned_folder(path.parent)
         atomic_write_text(path, _signed(kind, key, text))
     except OSError as exc:
         warnings.warn(f"cannot write cache entry {path} ({exc.strerror or exc}): the code is "

@@ -286,7 +286,7 @@ def test_a_store_entry_of_the_wrong_shape_is_damaged_so_recomputed(tmp_path, toy
     assert again["store_damaged"] == [str(store.path(key))]
 
 
-def test_a_full_disk_fails_the_write_and_keeps_earlier_entries(tmp_path, monkeypatch):
+def test_a_full_disk_degrades_the_store_to_recomputing_and_keeps_earlier_entries(tmp_path, monkeypatch):
     import errno
 
     import verification.store as store_module
@@ -297,8 +297,10 @@ def test_a_full_disk_fails_the_write_and_keeps_earlier_entries(tmp_path, monkeyp
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(store_module, "atomic_write_bytes", full)
-    with pytest.raises(OSError, match="cannot write store entry .*No space left"):
-        store.put(task_key(x=2), {"lost": 2})
+    with pytest.warns(StoreNotStored, match="cannot write store entry .*No space left"):
+        assert store.put(task_key(x=2), {"lost": 2}) is False
+    assert store.put(task_key(x=3), {"lost": 3}) is False           # warned once, not again
+    assert "No space left" in store.not_written
     assert store.get(task_key(x=1)) == {"kept": 1} and store.get(task_key(x=2)) is MISSING
 
 
