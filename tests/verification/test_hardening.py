@@ -20,7 +20,7 @@ from verification import Outcome
 from verification.cli import app
 from verification.declare import REGISTRY, Claim, claim
 from verification.runner import run
-from verification.store import ResultStore, StoreNotStored, lock_folder
+from verification.store import StoreNotStored, lock_folder
 
 runner = CliRunner()
 OTHER_UID = 65534                       # "nobody": a second user of the machine
