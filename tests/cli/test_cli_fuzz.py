@@ -67,10 +67,25 @@ NUMBERS = ["", "nan", "inf", "-inf", "1e400", "-1e400", str(10**30), str(-10**30
 
 PATHS = ["<file>", "<folder>", "<missing>", "<inside-file>", "<missing-parent>", "<py-folder>",
          "<empty.py>", "<null-bytes.py>", "<syntax.py>", "<raises.py>", "<tiny.py>", "", ".",
-         "θ/😀", "\u202e.py", "a=b,c.py", "x.py:y", "with space.py"]
+         "θ/😀", "\u202e.py", "a=b,c.py", "x.py:y", "with space.py",
+         "<exits.py>", "<os-exit.py>", "<interrupts.py>", "<loops.py>", "<huge-link.py>",
+         "<deep.json>", "<nan.json>", "<link-to-file>"]
 """Path tokens (``Workspace.path``): a file, a folder, a missing path, a path inside a file,
-Python files that are empty, binary, broken or that raise, and hostile relative names (the
-command runs in a folder of its own, so a relative path lands there)."""
+Python files that are empty, binary, broken or that raise, hostile files (``HOSTILE_FILES``: one
+that ends the process, loops, holds a huge link; JSON nested too deep or holding NaN), a link,
+and hostile relative names (the command runs in a folder of its own, so a relative path lands
+there)."""
+
+HOSTILE_FILES = {
+    "exits.py": "import sys\nsys.exit(0)\n",
+    "os-exit.py": "import os\nos._exit(0)\n",
+    "interrupts.py": "raise KeyboardInterrupt\n",
+    "loops.py": "while True:\n    pass\n",             # stopped by ATTNV_USER_BUDGET (2 s here)
+    "huge-link.py": "LINK = lambda t: t**100000\nMODEL = None\n",
+    "deep.json": "[" * 3000 + "]" * 3000,
+    "nan.json": '{"claims": [{"id": "a", "verdict": "confirmed", "seconds": NaN}], "seeds": 1}',
+}
+"""What the author of a hostile file hands the suite (the second hostile review's cases)."""
 
 text = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=12)
 """Arbitrary short text (a shell cannot pass NUL bytes, nor lone surrogates as UTF-8)."""
@@ -97,6 +112,9 @@ class Workspace:
         (root / "null.py").write_bytes(b"x = 1\x00\n")
         (root / "syntax.py").write_text("def f(:\n    pass\n")
         (root / "raises.py").write_text("raise RuntimeError('boom')\n")
+        for name, content in HOSTILE_FILES.items():
+            (root / name).write_text(content)
+        (root / "link-to-file").symlink_to(root / "file.txt")
         self.scratch = root / "scratch.txt"
         self.scratch.write_text("a file to overwrite\n")
         self.tiny = self.new_tiny()
@@ -129,7 +147,8 @@ class Workspace:
     def path(self, token: str) -> str:
         files = {"<file>": "file.txt", "<folder>": "folder", "<py-folder>": "folder.py",
                  "<empty.py>": "empty.py", "<null-bytes.py>": "null.py", "<syntax.py>": "syntax.py",
-                 "<raises.py>": "raises.py"}
+                 "<raises.py>": "raises.py", **{f"<{name}>": name for name in HOSTILE_FILES},
+                 "<link-to-file>": "link-to-file"}
         if token.endswith("/a\nb"):
             return self.path(token[:-4]) + "/a\nb"
         if token == "<tiny.py>":
@@ -161,7 +180,7 @@ def _claims_restored():
 
 def _invoke(args: list[str], ws: Workspace):
     with contextlib.chdir(ws.cwd), _claims_restored():
-        return runner.invoke(app, args)
+        return runner.invoke(app, args, env={"ATTNV_USER_BUDGET": "2"})
 
 
 ESCAPED = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})

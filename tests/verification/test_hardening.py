@@ -281,3 +281,23 @@ def test_a_local_cluster_keeps_its_scratch_space_in_a_private_folder():
 def test_a_report_written_is_json_with_finite_numbers(tmp_path):
     report = _run([_toy()], tmp_path / "out", figures=False)
     assert json.loads((tmp_path / "out" / "report.json").read_text())["complete"] == report["complete"]
+
+
+def test_a_full_disk_names_the_file_whatever_writes_it(tmp_path, monkeypatch):
+    """The calibration, a sweep's table, a map's pages: a write that fails in fsync (where a
+    full disk shows) names the file it was writing."""
+    import errno
+
+    from numerics import storage
+    from verification.calibrate import write_calibration
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(storage.os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        write_calibration(tmp_path, {"profile": "quick", "seeds": 1, "claims": []})
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "calibration.json")
+    assert [p.name for p in tmp_path.iterdir()] == []                  # no temporary left
+    res = runner.invoke(app, ["store", "export", str(tmp_path / "x.tar"), "--store", str(tmp_path)])
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: {tmp_path / 'x.tar'}: No space left on device")
