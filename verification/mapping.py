@@ -305,7 +305,8 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "qui
               device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
               scheduler: str | None = None, store: str | Path | None = None,
               force: bool = False, figures: bool = True, refine: bool = True,
-              show: bool = False, console=None, insecure_scheduler: bool = False) -> dict:
+              show: bool = False, console=None, insecure_scheduler: bool = False,
+              dashboard: bool = False, tls: dict | None = None) -> dict:
     """Map ``claim`` over its domain (see the module docstring) and return map.json's content;
     with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
     end), map.md, map.html and figures/ there. Options are checked before any work."""
@@ -316,7 +317,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "qui
                          "(@claim(domain=...))")
     if not (isinstance(points, int) and points >= 1):
         raise ValueError(f"--points {points!r}; allowed: an integer ≥ 1")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler,
+    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
                         insecure_scheduler=insecure_scheduler)
     start = time.perf_counter()
     doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),

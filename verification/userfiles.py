@@ -527,10 +527,12 @@ def _checked_activation(act, spec: str):
         with time_budget(import_budget(), f"activation {spec}: weights(s, v)"):
             rows = act.weights(s, v)
     except Exception as exc:  # noqa: BLE001 - whatever a user's function raises: one line
+        frame = user_frame(exc)
+        where = f" (at {frame[0]}:{frame[1]})" if frame else ""
         raise ValueError(f"activation {spec}: weights(s, v) raised {type(exc).__name__}: "
-                         f"{' '.join(str(exc).split())[:200]}; allowed: a function of the logits "
-                         "s (H lists of L SymPy symbols) and sinks v returning H lists of L "
-                         "SymPy expressions") from None
+                         f"{' '.join(str(exc).split())[:200]}{where}; allowed: a function of the "
+                         "logits s (H lists of L SymPy symbols) and sinks v returning H lists of "
+                         "L SymPy expressions") from None
     shaped = (isinstance(rows, (list, tuple)) and len(rows) == 2
               and all(isinstance(r, (list, tuple)) and len(r) == 3 for r in rows))
     exprs = [sp.sympify(e, strict=True) if not isinstance(e, sp.Basic) else e

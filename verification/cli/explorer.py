@@ -1,0 +1,266 @@
+"""The explorer commands: list, derive, evaluate (and what heads shares with them)."""
+
+from __future__ import annotations
+
+import math
+
+import typer
+
+from .common import _cache_errors, _fail, _fail_all, app
+from .answers import (_JSON_HELP, _MAX_SIMPLIFY_OPS, _echo_json, _equation_json, _equation_rows,
+                      _equations)
+from .heads import _derive_size_errors, _moments, _saddle_answer
+
+_MODEL_HELP = ("marion2025 | dohmatob2025 | sagitova2026, a module in theory.models with a MODEL, "
+               "PATH.py[:NAME] (a Model, DohmatobModel, MultiHeadModel or reduced model in your "
+               "own file; NAME defaults to MODEL) or an installed entry point "
+               "(attention_verification.models)")
+
+
+def _load(model: str, params: dict | None):
+    """(reduced model, []) or (None, every error): with several parameters, each is tried on
+    its own so that every bad one is named."""
+    from ..userfiles import load_model
+    try:
+        return load_model(model, params), []
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        first = str(exc)
+    if not params or len(params) == 1 or "not found" in first or "no such file" in first:
+        return None, [first]
+    errors = []
+    for key, value in params.items():
+        try:
+            load_model(model, {key: value})
+        except (ValueError, TypeError) as exc:
+            errors.append(str(exc))
+    return None, errors or [first]
+
+
+def _manifold(on: str | None, errors: list[str]) -> dict:
+    fixed = {}
+    for item in (on or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            number = float(value)
+        except ValueError:
+            errors.append(f"--on {item.strip()!r}; allowed: name=number, comma-separated "
+                          "(e.g. --on theta=0,eta=0,rho=0)")
+            continue
+        if key.strip() in fixed:
+            errors.append(f"--on {key.strip()} given twice ({key.strip()}={fixed[key.strip()]:g}, "
+                          f"{key.strip()}={number:g}); allowed: once")
+            continue
+        fixed[key.strip()] = number
+    return fixed
+
+
+@app.command()
+def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
+           latex: bool = typer.Option(False, help="print LaTeX instead of plain text"),
+           on: str | None = typer.Option(None, help="restrict to a manifold, e.g. "
+                                         "theta=0,eta=0,rho=0 (order parameters fixed); the "
+                                         "output is simplified"),
+           simplify: bool = typer.Option(False, help="simplify every expression (each of ≤ "
+                                         f"{_MAX_SIMPLIFY_OPS} operations, so not the full "
+                                         "flows; implied by --on)"),
+           json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; for a multi-head "
+                                         "model also 'saddle', as heads --json gives it, at the "
+                                         "model's prior")):
+    """Print what the engine derives for a model: the reduced risk and its overlap flow
+    (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
+    weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
+    (sagitova2026, or a MultiHeadModel of your own). --json: the same as one JSON document
+    (command, model, name, params, state_names, time, loss_name, on, simplified, equations)."""
+    errors: list[str] = _cache_errors()
+    fixed = _manifold(on, errors)
+    rm, errs = _load(model, None)
+    errors += errs
+    if rm is not None and fixed:
+        if not hasattr(rm, "restrict"):
+            errors.append(f"--on: {rm.name} is not an overlap model; allowed: --on with a model "
+                          "whose state is order parameters (marion2025, dohmatob2025, a Model)")
+        else:
+            try:
+                rm = rm.restrict(fixed)
+            except ValueError as exc:
+                errors.append(f"--on: {exc}")
+    errors += _derive_size_errors(model, rm)
+    if errors:
+        _fail_all(errors)
+    how = f"--on {on}" if fixed else "--simplify" if simplify else None
+    try:
+        if json_out:
+            eqs = _equations(rm, how)
+        else:
+            rows = _equation_rows(rm, latex, how)
+    except ValueError as exc:
+        _fail(str(exc))
+    if json_out:
+        _echo_json(_derived_json(model, rm, eqs, fixed, how is not None))
+        return
+    for row in rows:
+        typer.echo(row + "\n")
+
+
+def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
+    """``derive --json``'s document."""
+    doc = {"command": "derive", "model": model, "name": rm.name, "params": rm.params,
+           "state_names": list(rm.state_names), "time": rm.time, "loss_name": rm.loss_name,
+           "on": fixed, "simplified": simplified, "equations": [_equation_json(e) for e in eqs]}
+    if hasattr(rm, "saddle_equations"):
+        prior = getattr(rm, "prior", None)
+        moments = None if prior is None else _moments("prior", prior.mean(), cov=prior.cov())
+        doc["saddle"] = _saddle_answer(rm.model, moments)
+    return doc
+
+
+def _pairs(items, what, errors: list[str]) -> dict:
+    """{name: value} of repeated ``--what name=value`` options; malformed and repeated names
+    are added to ``errors``."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            errors.append(f"--{what} {item!r} must look like name=value")
+            continue
+        k, v = (x.strip() for x in item.split("=", 1))
+        if k in out:
+            errors.append(f"--{what} {k} given twice ({k}={out[k]}, {k}={v}); allowed: once")
+            continue
+        out[k] = v
+    return out
+
+
+_MAX_HEADS_TOKENS, _MAX_DRAWS = 24, 2**18
+"""What ``evaluate`` computes for a multi-head model (heads × tokens, quasi-Monte Carlo draws):
+within these limits seconds and about a gigabyte, beyond them minutes or tens of gigabytes (the
+measurements: benchmarks/cli_limits.md)."""
+
+
+def _number(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _draw_errors(model: str, params: dict) -> list[str]:
+    """The sizes of a multi-head model's evaluation out of their limits (values that are not
+    numbers at all are left to the model's own checks)."""
+    if not ({"H", "L", "n"} & set(params)) or not _is_multihead(model):
+        return []
+    errors = []
+    n = _number(params.get("n", 8))
+    if n is not None and not n <= _MAX_DRAWS:
+        errors.append(f"parameter n={params['n']!r} is out of range; allowed: an integer in "
+                      f"[8, {_MAX_DRAWS}] (2**18), a multiple of 4 (more draws take minutes and "
+                      "gigabytes)")
+    if model == "sagitova2026":
+        H, L = _number(params.get("H", 2)), _number(params.get("L", 4))
+        if H is not None and L is not None and 1 <= H and 2 <= L and math.isfinite(H * L) \
+                and H * L > _MAX_HEADS_TOKENS:
+            errors.append(f"parameters H={params.get('H', 2)!r}, L={params.get('L', 4)!r}: "
+                          f"H·L = {H * L:g}; allowed: H·L ≤ {_MAX_HEADS_TOKENS} (larger ones take "
+                          "minutes)")
+    return errors
+
+
+def _is_multihead(model: str) -> bool:
+    """Whether ``model`` names a multi-head model (sagitova2026, a MultiHeadModel in a file or
+    an entry point); False for a name that names nothing (``_load`` reports it)."""
+    if model == "sagitova2026":
+        return True
+    from theory.multihead import MultiHeadModel
+
+    from ..userfiles import load_model_object
+    try:
+        obj, _ = load_model_object(model)
+    except (ValueError, TypeError, OSError):
+        return False
+    return isinstance(obj, MultiHeadModel)
+
+
+def _state_errors(rm, state: dict) -> list[str]:
+    try:
+        rm.check_state(rm.pack(state, base=rm.default_state()))
+    except (ValueError, FloatingPointError) as exc:
+        return [str(exc)]
+    return []
+
+
+@app.command()
+def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
+             param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
+                                                    "defaults for the rest)"),
+             state: list[str] | None = typer.Option(None, "--state", "--overlap",
+                                                    help="name=value (repeatable; defaults for the rest)"),
+             json_out: bool = typer.Option(False, "--json", help="print one JSON document on "
+                                           "stdout instead of text (errors: one line on stderr, "
+                                           "exit 2, as without it): command, model, name, params, "
+                                           "state_names, time, the state, the loss {name, value, "
+                                           "se (0: not estimated)} and the rhs {state name: "
+                                           "d name/d time}, numbers as JSON numbers")):
+    """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
+    at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
+    evaluate dohmatob2025 --param link=quadratic (or link=PATH.py:NAME, a link of your own: a
+    SymPy Lambda of one variable or a function of one SymPy symbol, e.g. CUBE = lambda t: t**3);
+    evaluate sagitova2026 --state "m[0,0]=0.3".
+    Every error is reported, one line each."""
+    errors: list[str] = _cache_errors()
+    params, values = _pairs(param, "param", errors), _pairs(state, "state", errors)
+    size_errors = _draw_errors(model, params)      # before any draw: the others still checked
+    rm, errs = _load(model, {k: v for k, v in params.items()
+                             if not (size_errors and k in ("H", "L", "n"))})
+    errors += size_errors + errs
+    checker = rm
+    if rm is None and params and not any("not found" in e or "no such file" in e for e in errs):
+        checker, _ = _load(model, None)      # the state's names still checked on the defaults
+    if checker is not None:
+        errors += _state_errors(checker, values)
+    if errors:
+        _fail_all(errors)
+    y, loss, se, rhs = _evaluation(rm, params, values)
+    if json_out:
+        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": rm.params,
+                    "state_names": list(rm.state_names), "time": rm.time,
+                    "state": dict(zip(rm.state_names, y)),
+                    "loss": {"name": rm.loss_name, "value": loss, "se": se},
+                    "rhs": {name: r + 0.0 for name, r in zip(rm.state_names, rhs)}})
+        return
+    for line in _evaluated(rm, loss, se, rhs):
+        typer.echo(line)
+
+
+def _evaluated(rm, loss: float, se: float, rhs: list[float]) -> list[str]:
+    """``_evaluation``'s loss and right-hand side as lines."""
+    return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
+            + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
+               for name, r in zip(rm.state_names, rhs)])
+
+
+def _evaluation(rm, params: dict, values: dict) -> tuple:
+    """(the packed state, the loss, its standard error, the flow's right-hand side) at
+    ``values``; one error line naming the values when the loss or the right-hand side is not
+    finite (parameters in range whose formulas overflow, e.g. --param L=1e308; no numpy
+    overflow warning besides it)."""
+    import numpy as np
+    given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
+                      *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
+    allowed = "allowed: values at which the model's formulas stay finite (less extreme ones)"
+    try:
+        with np.errstate(all="ignore"):      # what is not finite is reported below, one line
+            y = rm.check_state(rm.pack(values, base=rm.default_state()))
+            loss, se = rm.loss(y)
+            rhs = [float(r) for r in rm.rhs(y)]
+    except ValueError as exc:
+        _fail(str(exc))
+    except (FloatingPointError, OverflowError, ZeroDivisionError) as exc:
+        _fail(f"{type(exc).__name__}: {exc} at {given}; {allowed}")
+    bad = [f"d{n}/d{rm.time}" for n, r in zip(rm.state_names, rhs) if not math.isfinite(r)]
+    bad = ([rm.loss_name] if not math.isfinite(loss) else []) + bad
+    if bad:
+        _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; {allowed}")
+    return [float(v) + 0.0 for v in y], float(loss), float(se), rhs
