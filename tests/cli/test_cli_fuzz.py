@@ -235,6 +235,8 @@ def fuzz(args: list[str], ws: Workspace):
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
+    from verification.catalogue import load_all
+    load_all()          # before the first command: what it registers is forgotten after it
     return Workspace(tmp_path_factory.mktemp("cli_fuzz"))
 
 
