@@ -466,14 +466,12 @@ def estimate_vs_theory(ctx, estimate: ArrayLike, stderr: ArrayLike, theory: Arra
     crit, power = critical_value(ctx.alpha, theory.size, None if dof is None else
                                  np.broadcast_to(np.asarray(dof, float), theory.shape),
                                  what=f"{name}: dof")
-    ref0 = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
-    finest = _finest(se, bias, ref0, crit, power)
-    theory = perturbed(ctx, theory, None if scale is None else np.broadcast_to(
-        np.asarray(scale, float), theory.shape), family=name, finest=finest)
+    scale = None if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
+    finest = _finest(se, bias, theory if scale is None else scale, crit, power)
+    theory = perturbed(ctx, theory, scale, family=name, finest=finest)
     _spend(ctx, name, theory.size, policy="estimate_vs_theory", required=resolve)
     ok, score = z_compare(theory, estimate, se, crit, bias)
-    ref = theory if scale is None else np.broadcast_to(np.asarray(scale, float), theory.shape)
-    res = _resolution(se, bias, ref, crit, power)
+    res = _resolution(se, bias, theory if scale is None else scale, crit, power)
     ctx.ledger.set_resolution(res)
     worst = int(np.argmax(score - crit))
     details = {"n": int(theory.size), "worst_index": worst,
@@ -654,7 +652,7 @@ def limit(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, theory: A
     return ctx.ledger.record(Check(
         "inconclusive", check.z, check.ok, check.score, check.resolution, details,
         needs=f"the fit in {list(terms)} is poor for columns {np.flatnonzero(poor).tolist()} "
-              f"(χ² p = {pvals.min():.2g} < {gof_alpha}): more dimensions, larger d or "
+              f"(χ² p = {pvals.min():.2g} < {gof_alpha}): more dimensions, a larger d or "
               "another finite-size basis", **more))
 
 
