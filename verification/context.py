@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .checks.policies import Ledger
+from .checks.contract import Ledger
 from .domain import PROFILES
 from .simulations.base import SimContext, derive_seed, is_seeded
 
@@ -84,7 +84,7 @@ class Context:
     claim without coordinates); it is part of every seed ``claim_seed`` derives."""
     mapper: Mapper | None = field(default=None, compare=False, repr=False)
     """How ``map`` runs its simulations, set by the run's tasks
-    (``verification.tasks.map_subtasks``: each a stored task of the run's engine); None:
+    (``verification.simtasks.map_subtasks``: each a stored task of the run's engine); None:
     ``in_order``."""
     tally: Tally = field(default_factory=Tally, compare=False, repr=False)
     """What this claim's run computed and reused of its simulations (shared by the contexts of
@@ -96,7 +96,7 @@ class Context:
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha={self.alpha} must be in (0, 1)")
         if self.perturbation is not None:
-            from .checks.policies import check_perturbation
+            from .checks.contract import check_perturbation
             check_perturbation(self.perturbation)
 
     def pick(self, quick: _T, full: _T) -> _T:
@@ -136,7 +136,7 @@ class Context:
         items."""
         if self.mapper is None and self.store is not None:
             raise ValueError("Context.map: a context with a result store needs the mapper that "
-                             "keys and stores its calls (mapper=verification.tasks.map_subtasks)")
+                             "keys and stores its calls (mapper=verification.simtasks.map_subtasks)")
         seeded = is_seeded(fn)
         sim = SimContext(self.profile, self.seed if seeded else None, self.device,
                          self.setting if seeded else ())

@@ -1,13 +1,13 @@
-"""The tasks of a run: one per (claim, seed, mutation), and the simulations a claim runs through
-``Context.map`` (``map_subtasks``, the mapper injected into each claim's context). Both look their
-result up in the store first and store it when computed; ``run_claim_tasks`` and
-``run_subtasks`` run a batch of them on an engine (``verification.engine``: where and when tasks
-run, which knows nothing of claims).
+"""The claim tasks of a run: one per (claim, seed, mutation, setting), its result looked up in the
+store first and stored when computed; ``run_claim_tasks`` runs a batch of them on an engine
+(``verification.engine``: where and when tasks run, which knows nothing of claims). The
+simulations a claim runs through ``Context.map`` are ``verification.simtasks``' (the mapper
+injected into each claim's context).
 
 The two are keyed apart. A claim run (its judgement) is keyed by the claim's whole code; a
-simulation (``SubTask``) by its own function's code only (``verification.simulations``), its
-item and what its ``SimContext`` holds, so an edit of a judge re-runs the claim, which finds its
-simulations stored (``stored_only``: a run that may only re-judge).
+simulation by its own function's code only (``verification.simulations``), its item and what
+its ``SimContext`` holds, so an edit of a judge re-runs the claim, which finds its simulations
+stored (``stored_only``: a run that may only re-judge).
 
 This module is what a task does with a claim (its run, its entry and figures); what is written
 afterwards is ``runner`` and ``report``. A claim run's key counts the claim's own code and this
@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 import contextlib
+import ctypes
 import dataclasses
 import functools
-import hashlib
 import importlib
 import io
-from pathlib import Path, PurePath
-import platform
+import math
+import os
+import threading
 import time
 import traceback
 from typing import TYPE_CHECKING, Any
@@ -35,37 +36,20 @@ import numpy as np
 
 from .checks import Ledger, OutsideRealisableSet
 from .declare import VERDICTS, Outcome
-from .engine import SUBTASK_PRIORITY, on_worker, single_thread, user_interrupted
+from .engine import on_worker, single_thread, user_interrupted
 from .stats import NaNInEvidence
-from .simulations.base import SimContext, SimulationMissing
-from .store import MISSING, ResultStore, describe, task_key
+from .simtasks import (SUITE_VERSION, _contained, environment, key_versions, map_subtasks,
+                       stored_only)
+from .simulations.base import SimulationMissing
+from .store import MISSING, ResultStore, task_key
 
 if TYPE_CHECKING:
-    from .context import Context, Tally
+    from .context import Context
     from .declare import Claim
     from .engine import Engine
 
-__all__ = ["ClaimTask", "SubTask", "claim_task", "subtask", "failed_result", "claim_key", "run_claim",
-           "contract_of", "environment", "render_png", "map_subtasks", "stored_only", "run_subtasks",
-           "run_claim_tasks", "item_key", "key_versions", "SUITE_VERSION"]
-
-SUITE_VERSION = "0.1.0"
-
-def environment() -> dict[str, str | None]:
-    """Versions of Python and the numerical libraries, and the platform (for the report)."""
-    import mpmath
-    import numpy
-    import scipy
-    import sympy
-    env = {"python": platform.python_version(), "sympy": sympy.__version__,
-           "numpy": numpy.__version__, "scipy": scipy.__version__, "mpmath": mpmath.__version__,
-           "platform": platform.platform()}
-    try:
-        import torch
-        env["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover
-        env["torch"] = None
-    return env
+__all__ = ["ClaimTask", "claim_task", "failed_result", "claim_key", "run_claim", "contract_of",
+           "environment", "render_png", "run_claim_tasks", "key_versions", "SUITE_VERSION"]
 
 
 def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
@@ -189,11 +173,6 @@ def render_png(figures: Mapping[str, Callable[[Any], object]]) -> dict[str, byte
         fig.savefig(buf, format="png", dpi=110)
         out[name] = buf.getvalue()
     return out
-
-
-def key_versions() -> dict:
-    """The library versions a stored result is keyed on (``verification.store.describe``)."""
-    return describe(environment())
 
 
 def claim_key(claim_id: str, module: str | Sequence[str], profile: str, seed: int, device: str,
@@ -350,11 +329,15 @@ def claim_task(task: ClaimTask) -> dict:
     ctx = Context(profile=task.profile, seed=task.seed, device=task.device,
                   perturbation=task.perturbation, store=task.store,
                   mapper=functools.partial(mapper, claim_id=task.claim_id))
+    budget = claim_budget(claim)
     try:
-        with single_thread():
+        with single_thread(), _within(budget), _memory_within(claim_memory(claim)):
             entry, outcome = run_claim(claim, ctx, task.setting, **overrides)
     except SimulationMissing as missing:
         return {"missing": str(missing), "entry": None, "reused": False, "stage": "missing"}
+    except OverBudget:
+        return failed_result(task, TimeoutError(
+            f"the claim ran past its budget of {budget:g} s (${CLAIM_BUDGET_ENV} sets it)"))
     figures, figure_error = {}, None
     if task.figures:
         try:
@@ -371,6 +354,108 @@ def claim_task(task: ClaimTask) -> dict:
             "simulations": ctx.tally.counts()}
 
 
+CLAIM_BUDGET_ENV = "ATTNV_CLAIM_BUDGET"
+"""Seconds a claim of the user's (a claims file, a plugin) may run (default
+``DEFAULT_CLAIM_BUDGET``; 0: no limit); the suite's own claims have none."""
+DEFAULT_CLAIM_BUDGET = 3600.0
+
+
+class OverBudget(BaseException):
+    """Raised in a claim's thread when it runs past its budget (a BaseException, so that a
+    claim's own ``except Exception`` does not swallow it)."""
+
+
+def _suites(claim) -> bool:
+    """Whether ``claim`` is one of the suite's own (no budget: the quick and full profiles are
+    sized for it) rather than a user's (a claims file, a plugin)."""
+    module = claim.module or getattr(claim.check, "__module__", "") or ""
+    return module.split(".")[0] in ("theory", "numerics", "verification")
+
+
+def _limit(env: str, default: float) -> float:
+    """``$env`` as a number ≥ 0 (``default`` when unset or not one: a typo must not lift it)."""
+    try:
+        value = float(os.environ.get(env, default))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value >= 0 else default
+
+
+def claim_budget(claim) -> float:
+    """The seconds ``claim`` may run: 0 (no limit) for the suite's claims, else
+    ``$ATTNV_CLAIM_BUDGET`` (``DEFAULT_CLAIM_BUDGET`` when unset or not a number ≥ 0)."""
+    return 0.0 if _suites(claim) else _limit(CLAIM_BUDGET_ENV, DEFAULT_CLAIM_BUDGET)
+
+
+@contextlib.contextmanager
+def _within(seconds: float):
+    """Within: ``OverBudget`` raised in this thread once ``seconds`` have passed (a watchdog
+    thread sets it; it arrives at the claim's next Python instruction, so a claim stuck in one
+    long C call stops when that call returns). 0: no limit. Works in this process and in a
+    worker's task thread alike."""
+    if not seconds:
+        yield
+        return
+    target, done = threading.get_ident(), threading.Event()
+
+    def watch() -> None:
+        if not done.wait(seconds):
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target),
+                                                       ctypes.py_object(OverBudget))
+    watchdog = threading.Thread(target=watch, name="claim-budget", daemon=True)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watchdog.join()
+        # the watchdog may have fired as the claim finished: nothing may arrive after this
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), None)
+
+
+CLAIM_MEMORY_ENV = "ATTNV_CLAIM_MEMORY"
+"""Gigabytes of memory a claim of the user's may take on top of what the process holds when it
+runs in this process (default ``DEFAULT_CLAIM_MEMORY``; 0: no limit); in a worker, the
+worker's own memory limit applies (its nanny restarts it, and the claim's verdict is
+``error``)."""
+DEFAULT_CLAIM_MEMORY = 8.0
+
+
+def claim_memory(claim) -> float:
+    """The gigabytes ``claim`` may allocate in this process (0: no limit; see
+    ``claim_budget`` for whose claims are limited)."""
+    return 0.0 if _suites(claim) else _limit(CLAIM_MEMORY_ENV, DEFAULT_CLAIM_MEMORY)
+
+
+@contextlib.contextmanager
+def _memory_within(gigabytes: float):
+    """Within, in this process (not a dask worker, whose nanny limits it): allocations beyond
+    ``gigabytes`` more than the process holds now fail (a MemoryError in the claim: its
+    ``error``), by the address-space limit, restored after. 0 or no ``resource``: no limit."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        resource = None
+    if not gigabytes or resource is None or on_worker():
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm") as f:
+            held = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        yield
+        return
+    limit = held + int(gigabytes * 2**30)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _claim_code(task: ClaimTask) -> dict[str, str] | None:
     """The two hashes of a claim run's code (``verification.records.claim_code``), in its stored
     entry's description (``store prune`` reads them)."""
@@ -379,122 +464,6 @@ def _claim_code(task: ClaimTask) -> dict[str, str] | None:
 
 
 # -------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class SubTask:
-    """One simulation ``fn(sim, item)`` of ``Context.map``, keyed by what it computes with: its
-    function's own code (the import closure of its module: ``verification.simulations``, numerics,
-    theory; never the judging code), the item, and the ``SimContext`` (profile, device; seed and
-    setting when seeded), with the library versions. ``claim_id``: the claim that asked for it
-    (its entry's description; not part of the key, so two claims share one result)."""
-
-    fn: Callable[[Any, Any], Any]
-    sim: SimContext
-    item: Any
-    store: ResultStore | None = None
-    claim_id: str = ""
-
-    @property
-    def name(self) -> str:
-        return f"{self.fn.__module__}.{self.fn.__qualname__}"
-
-    @functools.cached_property
-    def key(self) -> str | None:
-        """None: not stored (the function has no source file, so no edit of it could be told)."""
-        from .codehash import code_hash
-        try:
-            code = code_hash(self.fn.__module__)
-        except ValueError:
-            return None
-        s = self.sim
-        return task_key(kind="simulation", fn=self.name, code=code, item=item_key(self.item),
-                        profile=s.profile, device=s.device, seed=s.seed, setting=list(s.setting),
-                        versions=key_versions(), suite=SUITE_VERSION)
-
-    def meta(self) -> dict:
-        from .codehash import code_hash
-        return {"stage": "simulation", "fn": self.name, "claim": self.claim_id,
-                "module": self.fn.__module__, "code": code_hash(self.fn.__module__),
-                "versions": key_versions()}
-
-
-def item_key(x: Any, depth: int = 0) -> Any:   # noqa: C901 - one case per kind of input
-    """A simulation's item as canonical JSON data for its key: data as it is; a SymPy object by
-    its ``srepr``; a path (a model file the simulation loads) by its content; a module-level
-    function or class by its name and its module's code hash (an edit of a wrong model
-    re-simulates it); ``functools.partial`` by its parts; a frozen dataclass by its class and
-    fields. Anything else is a TypeError naming it."""
-    import sympy as sp
-
-    from .codehash import code_hash
-    if depth > 100:
-        raise TypeError("a simulation's item nested deeper than 100 levels")
-    if x is None or isinstance(x, (bool, str, int, float)):
-        return x
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return {"ndarray": x.tolist(), "dtype": str(x.dtype)}
-    if isinstance(x, (list, tuple)):
-        return [item_key(v, depth + 1) for v in x]
-    if isinstance(x, dict):
-        return {"dict": sorted(([item_key(k, depth + 1), item_key(v, depth + 1)]
-                                for k, v in x.items()), key=repr)}
-    if isinstance(x, sp.Basic):
-        return {"sympy": sp.srepr(x)}
-    if isinstance(x, PurePath):               # a file the simulation reads: keyed by its content
-        path = Path(x).expanduser().resolve()
-        try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            digest = None
-        return {"file": str(path), "sha256": digest}
-    if isinstance(x, functools.partial):
-        return {"partial": [item_key(x.func, depth + 1), item_key(list(x.args), depth + 1),
-                            item_key(dict(x.keywords), depth + 1)]}
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {"dataclass": item_key(type(x), depth + 1),
-                "fields": {f.name: item_key(getattr(x, f.name), depth + 1)
-                           for f in dataclasses.fields(x)}}
-    module, name = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
-    if callable(x) and module and name and "<" not in name:
-        try:
-            return {"code": f"{module}:{name}", "hash": code_hash(module)}
-        except ValueError:
-            pass
-    raise TypeError(f"a simulation's item holds a {type(x).__module__}.{type(x).__qualname__} "
-                    f"{x!r:.80}; allowed: data (numbers, strings, lists, dicts, numpy arrays), "
-                    "SymPy expressions, module-level functions and classes, functools.partial, "
-                    "frozen dataclasses of these")
-
-
-def subtask(spec: SubTask) -> Any:
-    """Run one simulation (or reuse its stored result)."""
-    store, key = spec.store, spec.key
-    if store is not None and key is not None:
-        hit = store.get(key)
-        if hit is not MISSING:
-            return hit
-    with single_thread(), _contained(f"simulation {spec.fn.__qualname__}"):
-        value = spec.fn(spec.sim, spec.item)
-    if store is not None and key is not None:
-        store.put(key, value, spec.meta())
-    return value
-
-
-@contextlib.contextmanager
-def _contained(what: str):
-    """SystemExit, or a KeyboardInterrupt that is not the person at the terminal's Ctrl-C,
-    raised by the claim's own code as a RuntimeError: it fails that claim, not the process
-    (on a dask worker, SystemExit would kill the worker)."""
-    try:
-        yield
-    except (SystemExit, KeyboardInterrupt) as exc:
-        if isinstance(exc, KeyboardInterrupt) and user_interrupted():
-            raise
-        raise RuntimeError(f"{what} raised {type(exc).__name__}({exc}); a check returns or "
-                           "raises an exception, it does not end the process") from None
-
-
 def failed_result(spec: ClaimTask, exc: Exception) -> dict:
     """The result of a claim task that did not finish (its worker died, its module or its
     mutation could not be loaded): an ``error`` entry."""
@@ -508,74 +477,6 @@ def failed_result(spec: ClaimTask, exc: Exception) -> dict:
     entry = {**about, "verdict": "error", "summary": f"the task did not finish: {exc}",
              "contract": None, "evidence": {"error": str(exc)}, "seconds": 0.0}
     return {"entry": entry, "arrays": {}, "figures": {}, "reused": False}
-
-
-def map_subtasks(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
-                 progress: Callable[[float], Any], tally: Tally, claim_id: str = "") -> list:
-    """``Context.map`` in a run (the context's ``mapper``): each call a ``SubTask``, looked up
-    in ``store`` here first (a re-judged claim reads its simulations without a round trip to
-    the cluster), the others run by ``run_subtasks`` and stored."""
-    return _mapped(sim, fn, items, store, progress, tally, claim_id, simulate=True)
-
-
-def stored_only(sim: SimContext, fn: Callable[[Any, Any], Any], items: Sequence[Any], store: Any,
-                progress: Callable[[float], Any], tally: Tally, claim_id: str = "") -> list:
-    """``map_subtasks`` for a run that may only re-judge: a simulation that is not stored raises
-    ``SimulationMissing`` (before anything is computed)."""
-    return _mapped(sim, fn, items, store, progress, tally, claim_id, simulate=False)
-
-
-def _mapped(sim, fn, items, store, progress, tally, claim_id, simulate: bool) -> list:
-    specs = [SubTask(fn, sim, item, store, claim_id) for item in items]
-    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
-    out: list = [None] * len(specs)
-    todo = []
-    for i, key in enumerate(keys):
-        hit = store.get(key) if store is not None and key is not None else MISSING
-        if hit is MISSING:
-            todo.append(i)
-        else:
-            out[i] = hit
-    if todo and not simulate:
-        raise SimulationMissing(specs[todo[0]].name, items[todo[0]])
-    tally.reused += len(specs) - len(todo)
-    tally.computed += len(todo)
-    if specs and keys[0] is not None:
-        from .codehash import code_hash
-        tally.code[fn.__module__] = code_hash(fn.__module__)
-    done = len(specs) - len(todo)
-    if specs and done:
-        progress(done / len(specs))
-
-    def step(fraction: float) -> None:
-        progress((done + fraction * len(todo)) / len(specs))
-    for i, value in zip(todo, run_subtasks([specs[i] for i in todo], progress=step)):
-        out[i] = value
-    return out
-
-
-# -------------------------------------------------------------------------------------------
-def run_subtasks(specs: Sequence[Any], progress: Callable[[float], Any] | None = None) -> list:
-    """Results of ``specs`` in order: on the cluster when called from a worker (the calling
-    task secedes while it waits, so its slot runs subtasks), else one after the other."""
-    if not specs:
-        return []
-    keys = [s.key for s in specs]       # an item that cannot be keyed fails here, before any work
-    if on_worker() and len(specs) > 1:
-        from distributed import worker_client
-        with worker_client() as client:
-            # a stored subtask's future is named by its key, so two claims asking for the same
-            # shared simulation at once get one computation; subtasks go before every queued
-            # claim, so a claim that has split finishes early instead of at the end of the run
-            futures = [client.submit(subtask, s, key=f"attnv-{k}" if k else None, pure=False,
-                                     priority=SUBTASK_PRIORITY) for s, k in zip(specs, keys)]
-            return client.gather(futures)
-    out = []
-    for i, s in enumerate(specs):
-        out.append(subtask(s))
-        if progress is not None:
-            progress((i + 1) / len(specs))
-    return out
 
 
 def run_claim_tasks(specs: Sequence[Any], engine: Engine, on_result: Callable[[int, dict], Any],

@@ -244,7 +244,7 @@ def test_the_shared_stationary_pieces_equal_the_direct_computation(tmp_path):
     (a domain setting's floats read as the exact settings)."""
     from verification.claims.dohmatob2025 import flow_on_M_2d, paper_stationary, stationary_points_uncached
     from verification.store import ResultStore
-    from verification.tasks import map_subtasks
+    from verification.simtasks import map_subtasks
     store = ResultStore(tmp_path)
     ctx = Context(profile="quick", seed=0, device="cpu", store=store, mapper=map_subtasks)
     for setting, point in zip(STATIONARY_SETTINGS, SP.SETTINGS, strict=True):

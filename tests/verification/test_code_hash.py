@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_code_hash_covers_the_claims_imports_and_not_the_other_papers():
     files = {str(p.relative_to(ROOT)) for p in import_closure("verification.claims.marion2025")}
-    assert {"verification/checks/policies.py", "theory/models/marion2025.py",
+    assert {"verification/checks/contract.py", "theory/models/marion2025.py",
             "numerics/sgd/direct.py"} <= files
     assert not any("sagitova2026" in f and f.startswith("verification/claims") for f in files)
     # what the claim computes with counts (the claim API: verification.layers); what finds,

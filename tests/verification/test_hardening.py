@@ -301,3 +301,45 @@ def test_a_full_disk_names_the_file_whatever_writes_it(tmp_path, monkeypatch):
     res = runner.invoke(app, ["store", "export", str(tmp_path / "x.tar"), "--store", str(tmp_path)])
     assert res.exit_code == 1 and res.stderr.strip() == (
         f"error: {tmp_path / 'x.tar'}: No space left on device")
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_users_claim_that_loops_is_stopped_at_its_budget(tmp_path, monkeypatch, workers):
+    """In this process and in a worker alike: the claim's error, saying so; the run goes on."""
+    monkeypatch.setenv("ATTNV_CLAIM_BUDGET", "2")
+    path = tmp_path / "loops_claims.py"
+    path.write_text("from verification import Outcome, claim\n\n\n"
+                    "@claim('mine2102:loops', 'x', 'loops', statistical=False)\n"
+                    "def loops(ctx):\n    while True:\n        pass\n\n\n"
+                    "@claim('mine2102:fine', 'x', 'fine', statistical=False)\n"
+                    "def fine(ctx):\n    return Outcome('confirmed', 'fine')\n")
+    res = runner.invoke(app, ["run", "--claims", str(path), "--workers", str(workers),
+                              "--no-figures", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    claims = {c["id"]: c for c in json.loads((tmp_path / "out" / "report.json").read_text())["claims"]}
+    assert claims["mine2102:loops"]["verdict"] == "error"
+    assert "ran past its budget of 2 s" in claims["mine2102:loops"]["summary"]
+    assert claims["mine2102:fine"]["verdict"] == "confirmed"
+
+
+def test_the_suites_own_claims_have_no_budget():
+    from verification.catalogue import load_all
+    from verification.tasks import claim_budget
+    assert claim_budget(load_all()["marion2025:thm1-risk"]) == 0.0
+
+
+def test_a_users_claim_that_takes_too_much_memory_in_this_process_is_its_error(tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.setenv("ATTNV_CLAIM_MEMORY", "0.5")
+    path = tmp_path / "greedy_claims.py"
+    path.write_text("import numpy as np\nfrom verification import Outcome, claim\n\n\n"
+                    "@claim('mine2102:greedy', 'x', 'greedy', statistical=False)\n"
+                    "def greedy(ctx):\n    x = np.ones(2**31)\n"
+                    "    return Outcome('confirmed', str(x.sum()))\n")
+    res = runner.invoke(app, ["run", "--claims", str(path), "--workers", "0", "--no-figures",
+                              "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    entry = json.loads((tmp_path / "out" / "report.json").read_text())["claims"][0]
+    assert entry["verdict"] == "error" and "MemoryError" in entry["summary"]
+    import resource
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY   # restored

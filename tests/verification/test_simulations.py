@@ -21,7 +21,7 @@ from verification.layers import simulated
 from verification.simulations import SimContext, SimulationMissing, is_seeded, simulation
 from verification.simulations.base import derive_seed
 from verification.store import ResultStore
-from verification.tasks import SubTask, item_key, map_subtasks, stored_only
+from verification.simtasks import SubTask, item_key, map_subtasks, stored_only
 
 SIM_SOURCE = '''
 from verification.simulations import simulation

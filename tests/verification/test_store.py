@@ -383,7 +383,7 @@ def test_subtasks_are_stored_one_by_one_and_an_interrupted_claim_resumes(tmp_pat
     fresh = run([toy_claim], show=False, out=tmp_path / "fresh", figures=False)
     assert to_jsonable(fresh["claims"][0]["evidence"]) == to_jsonable(second["claims"][0]["evidence"])
     from verification.context import Context
-    from verification.tasks import map_subtasks
+    from verification.simtasks import map_subtasks
     with pytest.raises(TypeError, match="item holds a builtins.object"):
         Context(store=ResultStore(tmp_path), mapper=map_subtasks).map(_square, [object()])
     # the context is plain data: without the tasks' mapper it cannot key calls for a store

@@ -84,11 +84,15 @@ turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
 """
 
 from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
-from .policies import (
-    DECISIONS, FINITE_SIZE_TERMS, PERTURBATIONS, Z95, Check, Contract, Family, Ledger,
-    OutsideRealisableSet, check_perturbation, combine, confidence_sequence_radius, legs_summary,
-    critical_value, estimate_vs_theory, exact, limit, perturbed, realisable, sequential, trend,
-    welch_dof, MAX_EVIDENCE_ROWS)
+from .contract import (DECISIONS, MAX_EVIDENCE_ROWS, PERTURBATIONS, Z95, Check, Contract, Family,
+                       Ledger, check_perturbation, combine, critical_value, legs_summary,
+                       perturbed, welch_dof)
+from .estimate import estimate_vs_theory
+from .exact import exact
+from .limit import FINITE_SIZE_TERMS, limit
+from .realisable import OutsideRealisableSet, realisable
+from .sequential import confidence_sequence_radius, sequential
+from .trend import trend
 
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",

@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .policies import Check, estimate_vs_theory, limit
+from .contract import Check
+from .estimate import estimate_vs_theory
+from .limit import limit
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -250,7 +252,7 @@ def _per_state(judge: Callable[[int, slice], Check], states: int, records: int) 
     have different scales and standard errors), joined into one Check in the (record, state)
     order of the comparisons: refuted if any state is, confirmed if all are, else
     inconclusive; its resolution the coarsest state's, its details the worst state's."""
-    from .policies import combine
+    from .contract import combine
 
     checks = [judge(j, slice(j, None, states)) for j in range(states)]
     n = states * records
