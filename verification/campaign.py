@@ -71,13 +71,22 @@ class Campaign:
 
 
 def checked_result(spec: ClaimTask, result: Any) -> dict:
-    """``result`` when it is a result of ``spec``'s claim (a dict whose entry names the claim,
-    or a re-judging run's ``missing``), else ``spec``'s ``error`` saying what came back."""
-    if isinstance(result, dict) and result.get("missing") and result.get("entry") is None:
+    """``result`` when it is a result of ``spec`` (a dict that echoes the task: its claim, key,
+    seed, perturbation, mutation and setting), else ``spec``'s ``error`` saying what came back."""
+    if not isinstance(result, dict):
+        return _untrusted(spec, f"a {type(result).__name__}")
+    if result.get("task") != spec.echo():
+        return _untrusted(spec, "the result of another task" if "task" in result
+                          else "a result naming no task")
+    if result.get("missing") and result.get("entry") is None:
         return result
-    entry = result.get("entry") if isinstance(result, dict) else None
+    entry = result.get("entry")
     if isinstance(entry, dict) and entry.get("id") == spec.claim_id:
         return result
-    got = entry.get("id") if isinstance(entry, dict) else type(result).__name__
-    return failed_result(spec, ValueError(f"a worker answered with a result of {got!r}, not of "
-                                          f"{spec.claim_id}: not trusted"))
+    got = entry.get("id") if isinstance(entry, dict) else type(entry).__name__
+    return _untrusted(spec, f"a result of {got!r}")
+
+
+def _untrusted(spec: ClaimTask, what: str) -> dict:
+    return failed_result(spec, ValueError(f"a worker answered {spec.claim_id} with {what}: "
+                                          "not trusted"))

@@ -242,6 +242,12 @@ class ClaimTask:
         return cls(claim.id, module, profile, int(seed), device, perturbation, mutation,
                    figures, store, key, setting, claim, bool(simulate), bool(rejudge))
 
+    def echo(self) -> tuple:
+        """What names this task in its result, so that a result that comes back for another
+        task (another claim, seed, perturbation or mutation) is caught before it is used."""
+        return (self.claim_id, self.key, self.profile, self.seed, self.perturbation,
+                self.mutation, repr(sorted((self.setting or {}).items())))
+
     def lookup(self) -> dict | None:
         """The stored result when usable (it has figures if figures are wanted), else None. An
         entry of the wrong shape is damaged: reported, removed, recomputed."""
@@ -258,7 +264,7 @@ class ClaimTask:
             return None
         if not _simulations_current(hit.get("simulated_with")):
             return None
-        return {**hit, "reused": True, "stage": "reused"}
+        return {**hit, "reused": True, "stage": "reused", "task": self.echo()}
 
 
 def _simulations_current(used: Any) -> bool:
@@ -312,9 +318,14 @@ def _claim(task: ClaimTask):
 
 def claim_task(task: ClaimTask) -> dict:
     """Run one claim (or reuse its stored result): {"entry", "arrays", "figures" (PNG bytes),
-    "has_figures", "reused", "stage"}; ``stage``: "reused" (the judgement was stored),
-    "rejudged" (judged again, every simulation stored) or "simulated" (some computed). With
-    ``task.simulate`` False a run missing a simulation returns {"missing": "<what>"} instead."""
+    "has_figures", "reused", "stage", "task"}; ``stage``: "reused" (the judgement was stored),
+    "rejudged" (judged again, every simulation stored) or "simulated" (some computed);
+    ``task``: the task's ``echo``. With ``task.simulate`` False a run missing a simulation
+    returns {"missing": "<what>"} instead."""
+    return {**_claim_result(task), "task": task.echo()}
+
+
+def _claim_result(task: ClaimTask) -> dict:
     from .context import Context
     hit = task.lookup()
     if hit is not None:
@@ -476,7 +487,7 @@ def failed_result(spec: ClaimTask, exc: Exception) -> dict:
                  "statement": ""}
     entry = {**about, "verdict": "error", "summary": f"the task did not finish: {exc}",
              "contract": None, "evidence": {"error": str(exc)}, "seconds": 0.0}
-    return {"entry": entry, "arrays": {}, "figures": {}, "reused": False}
+    return {"entry": entry, "arrays": {}, "figures": {}, "reused": False, "task": spec.echo()}
 
 
 def run_claim_tasks(specs: Sequence[Any], engine: Engine, on_result: Callable[[int, dict], Any],

@@ -150,6 +150,23 @@ def test_a_worker_result_forged_for_another_claim_is_that_tasks_error(tmp_path, 
     assert "toy2102:other" in entry["summary"] and "not trusted" in entry["summary"]
 
 
+@pytest.mark.parametrize("forge", ["another seed", "no task named"])
+def test_a_worker_result_for_another_task_of_the_same_claim_is_not_trusted(tmp_path,
+                                                                          monkeypatch, forge):
+    import verification.tasks as tasks
+    real = tasks.claim_task
+
+    def forged(spec):
+        result = real(spec)
+        if forge == "no task named":
+            return {k: v for k, v in result.items() if k != "task"}
+        claim_id, key, profile, seed, *rest = result["task"]
+        return {**result, "task": (claim_id, key, profile, seed + 1, *rest)}
+    monkeypatch.setattr(tasks, "claim_task", forged)
+    entry = _run([_toy()], tmp_path / "out", figures=False)["claims"][0]
+    assert entry["verdict"] == "error" and "not trusted" in entry["summary"]
+
+
 @pytest.mark.parametrize("workers", [0, 1])
 def test_a_claim_returning_a_malformed_outcome_is_its_error_in_every_mode(tmp_path, workers):
     @claim("toy2102:bad", "toy", "-", statistical=False)

@@ -83,25 +83,17 @@ realisable (non-finite values, norms, |overlaps| > 1, a Gram matrix that is not 
 turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
 """
 
+from .conclude import conclude
+from .exact_kinds import bound, identity, not_judged, signs
 from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
-from .contract import (DECISIONS, MAX_EVIDENCE_ROWS, PERTURBATIONS, Z95, Check, Contract, Family,
-                       Ledger, check_perturbation, combine, critical_value, legs_summary,
-                       perturbed, welch_dof)
-from .estimate import estimate_vs_theory
-from .exact import exact
-from .limit import FINITE_SIZE_TERMS, limit
-from .realisable import OutsideRealisableSet, realisable
-from .sequential import confidence_sequence_radius, sequential
-from .trend import trend
+from .policies import *  # noqa: F403 - the policies' index
+from .policies import __all__ as _policies
 
-__all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
-           "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
-           "estimate_vs_theory", "limit",
-           "FINITE_SIZE_TERMS", "trend", "sequential", "confidence_sequence_radius", "exact",
-           "realisable", "combine", "legs_summary", "MAX_EVIDENCE_ROWS", "POLICIES",
-           "DECISIONS", "FlowComparison", "sgd_vs_flow", "sgd_states", "draw_sgd_vs_flow"]
+__all__ = [*_policies, "POLICIES", "FlowComparison", "sgd_vs_flow", "sgd_states",
+           "draw_sgd_vs_flow", "identity", "signs", "bound", "not_judged", "conclude"]
 
-POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "realisable",
-            "sgd_vs_flow")
+POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "identity", "signs",
+            "bound", "realisable", "sgd_vs_flow")
 """The public policies: each decides one kind of comparison (or, ``realisable``, guards the states
-a verdict rests on). docs/check_library.md documents each (a test keeps it so)."""
+a verdict rests on). docs/check_library.md documents each (a test keeps it so). A claim closes
+with :func:`conclude`, which builds its Outcome from the legs the policies judged."""

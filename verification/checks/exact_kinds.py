@@ -1,0 +1,181 @@
+"""Exact judgements beyond a value and its tolerance (α = 0, like :func:`exact`): an identity
+SymPy proves (``identity``), the sign of exactly computed values (``signs``), and a value
+against a bound (``bound``: exact, or at the claim's α when the values carry standard errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+import sympy as sp
+
+from ..stats import finite
+from .contract import Check, _labels, _spend, critical_value, perturbed, setting_of
+
+
+def identity(ctx, differences: Sequence[Any], *, name: str = "identity",
+             labels: Sequence[str] | None = None) -> Check:
+    """Each of ``differences`` (SymPy expressions: derived − claimed) is identically 0.
+
+    ``confirmed`` when SymPy proves every one 0 (``simplify`` to 0, else ``equals(0)``),
+    ``refuted`` when it proves one non-zero, else ``inconclusive`` (SymPy could not decide:
+    what would decide is a proof or a counterexample at a point). An exact family: α = 0,
+    resolution None. Calibration's perturbations do not apply (there is no claimed number to
+    move; a wrong formula is a declared mutation). Columns: ``proven`` (1 zero, 0 undecided,
+    −1 non-zero) and ``deviation`` (0, or 1 where it is not proven zero), ``unit`` 1."""
+    exprs = [sp.sympify(e) for e in differences]
+    if not exprs:
+        raise ValueError(f"{name}: differences is empty; give at least one expression")
+    ctx.ledger.spend(name, len(exprs), 0.0, exact=True, policy="identity",
+                     setting=setting_of(ctx))
+    proven = np.array([_proven_zero(e) for e in exprs], int)
+    residual = [str(sp.simplify(e)) if p != 1 else "0" for e, p in zip(exprs, proven)]
+    ok = proven == 1
+    decision = ("refuted" if np.any(proven == -1) else "confirmed" if ok.all()
+                else "inconclusive")
+    score = np.where(ok, 0.0, np.where(proven == -1, np.inf, 1.0))
+    worst = int(np.argmax(score))
+    details = {"n": len(exprs), "worst_index": worst, "worst_residual": residual[worst]}
+    needs = ("" if decision != "inconclusive" else
+             f"SymPy cannot decide whether {residual[worst]} is 0: a proof, or a point where "
+             "it is not 0, would decide")
+    columns = {"residual": np.array(residual, dtype=object), "proven": proven,
+               "deviation": (~ok).astype(float), "unit": 1.0, "se": 0.0}
+    return ctx.ledger.record(Check(decision, 1.0, ok, score, None, details, needs=needs,
+                                   columns=columns, labels=_labels(labels, len(exprs), name)))
+
+
+def _proven_zero(expr: sp.Expr) -> int:
+    """1: ``expr`` is 0; −1: it is not; 0: SymPy cannot tell."""
+    if expr == 0 or sp.simplify(expr) == 0:
+        return 1
+    verdict = expr.equals(0)
+    return 0 if verdict is None else (1 if verdict else -1)
+
+
+def signs(ctx, values: ArrayLike, claimed: ArrayLike, *, atol: float,
+          name: str = "signs", labels: Sequence[str] | None = None) -> Check:
+    """Values computed exactly or to a stated accuracy ``atol`` have the claimed signs
+    (+1, −1; 0: the value is 0 within ``atol``). ``refuted`` when a value lies beyond ``atol``
+    on the other side of 0 (or away from 0 where 0 is claimed); ``inconclusive`` when a value
+    claimed non-zero lies within ±``atol`` (degenerate at the working accuracy: more digits
+    would decide); else ``confirmed``. An exact family: α = 0, resolution None. A sign flip
+    under calibration negates the claimed signs. Columns: value, claimed_sign,
+    ``deviation`` = how far the value lies on the wrong side (−sign·value; |value| where 0 is
+    claimed), ``unit`` = atol."""
+    if not (isinstance(atol, (int, float)) and math.isfinite(atol) and atol > 0):
+        raise ValueError(f"{name}: atol={atol!r}; allowed: a finite number > 0 (the accuracy "
+                         "the values are computed to)")
+    v = np.asarray(values, float).ravel()
+    s = np.asarray(claimed, float).ravel()
+    if s.size == 1 and v.size > 1:
+        s = np.repeat(s, v.size)
+    if s.size != v.size or not np.all(np.isin(s, (-1.0, 0.0, 1.0))):
+        raise ValueError(f"{name}: claimed={np.asarray(claimed).tolist()!r}; allowed: one of "
+                         "+1, 0, −1 per value")
+    finite(v, what=name)
+    s = np.asarray(perturbed(ctx, s, np.ones_like(s)) if _sign_flip(ctx) else s, float)
+    ctx.ledger.spend(name, v.size, 0.0, exact=True, policy="signs", setting=setting_of(ctx))
+    wrong = np.where(s == 0, np.abs(v), -s * v)          # > atol: refuted
+    degenerate = (s != 0) & (np.abs(v) <= atol)
+    ok = (wrong <= atol) & ~degenerate
+    decision = ("refuted" if np.any(wrong > atol) else "inconclusive" if degenerate.any()
+                else "confirmed")
+    score = wrong / atol
+    worst = int(np.argmax(np.where(degenerate & (decision == "inconclusive"), np.inf, score)))
+    details = {"n": int(v.size), "atol": float(atol), "worst_index": worst,
+               "worst_value": float(v[worst]), "worst_claimed_sign": int(s[worst])}
+    needs = ("" if decision != "inconclusive" else
+             f"value #{worst} = {v[worst]:.3g} is 0 within the accuracy {atol:g}: more digits "
+             "would decide its sign")
+    columns = {"value": v, "claimed_sign": s, "deviation": wrong, "unit": float(atol),
+               "se": 0.0}
+    return ctx.ledger.record(Check(decision, 1.0, ok, score, None, details, needs=needs,
+                                   columns=columns, labels=_labels(labels, v.size, name)))
+
+
+def _sign_flip(ctx) -> bool:
+    p = getattr(ctx, "perturbation", None)
+    return p is not None and p[0] == "sign"
+
+
+def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
+          lower: ArrayLike | None = None, stderr: ArrayLike | None = None,
+          atol: float = 0.0, dof: float | None = None, name: str = "bound",
+          labels: Sequence[str] | None = None) -> Check:
+    """Values against a claimed bound: lower ≤ value ≤ upper (either side may be absent).
+
+    Exact values (``stderr`` None): ``refuted`` when a value lies beyond a bound by more than
+    ``atol`` (the accuracy it is computed to), else ``confirmed``; α = 0. Estimates with
+    standard errors: the family is judged at the claim's α with Bonferroni z over the values
+    (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
+    ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
+    standard error that would decide). Its resolution is (z + z₀.₉₅)·se/|bound| at the value
+    nearest its bound. Calibration moves the bound (each side is the claimed value).
+    Columns: value, bound, side (+1 upper, −1 lower), ``deviation`` = side·(value − bound)
+    (> 0: outside), se, ``unit``."""
+    if upper is None and lower is None:
+        raise ValueError(f"{name}: give upper, lower or both")
+    v = np.asarray(values, float).ravel()
+    finite(v, what=name)
+    sides, bounds, vals, ses = [], [], [], []
+    se = np.zeros_like(v) if stderr is None else np.broadcast_to(
+        np.asarray(stderr, float), v.shape).ravel()
+    finite(se, what=f"{name}: stderr")
+    for side, b in ((1, upper), (-1, lower)):
+        if b is None:
+            continue
+        b = np.broadcast_to(np.asarray(b, float), v.shape).ravel()
+        finite(b, what=f"{name}: bound")
+        sides.append(np.full(v.shape, side))
+        bounds.append(np.asarray(perturbed(ctx, b, family=name), float))
+        vals.append(v)
+        ses.append(se)
+    side, b, x, s = (np.concatenate(a) for a in (sides, bounds, vals, ses))
+    n = x.size
+    outside = side * (x - b)
+    if stderr is None:
+        ctx.ledger.spend(name, n, 0.0, exact=True, policy="bound", setting=setting_of(ctx))
+        ok = outside <= atol
+        score = outside / atol if atol > 0 else np.where(outside > 0, np.inf, 0.0)
+        z, res, unit, decision, needs = 1.0, None, atol, ("confirmed" if ok.all()
+                                                          else "refuted"), ""
+    else:
+        crit, power = critical_value(ctx.alpha, n, dof, what=f"{name}: dof")
+        z = float(crit)
+        _spend(ctx, name, n, policy="bound")
+        unit = (z + float(power)) * s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(np.abs(b) > 0, unit / np.abs(b), np.inf)
+            score = np.where(s > 0, outside / s, np.where(outside > 0, np.inf, -np.inf))
+        res = float(np.min(rel))
+        ctx.ledger.set_resolution(res)
+        ok = score < -z
+        decision = "refuted" if np.any(score > z) else "confirmed" if ok.all() else "inconclusive"
+        worst = int(np.argmax(score))
+        needs = ("" if decision != "inconclusive" else
+                 f"value #{worst % v.size} = {x[worst]:.4g} ± {s[worst]:.2g} is within "
+                 f"{z:.2f} se of its bound {b[worst]:.4g}: a standard error below "
+                 f"{abs(outside[worst]) / z:.3g} would decide")
+    worst = int(np.argmax(score))
+    details = {"n": int(n), "worst_index": worst, "worst_value": float(x[worst]),
+               "worst_bound": float(b[worst]), "worst_side": "upper" if side[worst] > 0
+               else "lower", **({"atol": float(atol)} if stderr is None else {})}
+    columns = {"value": x, "bound": b, "side": side, "deviation": outside, "se": s,
+               "unit": unit}
+    lab = None if labels is None else list(labels) * len(sides)
+    return ctx.ledger.record(Check(decision, z, ok, np.asarray(score, float), res, details,
+                                   needs=needs, columns=columns, labels=_labels(lab, n, name)))
+
+
+def not_judged(ctx, name: str, why: str) -> Check:
+    """A leg the claim cannot judge at this setting (e.g. a comparison that would compare a
+    quantity with itself): ``inconclusive`` with ``why`` as what would decide. No comparison is
+    spent; the verdict it contributes can only be ``inconclusive``."""
+    if not why:
+        raise ValueError(f"{name}: why is empty; say what would decide")
+    return Check("inconclusive", 1.0, np.zeros(0, bool), np.zeros(0), None,
+                 {"not_judged": True}, needs=why)
