@@ -93,7 +93,7 @@ __all__ = [*_policies, "POLICIES", "FlowComparison", "sgd_vs_flow", "sgd_states"
            "draw_sgd_vs_flow", "identity", "signs", "bound", "not_judged", "conclude"]
 
 POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "identity", "signs",
-            "bound", "realisable", "sgd_vs_flow")
+            "bound", "not_judged", "realisable", "sgd_vs_flow")
 """The public policies: each decides one kind of comparison (or, ``realisable``, guards the states
 a verdict rests on). docs/check_library.md documents each (a test keeps it so). A claim closes
 with :func:`conclude`, which builds its Outcome from the legs the policies judged."""
