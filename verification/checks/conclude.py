@@ -5,7 +5,6 @@ verdict by hand: the verdict is :func:`combine`'s, the summary the claim's text 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ..declare import Outcome
 from .contract import Check, combine, legs_summary
