@@ -27,6 +27,8 @@ def test_identity_proves_a_true_identity_and_refutes_a_false_one():
     fams = ctx.ledger.contract().to_json()["families"]
     assert [f["policy"] for f in fams] == ["identity", "identity"]
     assert all(f["alpha"] == 0.0 and f["exact"] for f in fams)
+    # plain strings, not objects: a claim's arrays must be storable (the store refuses objects)
+    assert all(v.dtype.kind != "O" for v in ctx.ledger.arrays().values())
 
 
 def test_identity_says_inconclusive_when_sympy_cannot_decide(monkeypatch):

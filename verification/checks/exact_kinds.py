@@ -42,7 +42,7 @@ def identity(ctx, differences: Sequence[Any], *, name: str = "identity",
     needs = ("" if decision != "inconclusive" else
              f"SymPy cannot decide whether {residual[worst]} is 0: a proof, or a point where "
              "it is not 0, would decide")
-    columns = {"residual": np.array(residual, dtype=object), "proven": proven,
+    columns = {"residual": np.array(residual, dtype=str), "proven": proven,
                "deviation": (~ok).astype(float), "unit": 1.0, "se": 0.0}
     return ctx.ledger.record(Check(decision, 1.0, ok, score, None, details, needs=needs,
                                    columns=columns, labels=_labels(labels, len(exprs), name)))
