@@ -42,15 +42,3 @@ def random_overlaps(rng, on_manifold: bool) -> dict:
     v = rng.standard_normal(4) + rng.uniform(-2, 2) * np.eye(4)[1]
     k, v = k / np.linalg.norm(k), v / np.linalg.norm(v)
     return dict(kappa=k[0], nu=v[1], theta=v[0], eta=k[1], rho=k @ v)
-
-
-def strictly_below(x: float) -> float:
-    """The largest float below ``x``. ``checks.bound`` passes a value ≤ its upper bound; a rule
-    that passes only a value < x is, in floating point exactly, value ≤ strictly_below(x)."""
-    return float(np.nextafter(x, -np.inf))
-
-
-def strictly_above(x: float) -> float:
-    """The smallest float above ``x``: a lower bound that passes only a value > x (as
-    :func:`strictly_below`)."""
-    return float(np.nextafter(x, np.inf))

@@ -18,7 +18,7 @@ from ...simulations.marion2025.common import MutatedRisk
 from ...simulations.marion2025.sec3_risk import (linear_risk_vs_formula, oracle_excess,
                                                  risk_at_points, risk_mc)
 from ...stats import finite
-from ._common import (DOMAIN, PAPER, SETTINGS, as_setting, random_overlaps, strictly_below,
+from ._common import (DOMAIN, PAPER, SETTINGS, as_setting, random_overlaps,
                       sub_domain)
 
 
@@ -181,12 +181,6 @@ def cor2_trend(dims, excess) -> dict:
             "loglog_slope_last3": slope}
 
 
-def _confirms_or_undecided(ctx, name: str, check, why: str):
-    """A leg that shows the decay once reached and is otherwise undecided, never refuting:
-    ``check`` (an exact bound) when it holds, else ``not_judged`` with ``why``."""
-    return checks.not_judged(ctx, name, why) if check.decision == "refuted" else check
-
-
 def cor2_legs(ctx, excess) -> dict:
     """The legs judging the excess R − ε² along d (exact values, α = 0), whose combine is the
     reading's three-way rule: refuted below the Bayes risk (an excess < −BAYES_FLOOR), or when
@@ -200,21 +194,22 @@ def cor2_legs(ctx, excess) -> dict:
         labels=[f"d #{i}" for i in range(e.size)])}
     if len(e) >= 3:
         legs["no stall over the last three d"] = checks.bound(
-            ctx, [e[-1]], upper=strictly_below(e[-3]), name="excess at the largest d < two d before")
+            ctx, [e[-1]], upper=e[-3], strict=True, name="excess at the largest d < two d before")
     if len(e) >= 2:
-        legs["monotone decrease"] = _confirms_or_undecided(ctx, "monotone decrease", checks.bound(
-            ctx, e[1:], upper=[strictly_below(x) for x in e[:-1]],
-            name="excess decreasing along d"),
-            "the excess does not fall at every step along d: a larger d would decide")
+        legs["monotone decrease"] = checks.bound(
+            ctx, e[1:], upper=e[:-1], strict=True, refutes=False,
+            needs="the excess does not fall at every step along d: a larger d would decide",
+            name="excess decreasing along d")
     if e[0] != 0:
         ratio = np.nan_to_num(e[-1] / e[0])        # ±inf (overflow) as ±the largest float
         legs["ratio below the stall"] = checks.bound(
-            ctx, [ratio], upper=strictly_below(STALLED_RATIO),
+            ctx, [ratio], upper=STALLED_RATIO, strict=True,
             name=f"last/first excess < {STALLED_RATIO:g}")
-        legs["ratio decayed"] = _confirms_or_undecided(ctx, "ratio decayed", checks.bound(
-            ctx, [abs(ratio)], upper=DECAYED_RATIO, name=f"|last/first excess| ≤ {DECAYED_RATIO:g}"),
-            f"the excess ends at {abs(ratio):.3g} of its first value, above "
-            f"{DECAYED_RATIO:g}: a larger d would decide")
+        legs["ratio decayed"] = checks.bound(
+            ctx, [abs(ratio)], upper=DECAYED_RATIO, refutes=False,
+            needs=f"the excess ends at {abs(ratio):.3g} of its first value, above "
+                  f"{DECAYED_RATIO:g}: a larger d would decide",
+            name=f"|last/first excess| ≤ {DECAYED_RATIO:g}")
     else:
         legs["ratio decayed"] = checks.not_judged(
             ctx, "ratio decayed", "the excess at the first d is 0, so the last/first ratio is "

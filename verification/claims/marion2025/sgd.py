@@ -17,7 +17,7 @@ from ...checks import combine, legs_summary, limit
 from ...declare import claim, missed
 from ...simulations.marion2025.sgd import flow_without_noise_tokens, ode_run, sgd_run, time_scaled_flow
 from ...stats import finite
-from ._common import PAPER, strictly_below, sub_domain
+from ._common import PAPER, sub_domain
 
 SGD_PARAMS = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
 SGD_INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
@@ -206,12 +206,10 @@ def sgd_tracks_flow(ctx, L, lam, gamma, eps, model=MODEL, flow_model=None, ode=N
 def _decrease_leg(ctx, D):
     """The largest |mean SGD − ODE| at the largest d is below that at the smallest (the
     deviation shrinks as d grows): confirmed, else undecided (a larger d range would decide),
-    never refuted by itself (the legs at x → 0 are what refutes). Judged as the exact bound
-    D[-1] − strictly_below(D[0]) ≤ 0, which holds exactly when D[-1] < D[0]; the bound is 0 so
-    that calibration's perturbations, which move claimed values, leave this guard alone."""
-    check = checks_lib.bound(ctx, [D[-1] - strictly_below(D[0])], upper=0.0,
-                             name="max |SGD − ODE|: largest d below smallest d",
-                             labels=["D(d_max) − D(d_min)"])
-    return (checks_lib.not_judged(ctx, "decrease over the d range",
-                                  "a larger d range would decide")
-            if check.decision == "refuted" else check)
+    never refuted by itself (the legs at x → 0 are what refutes). Judged as the exact strict
+    bound D[-1] − D[0] < 0; the bound is 0 so that calibration's perturbations, which move
+    claimed values, leave this guard alone."""
+    return checks_lib.bound(ctx, [D[-1] - D[0]], upper=0.0, strict=True, refutes=False,
+                            needs="a larger d range would decide",
+                            name="max |SGD − ODE|: largest d below smallest d",
+                            labels=["D(d_max) − D(d_min)"])
