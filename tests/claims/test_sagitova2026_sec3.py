@@ -23,7 +23,7 @@ from theory.multihead import Activation, MultiHeadModel
 from verification import Context, claims_for, get_claim, run_claim
 from verification.checks import estimate_vs_theory
 from verification.declare import Missed
-from verification.claims.sagitova2026 import sec3_dynamics, sec3_specialization as dyn
+from verification.claims.sagitova2026 import sec3_dynamics, sec3_sequential as seq, sec3_specialization as dyn
 from verification.simulations.sagitova2026.sec3_dynamics import FastMFlow
 
 CTX = Context(profile="quick", seed=0)
@@ -312,7 +312,7 @@ def _noise(sd, mean=0.0):
 def _sequential(runs, context=None, budget=32):
     sgd = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)
     c = context or ctx()
-    out = dyn.judge_sequential(c, runs, sgd, (1.0, 1.0), list(DIMS), [100, 400], 800.0, {}, {}, {},
+    out = seq.judge_sequential(c, runs, sgd, (1.0, 1.0), list(DIMS), [100, 400], 800.0, {}, {}, {},
                                batch=4, budget=budget)
     return out, c
 
