@@ -23,7 +23,7 @@ from theory.multihead import Activation, MultiHeadModel
 from verification import Context, claims_for, get_claim, run_claim
 from verification.checks import estimate_vs_theory
 from verification.declare import Missed
-from verification.claims.sagitova2026 import sec3_dynamics, sec3_sequential as seq, sec3_specialization as dyn
+from verification.claims.sagitova2026 import sec3_dynamics, sec3_specialization as dyn
 from verification.simulations.sagitova2026.sec3_dynamics import FastMFlow
 
 CTX = Context(profile="quick", seed=0)
@@ -282,117 +282,6 @@ def run(cid, **kw):
     entry, outcome = run_claim(get_claim(cid), ctx(), **kw)
     assert outcome.verdict != "error", outcome.evidence.get("traceback", outcome.summary)
     return entry, outcome
-
-
-# --- result-iii1-sequential: the delay's growth, decided by the sequential policy -----------------
-DIMS = (1e2, 1e3, 1e4)
-
-
-def slope_source(slopes, c=60.0, tau1=10.0, dims=DIMS):
-    """A fake source of ODE runs (``runs(first, count)``, draw × D × (τ₁, τ₂)) whose draw i has
-    the delay c + slopes(i)·(ln D − ln D₀), f = 1 first; records which draws were asked for."""
-    x = np.log(dims)
-
-    def runs(first, count):
-        runs.asked.append((first, count))
-        s = np.array([slopes(i) for i in range(first, first + count)])
-        delay = c + s[:, None] * (x - x[0])[None, :]
-        t1 = np.full(delay.shape, tau1)
-        return np.stack([t1, t1 + delay], -1)
-    runs.asked = []
-    return runs
-
-
-def _noise(sd, mean=0.0):
-    rng = np.random.default_rng(3)
-    values = mean + sd * rng.standard_normal(1000)
-    return lambda i: values[i]
-
-
-def _sequential(runs, context=None, budget=32):
-    sgd = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)
-    c = context or ctx()
-    out = seq.judge_sequential(c, runs, sgd, (1.0, 1.0), list(DIMS), [100, 400], 800.0, {}, {}, {},
-                               batch=4, budget=budget)
-    return out, c
-
-
-def test_sequential_clear_growth_is_confirmed_well_before_the_budget():
-    """Slopes 8 ± 1 per unit ln D: decided after a few batches (σ is bounded from above at
-    each look, so not at the first one), each draw's slope one sample; one family, the
-    sequential policy's."""
-    runs = slope_source(_noise(1.0, 8.0))
-    out, c = _sequential(runs)
-    assert out.verdict == "confirmed", out.summary
-    used = out.evidence["draws_used"]
-    assert 8 <= used <= 16 and runs.asked == [(k, 4) for k in range(0, used, 4)]
-    assert f"after {used} initial draws of a budget of 32" in out.summary
-    fams = c.ledger.contract().families
-    fam, = [f for f in fams if not f.exact]
-    assert fam.policy == "sequential" and fam.comparisons == 1
-    # the order, exactly, once over every draw the verdict rests on (ODE) and SGD's means
-    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 3
-    assert set(out.evidence["legs"]) == {"ODE delay slope in ln D", "every feature specialized (ODE)",
-                                         "f = 1 first (ODE)", "f = 1 first on average (SGD)"}
-    assert out.evidence["per_seed_delay_slopes"] == pytest.approx([_noise(1.0, 8.0)(i)
-                                                                   for i in range(used)])
-
-
-def test_sequential_never_decides_before_eight_draws():
-    """Slopes 100 ± 0.1 would be decided by 4 draws' confidence sequence: the check still
-    draws 8 (the plug-in σ needs them)."""
-    runs = slope_source(_noise(0.1, 100.0))
-    out, _ = _sequential(runs)
-    assert out.verdict == "confirmed" and out.evidence["draws_used"] == 8
-
-
-def test_sequential_shrinking_delay_is_refuted():
-    """τ₁ < τ₂ everywhere but the delay shrinks by 5 ± 1 per unit ln D: refuted."""
-    out, _ = _sequential(slope_source(_noise(1.0, -5.0)))
-    assert out.verdict == "refuted" and "shrinks" in out.summary
-    assert 8 <= out.evidence["draws_used"] < 32
-
-
-def test_sequential_slope_indistinguishable_from_zero_is_inconclusive_at_the_budget():
-    runs = slope_source(_noise(3.0))
-    out, c = _sequential(runs, budget=32)
-    assert out.verdict == "inconclusive"
-    assert out.evidence["draws_used"] == 32 and runs.asked[-1] == (28, 4)
-    assert "budget of 32" in out.summary and "larger budget" in out.summary
-    assert "spread too much" in out.summary
-
-
-def test_sequential_sign_flip_under_calibration_is_refuted():
-    """Calibration's sign flip (the claimed direction reversed) on clear growth: refuted (the
-    old 3-draw trend missed it at every seed)."""
-    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), Context(profile="quick", seed=0,
-                                                                 perturbation=("sign",)))
-    assert out.verdict == "refuted"
-
-
-def test_sequential_order_violated_in_a_later_batch_is_refuted():
-    good = slope_source(_noise(3.0))
-
-    def runs(first, count):
-        t = good(first, count)
-        if first == 4:
-            t[1, 2] = t[1, 2, ::-1]                 # draw 5 at D = 10⁴: f = 2 first
-        return t
-    out, _ = _sequential(runs)
-    assert out.verdict == "refuted" and "smaller-variance feature" in out.summary
-
-
-def test_sequential_never_specialized_in_a_later_batch_is_refuted():
-    good = slope_source(_noise(3.0))
-
-    def runs(first, count):
-        t = good(first, count)
-        if first == 4:
-            t[0, 1, 1] = np.nan
-        return t
-    out, c = _sequential(runs)
-    assert out.verdict == "refuted" and "never specialized" in out.summary
-    assert c.ledger.contract().families[0].resolution == np.inf
 
 
 # --- conj-iii1: fresh initial directions, the spread's shrinking as a trend --------------------
