@@ -24,14 +24,14 @@ from verification import Context, get_claim, run_claim
 from verification.catalogue import claims_for
 from verification.checks import OutsideRealisableSet
 from verification.declare import Missed
-from verification.claims.dohmatob2025 import (STATIONARY_SETTINGS, limit_decision, numeric_risk,
+from verification.claims.dohmatob2025 import (STATIONARY_SETTINGS, deciding_column, numeric_risk,
                                               reduced_model)
 from verification.claims.dohmatob2025 import risk as R
 from verification.claims.dohmatob2025 import fig2 as F2
 from verification.claims.dohmatob2025 import rem_constants as RC
 from verification.claims.dohmatob2025 import sec5_convergence as S5
 from verification.claims.dohmatob2025 import stationary_points as SP
-from verification.claims.dohmatob2025._common import R_SYM, _rbar, rbar_terms
+from verification.claims.dohmatob2025._common import R_SYM, rbar, rbar_terms
 from verification.simulations.dohmatob2025 import risk as SR
 from verification.simulations.dohmatob2025 import sec5_convergence as SS5
 from verification.simulations.dohmatob2025 import stationary_points as SSP
@@ -53,8 +53,18 @@ def at(cid, setting, **kw):
     return run_claim(get_claim(cid), CTX, setting=setting, **kw)[0]
 
 
-def _families(entry):
-    return {f["name"]: f for f in entry["contract"]["families"]}
+def _families(entry, policy=None):
+    """The entry's families by name (only those judged by ``policy`` when given)."""
+    return {f["name"]: f for f in entry["contract"]["families"]
+            if policy is None or f["policy"] == policy}
+
+
+def _ctx():
+    """A bare context for a judge called directly: its own ledger, α = 10⁻⁴, no perturbation."""
+    from types import SimpleNamespace
+
+    from verification.checks import Ledger
+    return SimpleNamespace(ledger=Ledger(), alpha=1e-4, perturbation=None)
 
 
 def test_rem_constants_refutes_a_wrong_psi_or_r():
@@ -73,7 +83,7 @@ def test_gibbs_average_refutes_a_wrong_limit():
 
 @functools.cache
 def _paper_risk_fn(link):
-    return numeric_risk(_rbar(link))
+    return numeric_risk(rbar(link))
 
 
 def _risk_following(link, rel_se=0.004, finite_size=0.3):
@@ -97,7 +107,7 @@ def test_prop1_refutes_a_wrong_formula(monkeypatch, link):
     """R̄ × 1.2 against a simulated risk that follows the paper's R̄."""
     monkeypatch.setattr(SR, "risk_mc", _risk_following(link))
     entry = at(f"dohmatob2025:prop1-risk[link={link}]", R.PROP1_SETTINGS[1],
-               formula=sp.Rational(6, 5) * _rbar(link))
+               formula=sp.Rational(6, 5) * rbar(link))
     assert entry["verdict"] == "refuted"
 
 
@@ -175,7 +185,8 @@ def test_prop2_judges_each_side_in_its_own_family(monkeypatch):
     monkeypatch.setattr(SR, "risk_mc", _oracle_risk())
     entry = verdict("dohmatob2025:prop2-oracle[link=linear]")
     assert entry["verdict"] == "confirmed", entry["summary"]
-    fams = _families(entry)
+    assert set(_families(entry, "identity")) == {R.ORACLE_IDENTITY_FAMILY}
+    fams = _families(entry, "limit")
     assert set(fams) == set(R.PROP2_FAMILIES.values())
     assert all(f["comparisons"] == 2 and f["required"] == R.PROP2_RESOLVE for f in fams.values())
     assert fams[R.PROP2_FAMILIES["learnable"]]["resolution"] < 1e-6     # exact zeros, float floor
@@ -342,7 +353,7 @@ def test_prop4_refutes_the_ascending_flow():
     """−R̄: the oracle is no longer the only sink (root finding at d = 10 from 32 starts)."""
     rows, dropped = SSP.prop4_roots(reduced_model("linear", -dm.paper_risk("linear")),
                                    STATIONARY_SETTINGS[0], 10, 32, seed=0)
-    out = SP.judge_prop4(rows, {}, dropped)
+    out = SP.judge_prop4(_ctx(), rows, {}, dropped)
     assert out.verdict == "refuted" and "other sinks" in out.summary
 
 
@@ -374,7 +385,7 @@ def test_global_convergence_refutes_the_ascending_flow():
     y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
     run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 6, 33)]))
     assert run["outcome"] == "stationary elsewhere"
-    assert S5._judge_global([run], [10], 1e6)[0] == "refuted"
+    assert S5.judge_global(_ctx(), [run], [10], 1e6).verdict == "refuted"
 
 
 @pytest.mark.slow
@@ -432,7 +443,7 @@ def test_fig2_states_its_contract_and_refutes_a_wrong_formula(monkeypatch):
     assert entry["contract"]["comparisons"] == len(entry["evidence"]["points"])
     assert entry["contract"]["resolution"] is not None
     assert entry["evidence"]["check"]["decision"] == entry["verdict"]
-    wrong = verdict("dohmatob2025:fig2-agreement", formula=sp.Rational(3, 2) * _rbar("linear"))
+    wrong = verdict("dohmatob2025:fig2-agreement", formula=sp.Rational(3, 2) * rbar("linear"))
     assert wrong["verdict"] == "refuted"
 
 
@@ -469,9 +480,12 @@ def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
     assert {c["phase"] for ev in evs for c in ev["checks"]} == {"frozen"}
     exact = [c for ev in evs for c in ev["high_temperature_exact"]]
     assert exact and all(c["exact_equal"] for c in exact)
-    fams = _families(entry)
+    fams = _families(entry, "limit")
     assert set(fams) == set(RC.REM_FAMILIES.values())
     assert all(f["comparisons"] == 2 for f in fams.values())
+    exact_families = _families(entry, "identity")
+    assert set(exact_families) == {RC.HIGH_T_FAMILY}
+    assert exact_families[RC.HIGH_T_FAMILY]["comparisons"] == len(exact)
     assert entry["contract"]["resolution"] == max(f["resolution"] for f in fams.values())
     assert "self-comparison" in entry["summary"]
 
@@ -530,10 +544,12 @@ def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
              "residual_40_digits": 1e-40, "class": "sink" if (m, n) == (1, 1) else "saddle"}
             for m in (-1, 1) for n in (-1, 1)]
     evidence = {}
-    out = SP.judge_prop4(on_M, evidence, dropped[:1])
+    out = SP.judge_prop4(_ctx(), on_M, evidence, dropped[:1])
     assert out.verdict == "inconclusive" and "could not be refined" in out.summary
     assert evidence["refinement_failed_count"] == 1
-    assert SP.judge_prop4(on_M, {}, []).verdict == "confirmed"
+    assert SP.judge_prop4(_ctx(), on_M, {}, []).verdict == "confirmed"
+    assert SP.judge_prop4(_ctx(), on_M[:3], {}, dropped[:1]).verdict == "inconclusive"
+    assert SP.judge_prop4(_ctx(), on_M[:3], {}, []).verdict == "refuted"      # no oracle
 
 
 def test_global_convergence_state_off_the_sphere_raises():
@@ -583,10 +599,10 @@ def test_a_good_fit_refutes_even_when_another_column_fits_poorly():
     check = limit(ctx, dims, np.stack([good, poor], 1), np.full((4, 2), 0.01), 0.0,
                   terms=("1/sqrt(d)",), scale=1.0)
     assert check.decision == "refuted"               # checks.limit decides column by column
-    assert limit_decision(check) == ("refuted", 0)
+    assert deciding_column(check) == 0
     ok = limit(ctx, dims, np.stack([0.5 / np.sqrt(dims), poor], 1), np.full((4, 2), 0.01), 0.0,
                terms=("1/sqrt(d)",), scale=1.0)
-    assert limit_decision(ok) == ("inconclusive", None)
+    assert ok.decision == "inconclusive" and deciding_column(ok) is None
 
 
 # -- declared mutations -----------------------------------------------------------------------

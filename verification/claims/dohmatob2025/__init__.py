@@ -32,7 +32,7 @@ geometry and risk)."""
 
 # registration order = the spec's order (isort would reorder it); the shared helpers that
 # tests call through a public name are re-exported from ``_common``
-from ._common import (PER_LINK, STATIONARY_SETTINGS, flow_on_M_2d, limit_decision,  # noqa: F401, I001
+from ._common import (PER_LINK, STATIONARY_SETTINGS, deciding_column, flow_on_M_2d,  # noqa: F401, I001
                       link_variants, numeric_risk, paper_stationary, reduced_model,
                       stationary_points_uncached)
 from . import rem_constants  # noqa: F401, I001

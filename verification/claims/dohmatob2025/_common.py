@@ -28,11 +28,20 @@ from ...simulations.dohmatob2025.stationary_points import stationary_piece
 PAPER = "dohmatob2025"
 LINK_NAMES = ("linear", "quadratic", "relu")
 NUMERICAL_FLOOR = 1e-9   # float64 resolution of the log-space sampler and quadrature
-_rbar = rbar
-"""R̄ of Prop. 1 for a link (what the formula mutations edit)."""
 
 
-def _fit_intercept(dims, y, basis=("1/d",)):
+MODEL_SYMBOLS = {str(s): s for s in (dm.alpha, dm.beta, dm.gamma, dm.d, dm.mu, dm.nu, dm.zeta,
+                                      dm.eta, dm.rho, R_SYM)}
+"""The model's symbols by name: a simulation's text read back with them (``parse``)."""
+
+
+def parse(text):
+    """A simulation's SymPy text (``str`` of an expression) read back as an expression in the
+    model's symbols, not in SymPy's functions of the same names (gamma, beta, zeta)."""
+    return sp.sympify(text, locals=MODEL_SYMBOLS)
+
+
+def fit_intercept(dims, y, basis=("1/d",)):
     """Unweighted least-squares intercept of y ≈ a + Σ c_k·f_k(d) (a location, not judged
     statistically: the exact stationary points of Prop. 10 carry no sampling error)."""
     d = np.asarray(dims, float)
@@ -40,17 +49,17 @@ def _fit_intercept(dims, y, basis=("1/d",)):
     return float(np.linalg.lstsq(X, np.asarray(y, float), rcond=None)[0][0])
 
 
-def limit_decision(check):
-    """(decision, index of the deciding column or None) of a ``checks.limit`` family: a poor
-    fit decides nothing for its own column (the library marks it ok), so the refuting column is
-    the worst failing one among those with a good fit."""
+def deciding_column(check):
+    """The index of the column that refutes a ``checks.limit`` family (None when the library
+    did not refute it): a poor fit decides nothing for its own column (the library marks it
+    ok), so it is the worst failing one among those with a good fit."""
     if check.decision != "refuted":
-        return check.decision, None
+        return None
     failing = np.flatnonzero(~check.ok)
-    return "refuted", int(failing[np.argmax(check.score[failing])])
+    return int(failing[np.argmax(check.score[failing])])
 
 
-def _self_comparison(phase):
+def self_comparison(phase):
     """In the high-temperature phase the sampler's bulk (w_bulk ≈ 1) is the analytic tilted
     Gaussian law whose limit is the paper's value by construction: its d → ∞ limit compared
     with that value compares the analytic bulk with itself (se ~1e-13) and shows nothing."""
@@ -68,7 +77,7 @@ PER_LINK: list[str] = []
 """The names of the per-link claims, in registration order (``link_variants``)."""
 
 
-def _per_link(name, label, statement, check, statistical=True, reading="", mutations=None,
+def per_link(name, label, statement, check, statistical=True, reading="", mutations=None,
               **domain):
     """Register one sub-claim ``<name>[link=…]`` per link; ``check(ctx, link, **setting,
     **overrides)``; ``mutations(link)``: that link's declared formula mutations; ``domain``:
@@ -143,7 +152,7 @@ def link_variants(link, claims=None, name=None) -> list:
     return out
 
 
-def _limit_summary(check, labels, i=None):
+def limit_summary(check, labels, i=None):
     """Text for column i (default: the worst) of a ``limit`` check."""
     i = int(check.details["worst_index"]) if i is None else i
     return (f"{labels[i]}: d → ∞ limit {check.details['limit'][i]:.5g} ± "
@@ -174,19 +183,19 @@ def paper_stationary(ctx, link, setting, dims, risk=None):
     return {dv: tuple(r) for dv, r in zip(index, ctx.map(stationary_piece, items))}
 
 
-def _near(p, q, tol=1e-9):
-    return abs(p[0] - q[0]) <= tol and abs(p[1] - q[1]) <= tol
+def chebyshev(p, q):
+    """max(|p₀ − q₀|, |p₁ − q₁|): how far apart two points of M are, coordinate by coordinate."""
+    return max(abs(p[0] - q[0]), abs(p[1] - q[1]))
 
 
 # -------------------------------------------------------------------------------------------
 # Declared mutations (``@claim(mutations=...)``): deliberately wrong formulas the checks must
 # refute. R̄'s three terms are rebuilt here with a coefficient each, so that a mutant drops,
 # rescales or flips exactly one term of the paper's formula.
-@functools.cache
 def rbar_terms(link, p2=1, h2=1, h1=1, r=dm.PAPER_R):
     """R̄ = p2·p²H1(1, ζ, ρ) − h2·2p·H2(ν, ζ, ρ) + h1·H1(1, 0, ρ): the paper's Prop. 1 at
-    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise (memoised: a
-    mutation's formula is built once per process)."""
+    p2 = h2 = h1 = 1 (identical to ``dm.paper_risk``), a mutant otherwise (built when asked:
+    the Gaussian expectations it integrates are the model's, cheap)."""
     sigma = dm.link_function(link)
     c = sp.sqrt(1 - dm.gamma**2)
 
@@ -232,11 +241,5 @@ R0_UNSEEN = ("at r = 0 every term of R̄ depends on ρ only through σ(ρ·r·�
 def odd_term_mutations(link, terms, r=dm.PAPER_R):
     """{name: overrides}: R̄ (with r as given) plus one term odd in ζ, η or ρ."""
     return {f"wrong model: R̄ + {name}": functools.partial(
-                lambda t: {"risk": _paper_risk(link, r) + t}, term)
+                lambda t: {"risk": dm.paper_risk(link, r=r) + t}, term)
             for name, term in terms.items()}
-
-
-@functools.cache
-def _paper_risk(link, r):
-    """``dm.paper_risk(link, r=r)``, built once per process (the odd-term mutations')."""
-    return dm.paper_risk(link, r=r)

@@ -7,13 +7,13 @@ import functools
 import numpy as np
 import sympy as sp
 
-from ...checks import estimate_vs_theory
-from ...declare import Outcome, claim
+from ...checks import conclude, estimate_vs_theory
+from ...declare import claim
 from ...domain import Choice
 from ...simulations.dohmatob2025.fig2 import fig2_pgd
 from ...simulations.dohmatob2025.risk import rbar_values
 from ...stats import finite
-from ._common import DROPPED_H2, LINK_NAMES, PAPER, _rbar, rbar_terms
+from ._common import DROPPED_H2, LINK_NAMES, PAPER, rbar, rbar_terms
 
 # -------------------------------------------------------------------------------------------
 FIG2 = {"d": 100, "L": 20, "beta": 1.0, "gamma": 1 / np.sqrt(2), "eps": 0.1, "step": 0.01,
@@ -42,8 +42,9 @@ def _fig2_check(ctx, link, formula=None):
     arrays = {"steps": rec["step"], "overlaps": rec["overlaps"], "test_risk": rec["test_risk"],
               "test_se": rec["test_se"], "theory": theory}
     figs = {"fig2_reproduction": functools.partial(_draw_fig2, rec, theory, link)}
-    return Outcome(*_judge_fig2(check, rec, theory, allowance, points), evidence, arrays=arrays,
-                   figures=figs)
+    return conclude({"test risk vs R̄ leg": check},
+                    says=_fig2_says(check, rec, theory, allowance, points), evidence=evidence,
+                    arrays=arrays, figures=figs)
 
 
 def _simulate_fig2(ctx, link):
@@ -62,19 +63,18 @@ def _summarise_fig2(rec, theory, ok):
                                          rec["test_se"], theory, ok)]
 
 
-def _judge_fig2(check, rec, theory, allowance, points):
-    """(verdict, summary): every record must agree; a refutation names the worst one."""
+def _fig2_says(check, rec, theory, allowance, points):
+    """The summary for each verdict of the estimate_vs_theory family: a refutation names the
+    worst record."""
     ok = check.ok
-    if not ok.all():
-        gap = np.abs(rec["test_risk"] - theory)
-        i = int(np.argmax(gap / (check.z * rec["test_se"] + allowance)))
-        p = points[i]
-        return "refuted", (f"{int((~ok).sum())}/{len(ok)} records disagree; worst at step "
-                           f"{p['step']}: test risk {p['test_risk']:.4g} ± {p['test_se']:.2g} vs R̄ "
-                           f"{p['theory']:.4g} at (µ, ν, ζ, η, ρ) = ({p['mu']:.3f}, {p['nu']:.3f}, "
-                           f"{p['zeta']:.3f}, {p['eta']:.3f}, {p['rho']:.3f})")
-    return "confirmed", (f"test risk agrees with R̄ at all {len(ok)} records along PGD "
-                         f"(z = {check.z:.2f}, allowance R̄/√d)")
+    gap = np.abs(rec["test_risk"] - theory)
+    p = points[int(np.argmax(gap / (check.z * rec["test_se"] + allowance)))]
+    return {"refuted": (f"{int((~ok).sum())}/{len(ok)} records disagree; worst at step "
+                        f"{p['step']}: test risk {p['test_risk']:.4g} ± {p['test_se']:.2g} vs R̄ "
+                        f"{p['theory']:.4g} at (µ, ν, ζ, η, ρ) = ({p['mu']:.3f}, {p['nu']:.3f}, "
+                        f"{p['zeta']:.3f}, {p['eta']:.3f}, {p['rho']:.3f})"),
+            "confirmed": (f"test risk agrees with R̄ at all {len(ok)} records along PGD "
+                          f"(z = {check.z:.2f}, allowance R̄/√d)")}
 
 
 def _draw_fig2(rec, theory, link, fig):
@@ -102,7 +102,7 @@ claim(f"{PAPER}:fig2-agreement", "Fig. 2",
               "agreement within z·se plus an explicit finite-size allowance R̄/√d; 1000 steps "
               "(full: 3000).",
       domain={"link": Choice(*LINK_NAMES)}, points=[{"link": "linear"}],
-      mutations={"R̄ × 1.5": lambda: {"formula": sp.Rational(3, 2) * _rbar("linear")},
+      mutations={"R̄ × 1.5": lambda: {"formula": sp.Rational(3, 2) * rbar("linear")},
                  DROPPED_H2: lambda: {"formula": rbar_terms("linear", h2=0)}})(_fig2_check)
 
 

@@ -10,13 +10,13 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, PAPER_PSI, PAPER_R
 
-from ...checks import combine, legs_summary, limit
-from ...declare import Outcome, claim
+from ...checks import conclude, identity, legs_summary, limit, not_judged
+from ...declare import claim
 from ...domain import Interval
 from ...simulations.dohmatob2025.rem_constants import (TEST_FUNCTIONS, gibbs_piece,
                                                         laplace_constants, rem_piece)
 from ...stats import finite
-from ._common import NUMERICAL_FLOOR, PAPER, _limit_summary, _self_comparison, limit_decision
+from ._common import NUMERICAL_FLOOR, PAPER, deciding_column, limit_summary, self_comparison
 
 PHASES = [(0.5, 0.5), (0.2, 0.3), (0.5, 2.0), (0.2, 1.5)]   # two below β_c, two above
 REM_DOMAIN = {"alpha": Interval(0.05, 1.0, log=True), "beta": Interval(0.1, 3.0, log=True)}
@@ -28,6 +28,9 @@ REM_FAMILIES = {"psi": "ψ: (βd)⁻¹ log Z at d → ∞, frozen phase",
                 "r": "r: Gibbs mean of x_ℓᵀu/√d at d → ∞, frozen phase"}
 """One family per checked quantity (the same quantity at every frozen setting is one)."""
 REM_LEGS = {REM_FAMILIES["psi"]: "ψ leg", REM_FAMILIES["r"]: "r leg"}
+HIGH_T_FAMILY = "ψ and r against the Laplace-method derivation, high-temperature phase"
+"""The exact family of the high-temperature phase: paper − engine, proven 0 by SymPy."""
+HIGH_T_LEG = "high-temperature leg (exact)"
 
 
 def rem_phase(alpha_, beta_):
@@ -35,7 +38,7 @@ def rem_phase(alpha_, beta_):
     return "high-temperature" if beta_ < np.sqrt(2 * alpha_) else "frozen"
 
 
-def _exact(value):
+def exact_number(value):
     """A setting's float as an exact SymPy number (its decimal text), for exact comparisons."""
     return sp.Rational(repr(float(value)))
 
@@ -84,8 +87,8 @@ def _legs_text(checks, legs, paper="paper"):
     if not bad:
         return out
     check, leg = bad[0]
-    k = limit_decision(check)[1]
-    return (f"{out}; {leg}: " + _limit_summary(check, list(check.labels), k)
+    k = deciding_column(check)
+    return (f"{out}; {leg}: " + limit_summary(check, list(check.labels), k)
             + f" vs {paper} {check.columns['theory'][k]:.5f}")
 
 
@@ -117,10 +120,20 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
     the sampler's values are recorded as a self-comparison."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600])
     n = ctx.pick(1000, 4000)
-    (derived,) = ctx.map(laplace_constants, [{"alpha": str(_exact(alpha)), "beta": str(_exact(beta))}])
+    (derived,) = ctx.map(laplace_constants, [{"alpha": str(exact_number(alpha)),
+                                              "beta": str(exact_number(beta))}])
     means, ses = _rem_columns(ctx, alpha, beta, dims, n)
     s = _summarise_rem(alpha, beta, means, ses, dims, psi, r, derived)
     checks = _frozen_limits(ctx, dims, s)
+    legs = {REM_LEGS[name]: c for name, c in checks.items()}
+    exact = None
+    if s["exact"]:
+        exact = identity(ctx, s["differences"], name=HIGH_T_FAMILY,
+                         labels=[f"{c['quantity']} at α={c['alpha']}, β={c['beta']}"
+                                 for c in s["exact"]])
+        for row, ok in zip(s["exact"], exact.ok):
+            row["exact_equal"] = bool(ok)
+        legs[HIGH_T_LEG] = exact
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_exact": s["exact"], "rows": s["rows"],
                 "families": {name: c.evidence() for name, c in checks.items()},
@@ -131,8 +144,8 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
                                                                    c["z"] * c["stderr"] + 1e-6)
                for c in s["sampled"]}
     figs = {"rem_constants": functools.partial(_draw_rem, s["rows"], psi, r)}
-    verdict, summary = _judge_rem(checks, s)
-    return Outcome(verdict, summary, evidence, tracked, figures=figs)
+    return conclude(legs, says=_rem_says(checks, exact, s), evidence=evidence, tracked=tracked,
+                    figures=figs)
 
 
 def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
@@ -140,19 +153,20 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
     the engine's Laplace-method values (the sampler's there recorded as a self-comparison); in
     the frozen phase as the columns (Y, SE, theory, labels) of its quantity's ``checks.limit``
     family (``family``). ``derived``: ``simulations.laplace_constants`` at (α, β)."""
-    s = {k: [] for k in ("rows", "exact", "sampled", "labels", "Y", "SE", "theory", "family")}
-    at = {dm.alpha: _exact(a_), dm.beta: _exact(b_)}
+    s = {k: [] for k in ("rows", "exact", "differences", "sampled", "labels", "Y", "SE",
+                         "theory", "family")}
+    at = {dm.alpha: exact_number(a_), dm.beta: exact_number(b_)}
     phase = rem_phase(a_, b_)
     for k, (name, paper_e) in enumerate((("psi", psi), ("r", r))):
         paper_v, engine_v = paper_e.subs(at), sp.sympify(derived[f"{name}_at"])
         row = {"alpha": a_, "beta": b_, "phase": phase, "quantity": name,
                "paper": float(paper_v), "engine_laplace": float(engine_v),
                "largest_d_value": float(means[-1, k])}
-        if _self_comparison(phase):
-            row.update(exact_equal=bool(sp.simplify(paper_v - engine_v) == 0),
-                       sampler_values=means[:, k].tolist(), sampler_stderr=ses[:, k].tolist(),
+        if self_comparison(phase):
+            row.update(sampler_values=means[:, k].tolist(), sampler_stderr=ses[:, k].tolist(),
                        note="self-comparison: the sampler's bulk is the analytic law, not judged")
             s["exact"].append(row)
+            s["differences"].append(paper_v - engine_v)
         else:
             s["sampled"].append(row)
             s["labels"].append(f"{name} at α={a_}, β={b_} ({phase})")
@@ -166,27 +180,30 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
     return s
 
 
-def _judge_rem(checks, s):
-    """(verdict, summary): an exact high-temperature mismatch refutes, a match confirms; in the
-    frozen phase the ψ and r families decide (``checks.combine``)."""
-    bad_exact = [c for c in s["exact"] if not c["exact_equal"]]
-    if bad_exact:
-        w = bad_exact[0]
-        return "refuted", (f"{w['quantity']} at α={w['alpha']}, β={w['beta']} ({w['phase']}): "
-                           f"paper {w['paper']:.6g} ≠ Laplace-method value "
-                           f"{w['engine_laplace']:.6g} (exact)")
-    if not checks:
-        return "confirmed", ("high-temperature phase: ψ and r equal the Laplace-method "
-                             "derivation exactly (the sampler's values there are a "
-                             "self-comparison, not judged)")
-    verdict = combine(list(checks.values()))
-    legs = _legs_text(list(checks.values()), [REM_LEGS[name] for name in checks])
-    if verdict == "refuted":
-        return "refuted", f"frozen phase: {legs}"
-    if verdict == "inconclusive":
-        needs = "; ".join(c.needs for c in checks.values() if c.needs)
-        return "inconclusive", f"frozen phase: {legs}; {needs}"
-    return "confirmed", f"frozen phase: ψ and r match the d → ∞ limits: {legs}"
+def _rem_says(checks, exact, s):
+    """The summary for the verdict ``checks.conclude`` reaches: the high-temperature phase's
+    exact leg (``exact``, None in the frozen phase) names its first mismatch; in the frozen
+    phase each of the ψ and r families' state (``checks.legs_summary``)."""
+    def says(verdict):
+        if exact is not None:
+            if exact.decision == "refuted":
+                w = s["exact"][int(np.flatnonzero(~exact.ok)[0])]
+                return (f"{w['quantity']} at α={w['alpha']}, β={w['beta']} ({w['phase']}): "
+                        f"paper {w['paper']:.6g} ≠ Laplace-method value "
+                        f"{w['engine_laplace']:.6g} (exact)")
+            return ("high-temperature phase: ψ and r equal the Laplace-method derivation "
+                    "exactly (the sampler's values there are a self-comparison, not judged)"
+                    if exact.decision == "confirmed" else
+                    "high-temperature phase: SymPy cannot decide whether ψ and r equal the "
+                    "Laplace-method derivation")
+        legs = _legs_text(list(checks.values()), [REM_LEGS[name] for name in checks])
+        if verdict == "confirmed":
+            return f"frozen phase: ψ and r match the d → ∞ limits: {legs}"
+        if verdict == "inconclusive":
+            needs = "; ".join(c.needs for c in checks.values() if c.needs)
+            return f"frozen phase: {legs}; {needs}"
+        return f"frozen phase: {legs}"
+    return says
 
 
 def _draw_rem(rows, psi, r, fig):
@@ -242,11 +259,14 @@ def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     means, ses = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
     s = _summarise_gibbs(alpha, beta, rho, means, ses, dims, limit)
     checks = _frozen_limits(ctx, dims, s)
+    legs = {GIBBS_LEGS[name]: c for name, c in checks.items()}
+    if s["unchecked"]:
+        legs[HIGH_T_UNCHECKED] = not_judged(ctx, HIGH_T_UNCHECKED, HIGH_T_WOULD_DECIDE)
     evidence = {"phase": rem_phase(alpha, beta), "checks": s["sampled"],
                 "high_temperature_self_comparison": s["unchecked"], "rows": s["rows"],
                 "families": {name: c.evidence() for name, c in checks.items()},
                 "n_samples": n, "numerical_floor": NUMERICAL_FLOOR}
-    return Outcome(*_judge_gibbs(checks, s), evidence)
+    return conclude(legs, says=_gibbs_says(checks, s), evidence=evidence)
 
 
 def _simulate_gibbs(ctx, alpha_, beta_, rho_, dims, n):
@@ -261,13 +281,13 @@ def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
     """High-temperature rows recorded as self-comparisons; frozen rows as the columns (Y, SE,
     theory = limit(F, ρ, r), labels) of F's limit family (``family``)."""
     s = {k: [] for k in ("sampled", "unchecked", "rows", "Y", "SE", "theory", "labels", "family")}
-    r_value = float(PAPER_R.subs({dm.alpha: _exact(a_), dm.beta: _exact(b_)}))
+    r_value = float(PAPER_R.subs({dm.alpha: exact_number(a_), dm.beta: exact_number(b_)}))
     phase = rem_phase(a_, b_)
     for k, (name, F) in enumerate(TEST_FUNCTIONS.items()):
         row = {"alpha": a_, "beta": b_, "phase": phase, "rho": rho_, "F": name,
                "paper_limit": float(limit(F, rho_, r_value)),
                "largest_d_value": float(means[-1, k])}
-        if _self_comparison(phase):
+        if self_comparison(phase):
             row.update(sampler_values=means[:, k].tolist(), sampler_stderr=ses[:, k].tolist(),
                        note="self-comparison: the sampler's bulk is the analytic law, "
                             "not judged")
@@ -283,21 +303,26 @@ def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
     return s
 
 
-def _judge_gibbs(checks, s):
-    """(verdict, summary): in the frozen phase the families of the test functions decide
-    (``checks.combine``); the high-temperature phase is unchecked (inconclusive)."""
-    if not checks:
-        return "inconclusive", ("high-temperature phase unchecked: the sampler's bulk there is "
-                                "the analytic tilted law, so its limit equals F(ρβ) by "
-                                "construction (a self-comparison; an independent sampler of "
-                                "all e^{αd} levels at growing d would decide)")
-    verdict = combine(list(checks.values()))
-    legs = _legs_text(list(checks.values()), [GIBBS_LEGS[name] for name in checks],
-                      paper="F(ρr) =")
-    if verdict == "refuted":
-        return "refuted", f"frozen phase: {legs}"
-    if verdict == "inconclusive":
-        needs = "; ".join(c.needs for c in checks.values() if c.needs)
-        return "inconclusive", f"frozen phase: {legs}; {needs}"
-    return "confirmed", (f"frozen phase: {len(s['sampled'])} Gibbs averages extrapolate to "
-                         f"F(ρ·r): {legs}")
+HIGH_T_UNCHECKED = "high-temperature phase (self-comparison)"
+HIGH_T_WOULD_DECIDE = "an independent sampler of all e^{αd} levels at growing d would decide"
+
+
+def _gibbs_says(checks, s):
+    """The summary for the verdict ``checks.conclude`` reaches: in the frozen phase each test
+    function's family (``checks.legs_summary``); the high-temperature phase is a
+    self-comparison, not judged (its leg ``checks.not_judged``)."""
+    def says(verdict):
+        if not checks:
+            return ("high-temperature phase unchecked: the sampler's bulk there is the analytic "
+                    "tilted law, so its limit equals F(ρβ) by construction (a "
+                    f"self-comparison; {HIGH_T_WOULD_DECIDE})")
+        legs = _legs_text(list(checks.values()), [GIBBS_LEGS[name] for name in checks],
+                          paper="F(ρr) =")
+        if verdict == "confirmed":
+            return (f"frozen phase: {len(s['sampled'])} Gibbs averages extrapolate to "
+                    f"F(ρ·r): {legs}")
+        if verdict == "inconclusive":
+            needs = "; ".join(c.needs for c in checks.values() if c.needs)
+            return f"frozen phase: {legs}; {needs}"
+        return f"frozen phase: {legs}"
+    return says

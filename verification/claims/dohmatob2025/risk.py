@@ -10,8 +10,8 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI
 
-from ...checks import legs_summary, limit
-from ...declare import Outcome, claim
+from ...checks import conclude, identity, legs_summary, limit
+from ...declare import claim
 from ...domain import Integers, Interval
 from ...simulations.dohmatob2025.risk import (cor1_difference, oracle_identity, phase_row,
                                                rbar_values, risk_piece, sigma_bar)
@@ -20,12 +20,13 @@ from ._common import (
     DROPPED_H2,
     NUMERICAL_FLOOR,
     PAPER,
-    _per_link,
-    _rbar,
-    limit_decision,
+    deciding_column,
+    parse,
+    per_link,
+    rbar,
     rbar_terms,
 )
-from .rem_constants import _exact, rem_phase
+from .rem_constants import exact_number, rem_phase
 
 RISK_DOMAIN = {"alpha": Interval(0.02, 1.0, log=True), "beta": Interval(0.1, 3.0, log=True),
                "gamma": Interval(0.1, 0.95)}
@@ -65,7 +66,8 @@ def _prop1_check(ctx, link, alpha, beta, gamma, formula=None):
                 "z": check.z, "check": check.evidence(), "n_mc": ctx.pick(4_000, 40_000),
                 "statistic": "R_mc / R_paper − 1, extrapolated to d → ∞"}
     figs = {"theory_vs_mc": functools.partial(_draw_prop1, points, link)}
-    return Outcome(*_judge_prop1(link, check, points, checks), evidence, figures=figs)
+    return conclude({PROP1_LEG: check}, says=_prop1_says(link, check, points, checks),
+                    evidence=evidence, figures=figs)
 
 
 def _simulate_prop1(ctx, link, a_, b_, g_, formula, dims):
@@ -98,24 +100,29 @@ def _simulate_prop1(ctx, link, a_, b_, g_, formula, dims):
     return points, checks
 
 
-def _judge_prop1(link, check, points, checks):
-    """(verdict, summary) from the limit family; a refutation names the worst point with its
-    Monte Carlo value at the largest d."""
-    decision, k = limit_decision(check)
-    if decision == "refuted":
+PROP1_LEG = "R_mc/R̄ − 1 → 0 leg"
+
+
+def _prop1_says(link, check, points, checks):
+    """The summary for each verdict of the limit family; a refutation names its deciding point
+    (``deciding_column``) with its Monte Carlo value at the largest d."""
+    k = deciding_column(check)
+    refuted = ""
+    if k is not None:
         w = checks[k]
         last = [p for p in points if p["mu"] == w["overlaps"]["mu"]
                 and p["rho"] == w["overlaps"]["rho"]][-1]
-        return "refuted", (f"{link}: R/R̄ − 1 → {w['limit']:+.3f} ± {w['stderr']:.2g} at "
-                           f"{w['phase']} α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, "
-                           f"(µ,ν,ζ,η,ρ)={tuple(w['overlaps'].values())} ({w['z_score']:.1f} se, "
-                           f"z = {check.z:.2f}, fit χ² p = {check.details['gof_p'][k]:.2g}); "
-                           f"at d={last['d']}: MC {last['mc']:.4g} ± {last['mc_stderr']:.2g} vs R̄ "
-                           f"{last['theory']:.4g}")
-    if decision == "inconclusive":
-        return "inconclusive", f"{link}: {check.needs}"
-    return "confirmed", (f"{link}: R/R̄ → 1 at all {len(checks)} points ({checks[0]['phase']} "
-                         f"phase, resolution {check.resolution:.2g})")
+        refuted = (f"{link}: R/R̄ − 1 → {w['limit']:+.3f} ± {w['stderr']:.2g} at "
+                   f"{w['phase']} α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, "
+                   f"(µ,ν,ζ,η,ρ)={tuple(w['overlaps'].values())} ({w['z_score']:.1f} se, "
+                   f"z = {check.z:.2f}, fit χ² p = {check.details['gof_p'][k]:.2g}); "
+                   f"at d={last['d']}: MC {last['mc']:.4g} ± {last['mc_stderr']:.2g} vs R̄ "
+                   f"{last['theory']:.4g}")
+    confirmed = (f"{link}: R/R̄ → 1 at all {len(checks)} points ({checks[0]['phase']} "
+                 f"phase, resolution {check.resolution:.2g})"
+                 if check.resolution is not None else "")
+    return {"refuted": refuted, "inconclusive": f"{link}: {check.needs}",
+            "confirmed": confirmed}
 
 
 def _draw_prop1(points, link, fig):
@@ -136,7 +143,7 @@ def _draw_prop1(points, link, fig):
     fig.colorbar(sc, ax=ax)
 
 
-_per_link("prop1-risk", "Prop. 1",
+per_link("prop1-risk", "Prop. 1",
           "For every link satisfying Condition 1 and all unit u, v, R(u, v) ≃ "
           "R̄(µ, ν, ζ, ρ) = p²H1(1, ζ, ρ) − 2pH2(ν, ζ, ρ) + H1(1, 0, ρ); here σ = {link}.",
           _prop1_check,
@@ -147,7 +154,7 @@ _per_link("prop1-risk", "Prop. 1",
                   "c > ψ; the limit from one weighted fit in 1/√d over the setting's points (a "
                   "poor fit → inconclusive).",
           domain=RISK_DOMAIN, reference=PROP1_SETTINGS[0], points=PROP1_SETTINGS,
-          mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * _rbar(link)},
+          mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * rbar(link)},
                                   DROPPED_H2: lambda: {"formula": rbar_terms(link, h2=0)}})
 
 
@@ -178,20 +185,26 @@ def cor1_linear(ctx, alpha, beta, gamma, d, formula=None):
     """Exact symbolic comparison of Cor. 1 (``formula``; None: the paper's) with Prop. 1's R̄ at
     σ(t) = t (H1, H2 integrated by the engine): identically in all symbols, and in the
     overlaps at the setting's exact values (``simulations.cor1_difference``)."""
-    at = {"alpha": _exact(alpha), "beta": _exact(beta), "gamma": _exact(gamma),
+    at = {"alpha": exact_number(alpha), "beta": exact_number(beta), "gamma": exact_number(gamma),
           "d": sp.Integer(d)}
     overlaps = {str(k): v for k, v in COR1_OVERLAPS.items()}
     (sim,) = ctx.map(cor1_difference, [{"formula": formula, "overlaps": overlaps,
                                         "at": {k: str(v) for k, v in at.items()}}])
     evidence = {k: sim[k] for k in ("prop1_linear", "cor1", "difference", "difference_at_setting")}
-    if sim["zero_at_setting"]:
-        where = "identically" if sim["identically"] else "identically in the overlaps at this setting"
-        return Outcome("confirmed", f"Cor. 1 equals Prop. 1's R̄ at σ(t) = t {where}", evidence)
-    evidence["at"] = {**{k: float(v) for k, v in at.items()}, **overlaps}
-    evidence["values"] = sim["values"]
-    return Outcome("refuted", f"Cor. 1 differs from Prop. 1 at σ(t) = t: "
-                   f"{evidence['values']['cor1']:.6g} vs {evidence['values']['prop1']:.6g} at "
-                   f"(µ, ν, ζ, η, ρ) = (0.5, 0.3, 0.2, 0.1, 0.3)", evidence)
+    leg = identity(ctx, [parse(sim["difference_at_setting"])],
+                   name="Cor. 1 − Prop. 1's R̄ at σ(t) = t, at the setting",
+                   labels=["difference at the setting"])
+    where = "identically" if sim["identically"] else "identically in the overlaps at this setting"
+    refuted = ""
+    if "values" in sim:
+        evidence["at"] = {**{k: float(v) for k, v in at.items()}, **overlaps}
+        evidence["values"] = sim["values"]
+        refuted = (f"Cor. 1 differs from Prop. 1 at σ(t) = t: "
+                   f"{evidence['values']['cor1']:.6g} vs {evidence['values']['prop1']:.6g} "
+                   "at (µ, ν, ζ, η, ρ) = (0.5, 0.3, 0.2, 0.1, 0.3)")
+    return conclude({"Cor. 1 = Prop. 1 at σ(t) = t": leg},
+                    says={"confirmed": f"Cor. 1 equals Prop. 1's R̄ at σ(t) = t {where}",
+                          "refuted": refuted}, evidence=evidence)
 
 
 # -------------------------------------------------------------------------------------------
@@ -236,7 +249,7 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
     and → σ̄_γ(1) where c < ψ, extrapolated in d (1/√d corrections, model dependence in the
     error bar). Global minimality of the oracle is not checked here. ``oracle_formula``: the
     oracle risk compared (None: the paper's)."""
-    (identity,) = ctx.map(oracle_identity, [{"link": link, "formula": oracle_formula}])
+    (identity_sim,) = ctx.map(oracle_identity, [{"link": link, "formula": oracle_formula}])
     ((sbar,),) = ctx.map(sigma_bar, [{"link": link, "gammas": [gamma]}])
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     checks = _simulate_prop2(ctx, link, alpha, beta, gamma, dims, sbar)
@@ -256,7 +269,8 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
         c.update(extrapolated=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
     evidence = {"link": link, "gamma": gamma, "sigma_bar_1": sbar,
-                "prop1_at_oracle_minus_formula": identity["identity"], "checks": checks, "z": check.z,
+                "prop1_at_oracle_minus_formula": identity_sim["identity"], "checks": checks,
+                "z": check.z,
                 "check": check.evidence(), "not_checked": "global minimality of the oracle"}
     figs = {"oracle_risk_vs_d": functools.partial(_draw_prop2, checks, link)}
     arrays = {}
@@ -266,9 +280,12 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
         evidence["phase_diagram"] = {"beta": grid["beta"].tolist(), "d": int(grid["d"]),
                                      "n_samples": int(grid["n"])}
         figs["phase_diagram"] = functools.partial(_draw_phase, grid)
-    verdict, summary = _judge_prop2(link, identity, check, checks, sbar)
-    summary += f"; {legs_summary([check], [PROP2_LEGS[side]])}"
-    return Outcome(verdict, summary, evidence, arrays=arrays, figures=figs)
+    oracle = identity_leg(ctx, identity_sim)
+    legs = {ORACLE_IDENTITY_LEG: oracle, PROP2_LEGS[side]: check}
+    tail = f"; {legs_summary([check], [PROP2_LEGS[side]])}"
+    says = _prop2_says(link, identity_sim, oracle, check, checks, sbar)
+    return conclude(legs, says=lambda verdict: says(verdict) + tail, evidence=evidence,
+                    arrays=arrays, figures=figs)
 
 
 def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
@@ -285,26 +302,41 @@ def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
              "mc": [m for m, _ in mcs], "mc_stderr": [se for _, se in mcs]}]
 
 
-def _judge_prop2(link, identity, check, checks, sbar):
-    """(verdict, summary): the exact identity at the oracle first (``identity``:
-    ``simulations.oracle_identity``), then the limit family."""
-    if not identity["zero"]:
-        return "refuted", (f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
-                           f"(difference {identity['identity']})")
-    decision, k = limit_decision(check)
-    if decision == "refuted":
-        w = checks[k]
-        return "refuted", (f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
-                           f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}, "
-                           f"γ={w['gamma']}), paper: {w['paper_limit']:.4f} "
-                           f"({w['z_score']:.1f} se, z = {check.z:.2f})")
-    if decision == "inconclusive":
-        return "inconclusive", (f"{link}: the identity at the oracle holds; the learnability "
-                                f"limit: {check.needs}")
-    w = checks[0]
-    target = "0 (c > ψ)" if w["side"] == "learnable" else f"σ̄_γ(1) = {sbar:.4g} (c < ψ)"
-    return "confirmed", (f"{link}: R(u*, v*) → {target}, {w['phase']} phase "
-                         f"(c = {w['c']:.3g}, ψ = {w['psi']:.3g})")
+ORACLE_IDENTITY_LEG = "R̄ at the oracle = (1 − p(1))²·σ̄_γ(1) (exact)"
+ORACLE_IDENTITY_FAMILY = "Prop. 1's R̄ at the oracle − (1 − p(1))²·σ̄_γ(1)"
+
+
+def identity_leg(ctx, sim):
+    """Prop. 1's R̄ at the oracle minus the oracle formula (``simulations.oracle_identity``,
+    simplified there) proven 0 (``checks.identity``)."""
+    return identity(ctx, [parse(sim["identity"])], name=ORACLE_IDENTITY_FAMILY,
+                    labels=["R̄(1, 1, 0, 0) − (1 − p(1))²·σ̄_γ(1)"])
+
+
+def _prop2_says(link, sim, oracle, check, checks, sbar):
+    """The summary for the verdict ``checks.conclude`` reaches: the identity at the oracle
+    first, then the limit family (its deciding point, ``deciding_column``)."""
+    def says(verdict):
+        if oracle.decision == "refuted":
+            return (f"{link}: (1 − p(1))²·σ̄_γ(1) ≠ Prop. 1's R̄ at the oracle "
+                    f"(difference {sim['identity']})")
+        k = deciding_column(check)
+        if k is not None:
+            w = checks[k]
+            return (f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
+                    f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}, "
+                    f"γ={w['gamma']}), paper: {w['paper_limit']:.4f} "
+                    f"({w['z_score']:.1f} se, z = {check.z:.2f})")
+        if verdict == "inconclusive":
+            if oracle.decision == "inconclusive":
+                return f"{link}: the identity at the oracle is undecided: {oracle.needs}"
+            return (f"{link}: the identity at the oracle holds; the learnability limit: "
+                    f"{check.needs}")
+        w = checks[0]
+        target = "0 (c > ψ)" if w["side"] == "learnable" else f"σ̄_γ(1) = {sbar:.4g} (c < ψ)"
+        return (f"{link}: R(u*, v*) → {target}, {w['phase']} phase "
+                f"(c = {w['c']:.3g}, ψ = {w['psi']:.3g})")
+    return says
 
 
 def _phase_grid(ctx, link, beta_=1.0):
@@ -360,7 +392,7 @@ def _draw_prop2(checks, link, fig):
     ax.legend(fontsize=6)
 
 
-_per_link("prop2-oracle", "Prop. 2",
+per_link("prop2-oracle", "Prop. 2",
           "The oracle (u*, v*) minimises R; R(u*, v*) ≃ (1 − p(1))²·σ̄_γ(1); if c ≥ (1+δ)ψ "
           "then R(u*, v*) → 0, and if c ≤ (1−δ)ψ then R(u*, v*) → σ̄_γ(1) > 0 (a sharp "
           "learnability transition at c = ψ); here σ = {link}.",

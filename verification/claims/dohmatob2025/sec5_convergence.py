@@ -9,8 +9,8 @@ import numpy as np
 
 from theory.models import dohmatob2025 as dm
 
-from ...checks import realisable
-from ...declare import Outcome, claim, missed
+from ...checks import bound, conclude, not_judged, realisable
+from ...declare import claim, missed
 from ...simulations.dohmatob2025.common import exact_text, setting_text
 from ...simulations.dohmatob2025.sec5_convergence import SPHERE_TOL, descent_runs, global_runs
 from ...stats import finite
@@ -56,7 +56,7 @@ def _global_convergence_check(ctx, alpha, beta, gamma, risk=None, horizon=1e14):
     dims = ctx.pick([10, 20], [10, 20, 40])
     runs = _simulate_global(ctx, risk, setting, dims, horizon)
     evidence = {**setting_text(setting), "runs": runs, "horizon": horizon}
-    return Outcome(*_judge_global(runs, dims, horizon), evidence)
+    return judge_global(ctx, runs, dims, horizon, evidence)
 
 
 def _simulate_global(ctx, risk, setting, dims, horizon):
@@ -77,29 +77,48 @@ def _simulate_global(ctx, risk, setting, dims, horizon):
     return [checked_run(r) for runs in ctx.map(global_runs, items) for r in runs]
 
 
-def _judge_global(runs, dims, horizon):
-    """(verdict, summary): a run ending at another stationary point refutes; failed or
-    unfinished runs leave it inconclusive."""
-    elsewhere = [r for r in runs if r["outcome"] == "stationary elsewhere"]
+ELSEWHERE = "stationary elsewhere"
+"""A run's outcome (``simulations.global_run``) at a stationary point other than the oracle:
+the flow at rest there (speed below 1e-12) more than 1e-6 from (1, 1, 0, 0, 0)."""
+ELSEWHERE_FAMILY = "runs ending at a stationary point other than the oracle"
+
+
+def judge_global(ctx, runs, dims, horizon, evidence=None):
+    """The runs' outcomes (``simulations.global_run`` classifies each): the number that end at
+    another stationary point must be 0 (``checks.bound``, exact; any refutes); runs that
+    could not be integrated, or still move at the horizon, decide nothing
+    (``checks.not_judged``)."""
+    elsewhere = [r for r in runs if r["outcome"] == ELSEWHERE]
     pending = [r for r in runs if r["outcome"] == "not converged"]
     failed = [r for r in runs if r["outcome"] == "solver failed"]
+    legs = {"no other limit leg": bound(
+        ctx, [float(r["outcome"] == ELSEWHERE) for r in runs], upper=0, name=ELSEWHERE_FAMILY,
+        labels=[f"from {r['start']} at d={r['d']}" for r in runs])}
+    refuted = inconclusive = ""
     if elsewhere:
         w = elsewhere[0]
-        return "refuted", (f"{len(elsewhere)}/{len(runs)} runs end at another stationary point, "
-                           f"e.g. from {w['start']} at d={w['d']}: final "
-                           f"{ {k: round(v, 4) for k, v in w['final'].items()} }")
+        refuted = (f"{len(elsewhere)}/{len(runs)} runs end at another stationary point, "
+                   f"e.g. from {w['start']} at d={w['d']}: final "
+                   f"{ {k: round(v, 4) for k, v in w['final'].items()} }")
     if failed:
-        return "inconclusive", (f"{len(failed)}/{len(runs)} runs could not be integrated "
-                                f"(solvers {failed[0]['solvers_tried']}: {failed[0]['status']}, "
-                                f"{failed[0]['message']}); the other "
-                                f"{len(runs) - len(failed)} converge to (1, 1, 0, 0, 0)")
+        legs["integration leg"] = not_judged(
+            ctx, "runs that could not be integrated",
+            "another solver, or tighter tolerances, that integrates them")
+        inconclusive = (f"{len(failed)}/{len(runs)} runs could not be integrated "
+                        f"(solvers {failed[0]['solvers_tried']}: {failed[0]['status']}, "
+                        f"{failed[0]['message']}); the other "
+                        f"{len(runs) - len(failed)} converge to (1, 1, 0, 0, 0)")
     if pending:
         w = pending[0]
-        return "inconclusive", (f"{len(pending)}/{len(runs)} runs still moving at "
-                                f"t = {horizon:g}, e.g. from {w['start']} at d={w['d']}: "
-                                f"{ {k: round(v, 4) for k, v in w['final'].items()} }")
-    return "confirmed", (f"all {len(runs)} runs (random starts and perturbed saddles/"
-                         f"source, d = {dims}) converge to (1, 1, 0, 0, 0)")
+        legs["convergence leg"] = not_judged(
+            ctx, "runs still moving at the horizon", "a longer horizon, where they come to rest")
+        inconclusive = inconclusive or (
+            f"{len(pending)}/{len(runs)} runs still moving at t = {horizon:g}, e.g. from "
+            f"{w['start']} at d={w['d']}: { {k: round(v, 4) for k, v in w['final'].items()} }")
+    says = {"confirmed": f"all {len(runs)} runs (random starts and perturbed saddles/source, "
+                         f"d = {dims}) converge to (1, 1, 0, 0, 0)",
+            "refuted": refuted, "inconclusive": inconclusive}
+    return conclude(legs, says=says, evidence=evidence)
 
 
 claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
@@ -139,29 +158,59 @@ def _descent_lemma_check(ctx, alpha, beta, gamma, risk=None, step_factors=(0.5, 
     evidence = {**setting_text(setting), "runs": rows, "n_steps": n_steps,
                 "note": "R_{k+1} ≤ R_k − (sL_δ/4)‖g_k‖² (the rebuttal's display) is recorded per run, "
                         "not judged: the spec's statement is descent plus convergence."}
-    return Outcome(*_judge_descent(rows, step_factors, n_steps), evidence)
+    return judge_descent(ctx, rows, step_factors, n_steps, evidence)
 
 
-def _judge_descent(rows, step_factors, n_steps):
-    """(verdict, summary): an increase of R refutes; a run not at a stationary point after the
-    step budget leaves it inconclusive."""
-    bad_increase = [r for r in rows if r["largest_relative_increase"] > 1e-12]
-    not_converged = [r for r in rows
-                     if not (r["final_grad_norm"] < 1e-6 and r["distance_to_stationary"] < 1e-3)]
+INCREASE_TOL = 1e-12
+"""The largest relative increase of R between steps taken as none: float64 rounding of R."""
+GRAD_TOL = 1e-6
+"""‖g‖ below which (strictly) a PGD iterate is at a stationary point."""
+STATIONARY_DISTANCE_TOL = 1e-3
+"""The distance from the nearest stationary point below which (strictly) a run has reached
+it."""
+MORE_STEPS = "a larger step budget, after which every run is at a stationary point"
+
+
+def judge_descent(ctx, rows, step_factors, n_steps, evidence=None):
+    """Descent: every run's largest relative increase of R is 0 within ``INCREASE_TOL``
+    (``checks.bound``, exact: an increase refutes). Convergence: every run's final ‖g‖ below
+    ``GRAD_TOL`` and distance to the nearest stationary point below ``STATIONARY_DISTANCE_TOL``
+    (``checks.bound``, strict, a goal: a run short of it after the step budget decides
+    nothing, a larger budget would)."""
+    labels = [f"s = {r['step_factor']:g}× bound from ({r['mu0']:.3f}, {r['nu0']:.3f}) at "
+              f"d={r['d']}" for r in rows]
+    legs = {"descent leg": bound(ctx, [r["largest_relative_increase"] for r in rows], upper=0,
+                                 atol=INCREASE_TOL, name="largest relative increase of R along PGD",
+                                 labels=labels),
+            "stationary leg": bound(ctx, [r["final_grad_norm"] for r in rows], upper=0,
+                                    atol=GRAD_TOL, strict=True, refutes=False, needs=MORE_STEPS,
+                                    name="final ‖g‖ of PGD", labels=labels),
+            "reached leg": bound(ctx, [r["distance_to_stationary"] for r in rows], upper=0,
+                                 atol=STATIONARY_DISTANCE_TOL, strict=True, refutes=False,
+                                 needs=MORE_STEPS, name="final distance to a stationary point",
+                                 labels=labels)}
+    not_converged = [r for r, g, dist in zip(rows, legs["stationary leg"].ok,
+                                             legs["reached leg"].ok) if not (g and dist)]
+    refuted = inconclusive = ""
+    bad_increase = [r for r, ok in zip(rows, legs["descent leg"].ok) if not ok]
     if bad_increase:
         w = bad_increase[0]
-        return "refuted", (f"the risk increased (relative {w['largest_relative_increase']:.2e}) "
-                           f"along PGD with s = {w['step']:.3g} ({w['step_factor']:g} × the "
-                           f"estimated step bound min(1/(2L_δ), 1/M_δ)) from (µ₀, ν₀) = "
-                           f"({w['mu0']:.3f}, {w['nu0']:.3f}) at d={w['d']}")
+        refuted = (f"the risk increased (relative {w['largest_relative_increase']:.2e}) "
+                   f"along PGD with s = {w['step']:.3g} ({w['step_factor']:g} × the "
+                   f"estimated step bound min(1/(2L_δ), 1/M_δ)) from (µ₀, ν₀) = "
+                   f"({w['mu0']:.3f}, {w['nu0']:.3f}) at d={w['d']}")
     if not_converged:
         w = not_converged[0]
-        return "inconclusive", (f"descent held at every step of every run; "
-                                f"{len(not_converged)}/{len(rows)} runs not at a stationary point "
-                                f"after {n_steps} steps (e.g. (µ, ν) = ({w['final_mu']:.4f}, "
-                                f"{w['final_nu']:.4f}), ‖g‖ = {w['final_grad_norm']:.1e})")
-    return "confirmed", (f"R decreased at every step of all {len(rows)} runs (steps "
-                         f"{step_factors} × min(1/(2L_δ), 1/M_δ)) and each reached a stationary point")
+        inconclusive = (f"descent held at every step of every run; "
+                        f"{len(not_converged)}/{len(rows)} runs not at a stationary point "
+                        f"after {n_steps} steps (e.g. (µ, ν) = ({w['final_mu']:.4f}, "
+                        f"{w['final_nu']:.4f}), ‖g‖ = {w['final_grad_norm']:.1e}); to decide: "
+                        f"{MORE_STEPS}")
+    says = {"confirmed": (f"R decreased at every step of all {len(rows)} runs (steps "
+                          f"{step_factors} × min(1/(2L_δ), 1/M_δ)) and each reached a "
+                          "stationary point"),
+            "refuted": refuted, "inconclusive": inconclusive}
+    return conclude(legs, says=says, evidence=evidence)
 
 
 WRONG_RISK_UNSEEN = ("PGD on any smooth R descends it for small steps, and its iterates are "

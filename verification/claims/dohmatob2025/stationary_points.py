@@ -9,7 +9,8 @@ import sympy as sp
 
 from theory.models import dohmatob2025 as dm
 
-from ...declare import Outcome, claim, missed
+from ...checks import bound, conclude, exact, identity, not_judged
+from ...declare import claim, missed
 from ...simulations.dohmatob2025.common import exact_text, setting_text
 from ...simulations.dohmatob2025.flow_on_M import m_invariant
 from ...simulations.dohmatob2025.stationary_points import (e_sets, flow_directions, full_flow_rest,
@@ -18,10 +19,11 @@ from ._common import (
     PAPER,
     PARAMETERS,
     STATIONARY_SETTINGS,
-    _fit_intercept,
-    _near,
-    _per_link,
+    chebyshev,
+    fit_intercept,
     paper_stationary,
+    parse,
+    per_link,
     rbar_mutations,
     rbar_terms,
     stationary_item,
@@ -34,6 +36,27 @@ d → ∞ analysis's, checked at several d)."""
 SETTINGS = [{k: float(v) for k, v in st.items()} for st in STATIONARY_SETTINGS]
 """The settings the profiles judge: (0.1, 1, 0.6) [ψ < c, learnable] and (0.2, 1.5, 0.9)
 [c < ψ < 1]; the first is the reference."""
+
+
+MATCH_TOL = 1e-9
+"""Two stationary points on M are one within this, coordinate by coordinate (both are roots
+solved to 50 digits and listed as floats)."""
+NO_POINT = 2.0
+"""The distance to the nearest of no points: the box [−1, 1]²'s diameter coordinate by
+coordinate, farther than any tolerance here."""
+CLASS_CODES = {"sink": -1, "saddle": 0, "source": 1, "degenerate": 2, None: 3}
+"""A stationary point's class (``theory.stationary.classify_exact``, from exact eigenvalue
+signs; None: no point found) as an integer code: a computed class equals the claimed one iff
+their codes are within ``CLASS_ATOL`` (``checks.exact``)."""
+CLASS_ATOL = 0.5
+"""Codes are integers: equal iff within ½."""
+
+
+def class_leg(ctx, found, claimed, name, labels):
+    """The classes ``found`` (one per point) are the ``claimed`` ones (``checks.exact`` on
+    their ``CLASS_CODES``)."""
+    return exact(ctx, [CLASS_CODES[c] for c in found], [CLASS_CODES[c] for c in claimed],
+                 atol=CLASS_ATOL, name=name, labels=labels)
 
 
 def exact_setting(alpha, beta, gamma):
@@ -56,14 +79,27 @@ def _full_flow_stationarity(ctx, link, risk, setting, points_by_d, what):
     ``points_by_d``: (d, points)). A point is stationary there only if every component of the
     full velocity vanishes; one that does not is exact evidence (the restriction cannot say)."""
     items = [{**stationary_item(link, setting, dv, risk), "points": pts} for dv, pts in points_by_d]
-    rows, moving = [], []
+    rows, moving, speeds = [], [], []
     for piece in ctx.map(full_flow_rest, items):
         rows += piece["rows"]
         moving += [(row, big) for row, big in zip(piece["rows"], piece["moving"]) if big]
+        speeds += [max(map(abs, big.values())) if big else _off_M_speed(row)
+                   for row, big in zip(piece["rows"], piece["moving"])]
     evidence = {"link": link, "M_invariant": False, "judged_on": "the full 5-D overlap flow",
                 "why": f"M is not invariant for σ = {link} (Prop. 5 refuted there): the 2-D "
                        "restriction is not the flow on M", "points": rows, "checked": what}
-    return rows, moving, evidence
+    leg = exact(ctx, speeds, [0.0] * len(speeds), rtol=1.0,
+                scale=[row["tolerance"] for row in rows], name=f"off-M velocity at {what}",
+                labels=[f"({', '.join(row['point'])}) at d={row['d']}" for row in rows])
+    return rows, moving, evidence, leg
+
+
+def _off_M_speed(row):
+    """The largest |dζ/dt|, |dη/dt|, |dρ/dt| of a ``simulations.full_flow_rest`` row (its
+    6-digit text): within the row's tolerance where the point is at rest. The check's
+    tolerance per point is the simulation's (``row["tolerance"]``: 1e-25 at an exact point,
+    1e-8 at a float root), given as ``scale`` with rtol = 1."""
+    return max(abs(float(row["full_velocity"][k])) for k in ("zeta", "eta", "rho"))
 
 
 def _paper_e_sets(ctx, link, setting, dims):
@@ -92,17 +128,25 @@ def _prop7_full_flow(ctx, link, risk, st, dims):
     sets_by_d = _paper_e_sets(ctx, link, st, dims)
     pts = [(dv, list(dict.fromkeys(_exact_point(q) for e in sets_by_d[dv].values() for q in e)))
            for dv in dims]
-    rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, st, pts, "E1 ∪ E2 ∪ E3 ∪ E4")
+    rows, moving, evidence, leg = _full_flow_stationarity(ctx, link, risk, st, pts,
+                                                          "E1 ∪ E2 ∪ E3 ∪ E4")
+    legs = {"E1 ∪ … ∪ E4 at rest in the full flow leg": leg,
+            "stationary set on M leg": not_judged(
+                ctx, "the stationary set on M in the full flow",
+                "a search of the full flow's stationary points on M")}
+    refuted = ""
     if moving:
         w, k, v = _fastest(moving)
-        return Outcome("refuted", f"{link}: M is not invariant, and in the full flow "
-                       f"{len(moving)}/{len(rows)} points of E1 ∪ … ∪ E4 are not stationary, e.g. "
-                       f"({w['point'][0]}, {w['point'][1]}) has d{k}/dt = {v:.4g} at α={w['alpha']}, "
-                       f"β={w['beta']}, γ={w['gamma']}, d={w['d']} (exact parameters, 30 digits)",
-                       evidence)
-    return Outcome("inconclusive", f"{link}: M is not invariant; every point of E1 ∪ … ∪ E4 is at "
-                   "rest in the full flow, but the stationary set on M was not searched in the "
-                   "full flow (the 2-D restriction is not the flow on M)", evidence)
+        refuted = (f"{link}: M is not invariant, and in the full flow "
+                   f"{len(moving)}/{len(rows)} points of E1 ∪ … ∪ E4 are not stationary, "
+                   f"e.g. ({w['point'][0]}, {w['point'][1]}) has d{k}/dt = {v:.4g} at "
+                   f"α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, d={w['d']} (exact "
+                   "parameters, 30 digits)")
+    says = {"inconclusive": f"{link}: M is not invariant; every point of E1 ∪ … ∪ E4 is at rest "
+                            "in the full flow, but the stationary set on M was not searched in "
+                            "the full flow (the 2-D restriction is not the flow on M)",
+            "refuted": refuted}
+    return conclude(legs, says=says, evidence=evidence)
 
 
 def _prop7_check(ctx, link, alpha, beta, gamma, risk=None):
@@ -115,30 +159,59 @@ def _prop7_check(ctx, link, alpha, beta, gamma, risk=None):
         return _prop7_full_flow(ctx, link, risk, setting, dims)
     stationary = paper_stationary(ctx, link, setting, dims, risk)
     sets_by_d = _paper_e_sets(ctx, link, setting, dims)
-    rows, bad = [], []
+    rows, paper_at, engine_at = [], [], []    # (row index, point, distance to the other side)
     for dv in dims:
         found, unresolved, curves = stationary[dv]
         sets = sets_by_d[dv]
         paper = [q for e in sets.values() for q in e]
         engine = [(f["mu"], f["nu"]) for f in found]
-        missing = [q for q in paper if not any(_near(q, e) for e in engine)]
-        extra = [e for e in engine if not any(_near(q, e) for q in paper)]
-        row = {**setting_text(setting), "d": dv, "engine": found,
-               "paper_sets": {k: [list(q) for q in v] for k, v in sets.items()},
-               "missing_from_engine": missing, "not_in_paper_sets": extra,
-               "unresolved_factor_pairs": unresolved, "curves": [list(map(str, c)) for c in curves]}
-        rows.append(row)
-        if missing or extra or unresolved or curves:
-            bad.append(row)
+        paper_at += [(len(rows), q, min((chebyshev(q, e) for e in engine), default=NO_POINT))
+                     for q in paper]
+        engine_at += [(len(rows), e, min((chebyshev(q, e) for q in paper), default=NO_POINT))
+                      for e in engine]
+        rows.append({**setting_text(setting), "d": dv, "engine": found,
+                     "paper_sets": {k: [list(q) for q in v] for k, v in sets.items()},
+                     "missing_from_engine": [], "not_in_paper_sets": [],
+                     "unresolved_factor_pairs": unresolved,
+                     "curves": [list(map(str, c)) for c in curves]})
+    legs = {"E1 ∪ … ∪ E4 stationary leg": _match_leg(ctx, paper_at, rows, "missing_from_engine",
+                                                     "distance from E1 ∪ … ∪ E4 to the stationary set")}
+    if engine_at:
+        legs["no other stationary point leg"] = _match_leg(
+            ctx, engine_at, rows, "not_in_paper_sets",
+            "distance from the stationary set to E1 ∪ … ∪ E4")
+    labels = [f"d={r['d']}" for r in rows]
+    legs["factor pairs resolved leg"] = bound(
+        ctx, [len(r["unresolved_factor_pairs"]) for r in rows], upper=0,
+        name="unresolved factor pairs of the flow on M", labels=labels)
+    legs["isolated points leg"] = bound(ctx, [len(r["curves"]) for r in rows], upper=0,
+                                        name="curves of stationary points on M", labels=labels)
     evidence = {"link": link, "rows": rows}
+    bad = [r for r in rows if r["missing_from_engine"] or r["not_in_paper_sets"]
+           or r["unresolved_factor_pairs"] or r["curves"]]
+    n = sum(len(r["engine"]) for r in rows)
+    refuted = ""
     if bad:
         w = bad[0]
-        return Outcome("refuted", f"{link}: at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, "
-                       f"d={w['d']}: stationary points not in E1∪…∪E4: {w['not_in_paper_sets']}; "
-                       f"in E1∪…∪E4 but not stationary: {w['missing_from_engine']}", evidence)
-    n = sum(len(r["engine"]) for r in rows)
-    return Outcome("confirmed", f"{link}: the derived flow's stationary set on M equals "
-                   f"E1 ∪ E2 ∪ E3 ∪ E4 at d = {dims} ({n} points)", evidence)
+        refuted = (f"{link}: at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, "
+                   f"d={w['d']}: stationary points not in E1∪…∪E4: "
+                   f"{w['not_in_paper_sets']}; in E1∪…∪E4 but not stationary: "
+                   f"{w['missing_from_engine']}")
+    says = {"confirmed": f"{link}: the derived flow's stationary set on M equals "
+                         f"E1 ∪ E2 ∪ E3 ∪ E4 at d = {dims} ({n} points)", "refuted": refuted}
+    return conclude(legs, says=says, evidence=evidence)
+
+
+def _match_leg(ctx, located, rows, key, name):
+    """Each point of ``located`` ((row index, point, distance to the nearest point of the other
+    set)) lies within ``MATCH_TOL`` of the other set (``checks.exact`` of the distance against
+    0); the points that do not are listed in their row under ``key``."""
+    leg = exact(ctx, [dist for _, _, dist in located], [0.0] * len(located), atol=MATCH_TOL,
+                name=name, labels=[f"d={rows[i]['d']}: {tuple(q)}" for i, q, _ in located])
+    for (i, q, _), ok in zip(located, leg.ok):
+        if not ok:
+            rows[i][key].append(q)
+    return leg
 
 
 PROP7_UNSEEN_SIGN_FLIP = {"linear": (
@@ -159,7 +232,7 @@ def _prop7_mutations(link):
     return muts
 
 
-_per_link("prop7-stationary-set", "Prop. 7",
+per_link("prop7-stationary-set", "Prop. 7",
           "The stationary points on M are exactly E1 ∪ E2 ∪ E3 ∪ E4: E1 = {{(±1, ±1)}}; "
           "E2 = {{(±1, ν): σ̄′_γ(ν) = 0}}; E3 = {{(µ, ±1): p(µ)σ̄_γ(1) = σ̄_γ(±1)}}; E4 = "
           "interior points with p(µ)σ̄_γ(1) = σ̄_γ(ν) and σ̄′_γ(ν) = 0; here σ = {link}.",
@@ -182,39 +255,55 @@ def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     if not _invariant(ctx, link, risk):
         pts = [(dv, [(1, 1)]) for dv in dims]
-        rows, moving, evidence = _full_flow_stationarity(ctx, link, risk, setting, pts,
-                                                         "the oracle (1, 1)")
+        rows, moving, evidence, leg = _full_flow_stationarity(ctx, link, risk, setting, pts,
+                                                              "the oracle (1, 1)")
+        legs = {"oracle at rest in the full flow leg": leg,
+                "class in the full flow leg": not_judged(
+                    ctx, "the oracle's class in the full flow",
+                    "the oracle's class in the full flow, at the edge of the realisable set")}
+        refuted = ""
         if moving:
             w, k, v = _fastest(moving)
-            return Outcome("refuted", f"{link}: M is not invariant, and the oracle (1, 1, 0, 0, 0) "
-                           f"is not stationary in the full flow at {len(moving)}/{len(rows)} "
-                           f"(setting, d), e.g. d{k}/dt = {v:.4g} at α={w['alpha']}, β={w['beta']}, "
-                           f"γ={w['gamma']}, d={w['d']} (exact parameters, 30 digits)", evidence)
-        return Outcome("inconclusive", f"{link}: M is not invariant; the oracle is at rest in the "
-                       "full flow, but its class there (at the edge of the realisable set) is not "
-                       "checked, and the 2-D restriction's class is not valid", evidence)
+            refuted = (f"{link}: M is not invariant, and the oracle (1, 1, 0, 0, 0) is "
+                       f"not stationary in the full flow at {len(moving)}/{len(rows)} "
+                       f"(setting, d), e.g. d{k}/dt = {v:.4g} at α={w['alpha']}, "
+                       f"β={w['beta']}, γ={w['gamma']}, d={w['d']} (exact parameters, "
+                       "30 digits)")
+        says = {"inconclusive": f"{link}: M is not invariant; the oracle is at rest in the full "
+                                "flow, but its class there (at the edge of the realisable set) "
+                                "is not checked, and the 2-D restriction's class is not valid",
+                "refuted": refuted}
+        return conclude(legs, says=says, evidence=evidence)
     pieces = ctx.map(oracle_class, [stationary_item(link, setting, dv, risk) for dv in dims])
-    rows, bad = [], []
-    for dv, c in zip(dims, pieces):
-        row = {**setting_text(setting), "d": dv, "rhs_at_oracle": c["rhs_at_oracle"],
-               "eigenvalues": c["eigenvalues"], "class": c["class"]}
-        rows.append(row)
-        if not c["at_rest"] or c["class"] != "sink":
-            bad.append(row)
+    rows = [{**setting_text(setting), "d": dv, "rhs_at_oracle": c["rhs_at_oracle"],
+             "eigenvalues": c["eigenvalues"], "class": c["class"]} for dv, c in zip(dims, pieces)]
+    at_rest = identity(ctx, [parse(x) for r in rows for x in r["rhs_at_oracle"]],
+                       name="the flow on M at the oracle (1, 1)",
+                       labels=[f"component {i} at d={r['d']}" for r in rows
+                               for i, _ in enumerate(r["rhs_at_oracle"])])
+    sink = class_leg(ctx, [r["class"] for r in rows], ["sink"] * len(rows),
+                     "the oracle's class on M", [f"d={r['d']}" for r in rows])
+    rests = np.asarray(at_rest.ok).reshape(len(rows), -1).all(axis=1)
+    bad = [r for r, rest, ok in zip(rows, rests, sink.ok) if not (rest and ok)]
     evidence = {"link": link, "rows": rows}
-    if bad:
-        w = bad[0]
-        what = "not stationary" if any(x != "0" for x in w["rhs_at_oracle"]) else "a " + w["class"]
-        return Outcome("refuted", f"{link}: (1, 1) is {what} "
-                       f"at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, d={w['d']} "
-                       f"(eigenvalues {w['eigenvalues']})", evidence)
-    slow = min(rows, key=lambda r: abs(float(r["eigenvalues"][0])))
-    return Outcome("confirmed", f"{link}: (1, 1) is a sink at d = {dims}; "
-                   f"its slowest rate is exponentially small in d (e.g. {slow['eigenvalues'][0]} "
-                   f"at d={slow['d']})", evidence)
+
+    def says(verdict):
+        if bad and verdict == "refuted":
+            w = bad[0]
+            what = ("not stationary" if any(x != "0" for x in w["rhs_at_oracle"])
+                    else "a " + w["class"])
+            return (f"{link}: (1, 1) is {what} at α={w['alpha']}, β={w['beta']}, "
+                    f"γ={w['gamma']}, d={w['d']} (eigenvalues {w['eigenvalues']})")
+        if verdict == "confirmed":
+            slow = min(rows, key=lambda r: abs(float(r["eigenvalues"][0])))
+            return (f"{link}: (1, 1) is a sink at d = {dims}; its slowest rate is exponentially "
+                    f"small in d (e.g. {slow['eigenvalues'][0]} at d={slow['d']})")
+        return ""
+    return conclude({"oracle at rest leg": at_rest, "oracle a sink leg": sink}, says=says,
+                    evidence=evidence)
 
 
-_per_link("prop9-oracle-sink", "Prop. 9",
+per_link("prop9-oracle-sink", "Prop. 9",
           "(µ, ν) = (1, 1) is a sink for every link satisfying Condition 1; here σ = {link}.",
           _prop9_check, statistical=False,
           reading="sink = both Jacobian eigenvalues of the derived 2-D flow on M negative, "
@@ -256,26 +345,61 @@ def _distance_limit(dims, dist):
     """d → ∞ limit of the distance from its 1/d extrapolation (the largest distance when it
     cannot be fitted)."""
     if all(np.isfinite(dist)) and max(dist) > 0:
-        return _fit_intercept(dims, dist, basis=("1/d",))
+        return fit_intercept(dims, dist, basis=("1/d",))
     return float(max(dist))
+
+
+LOCATION_TOL = 1e-3
+"""The d → ∞ limit (1/d extrapolation) of the L¹ distance from a listed location to the
+nearest stationary point found at or below which the point is found there."""
+NO_POINT_L1 = 4.0
+"""The L¹ distance to the nearest of no points: the box [−1, 1]²'s L¹ diameter, farther than
+``LOCATION_TOL``."""
+UNLISTED_TOL = 0.05
+"""A found stationary point within this of a listed location (coordinate by coordinate) is
+that point; one farther from every listed location is not in the list."""
 
 
 def _prop10_entry(st, loc, cls, target, per_d, dims):
     dist, classes, eig = _nearest_by_d(per_d, target)
     limit = _distance_limit(dims, dist)
-    ok_loc = limit <= 1e-3
-    ok_cls = all(c == cls for c in classes)
     return {**st, "point_claimed": [str(loc[0]), loc[1]], "location_claimed": list(target),
             "distance_by_d": dist, "distance_limit": limit, "class_claimed": cls,
-            "class_found_by_d": classes, "eigenvalues_by_d": eig, "d": dims,
-            "ok": bool(ok_loc and ok_cls)}
+            "class_found_by_d": classes, "eigenvalues_by_d": eig, "d": dims}
 
 
-def _unlisted(st, dims, per_d, locations):
-    """Found stationary points farther than 0.05 from every listed location."""
-    return [{**st, "d": dv, "unlisted_stationary_point": f}
-            for dv, found in zip(dims, per_d) for f in found
-            if not any(_near((f["mu"], f["nu"]), q, 0.05) for q in locations)]
+def _prop10_legs(ctx, entries, found_rows, locations, complete):
+    """Prop. 10's legs at one setting: each listed location's distance limit within
+    ``LOCATION_TOL`` (``checks.bound``, exact), each listed class found at every d (``class_leg``)
+    and, where the list is complete, every found point within ``UNLISTED_TOL`` of a listed
+    location (``checks.exact`` of the distance against 0). Marks each entry ``ok`` and returns
+    (legs, the found points not in the list)."""
+    names = [f"({e['point_claimed'][0]}, {e['point_claimed'][1]})" for e in entries]
+    located = bound(ctx, [min(e["distance_limit"], NO_POINT_L1) for e in entries], upper=0,
+                    atol=LOCATION_TOL, name="d → ∞ distance from a listed point to the nearest "
+                                            "stationary point", labels=names)
+    pairs = [(k, e["d"][i], c) for k, e in enumerate(entries)
+             for i, c in enumerate(e["class_found_by_d"])]
+    classes = class_leg(ctx, [c for _, _, c in pairs],
+                        [entries[k]["class_claimed"] for k, _, _ in pairs],
+                        "class of each listed point", [f"{names[k]} at d={dv}" for k, dv, _ in pairs])
+    cls_ok = np.ones(len(entries), bool)
+    for (k, _, _), ok in zip(pairs, classes.ok):
+        cls_ok[k] &= bool(ok)
+    for e, loc_ok, c_ok in zip(entries, located.ok, cls_ok):
+        e["ok"] = bool(loc_ok and c_ok)
+    legs = {"listed points located leg": located, "listed classes leg": classes}
+    unlisted = []
+    if complete and found_rows:
+        dist = [min(chebyshev((f["mu"], f["nu"]), q) for q in locations) for _, f in found_rows]
+        leg = exact(ctx, dist, [0.0] * len(dist), atol=UNLISTED_TOL,
+                    name="distance from a found stationary point to the listed ones",
+                    labels=[f"({f['mu']:.4g}, {f['nu']:.4g}) at d={row['d']}"
+                            for row, f in found_rows])
+        unlisted = [{**row, "unlisted_stationary_point": f}
+                    for (row, f), ok in zip(found_rows, leg.ok) if not ok]
+        legs["no unlisted point leg"] = leg
+    return legs, unlisted
 
 
 def _prop10_problem_text(problems):
@@ -294,6 +418,10 @@ def _prop10_problem_text(problems):
     return "; ".join(txt) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
 
 
+FIGURE_D = 100
+"""The d at which Prop. 10's figure draws the flow on M (else the middle d of the list)."""
+
+
 def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
     """Every listed point must be a stationary point of the derived flow with the listed class
     at every d (a listed location is matched by the nearest found point; for (ψ, 0) the
@@ -303,7 +431,7 @@ def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
     setting = exact_setting(alpha, beta, gamma)
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     shared = paper_stationary(ctx, link, setting, dims)
-    rows, problems, by_setting = [], [], []
+    rows = []
     st = setting_text(setting)
     per_d = []
     for dv in dims:
@@ -311,23 +439,20 @@ def _prop10_check(ctx, link, alpha, beta, gamma, claimed=None):
         per_d.append(found)
         rows.append({**st, "d": dv, "found": found})
     targets = _prop10_targets(listed, st)
-    for target, loc, cls in targets:
-        entry = _prop10_entry(st, loc, cls, target, per_d, dims)
-        by_setting.append(entry)
-        if not entry["ok"]:
-            problems.append(entry)
-    if complete:
-        problems += _unlisted(st, dims, per_d, [t for t, _, _ in targets])
+    by_setting = [_prop10_entry(st, loc, cls, target, per_d, dims) for target, loc, cls in targets]
+    found_rows = [({**st, "d": dv}, f) for dv, found in zip(dims, per_d) for f in found]
+    legs, unlisted = _prop10_legs(ctx, by_setting, found_rows, [t for t, _, _ in targets],
+                                  complete)
+    problems = [e for e in by_setting if not e["ok"]] + unlisted
     evidence = {"link": link, "claimed": [[list(map(str, l)), c] for l, c in listed],
                 "list_is_complete": complete, "checks": by_setting, "stationary_by_d": rows}
-    dv = 100 if 100 in dims else dims[len(dims) // 2]
+    dv = FIGURE_D if FIGURE_D in dims else dims[len(dims) // 2]
     (directions,) = ctx.map(flow_directions, [stationary_item(link, setting, dv)])
     figs = {"flow_on_M": functools.partial(_draw_flow_on_M, link, st, dv, directions, rows)}
-    if problems:
-        return Outcome("refuted", f"{link}: " + _prop10_problem_text(problems), evidence,
-                       figures=figs)
-    return Outcome("confirmed", f"{link}: every listed point found with its class at every d, "
-                   f"{'and no other' if complete else 'list not exhaustive'}", evidence, figures=figs)
+    says = {"confirmed": f"{link}: every listed point found with its class at every d, "
+                         f"{'and no other' if complete else 'list not exhaustive'}",
+            "refuted": f"{link}: " + _prop10_problem_text(problems) if problems else ""}
+    return conclude(legs, says=says, evidence=evidence, figures=figs)
 
 
 def _draw_flow_on_M(link, st, dv, directions, rows, fig):
@@ -367,7 +492,7 @@ def _prop10_mutations(link):
             "sign flip: ν → −ν at every listed point": lambda: {"claimed": (flipped, complete)}}
 
 
-_per_link("prop10-classification", "Prop. 10",
+per_link("prop10-classification", "Prop. 10",
           "Linear: stationary points (±1, ±1); (1, 1) sink, (1, −1) source, (−1, ±1) saddles. "
           "Quadratic: (±1, ±1), (±1, 0) and (ψ, 0) (feasible iff ψ < 1); (1, ±1) sinks, "
           "(−1, ±1), (−1, 0) and (ψ, 0) saddles, (1, 0) source. ReLU: (1, 1) sink, (1, −1) "
@@ -382,49 +507,110 @@ _per_link("prop10-classification", "Prop. 10",
 
 
 # -------------------------------------------------------------------------------------------
-def _on_M(r):
-    return abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"]) < 1e-6
+ON_M_TOL = 1e-6
+"""A root (40 digits, listed as floats) lies on M where |ζ| + |η| + |ρ| is below this
+(strictly), and at (±1, ±1) or the oracle where each of its coordinates is."""
 
 
-def judge_prop4(rows, evidence, dropped=()):
-    """Every realisable stationary point on M at (±1, ±1), the oracle the only sink. Float64
-    roots whose 40-digit refinement failed (``dropped``) are counted: with any, the claim is
-    not confirmed on the rest (inconclusive), and a refutation says how many are undecided."""
+def _off_M(r):
+    """|ζ| + |η| + |ρ|: how far a root lies off M."""
+    return abs(r["zeta"]) + abs(r["eta"]) + abs(r["rho"])
+
+
+def _off_pm1(r):
+    """How far a root's (µ, ν) lies from the nearest of (±1, ±1), coordinate by coordinate."""
+    return max(abs(abs(r["mu"]) - 1), abs(abs(r["nu"]) - 1))
+
+
+def _off_oracle(r):
+    """How far a root lies from the oracle (1, 1, 0, 0, 0), coordinate by coordinate (on M:
+    |ζ| + |η| + |ρ|)."""
+    return max(abs(r["mu"] - 1), abs(r["nu"] - 1), _off_M(r))
+
+
+def judge_prop4(ctx, rows, evidence, dropped=()):
+    """Every realisable stationary point on M at (±1, ±1) (``checks.bound``: |ζ| + |η| + |ρ|
+    and the distance to (±1, ±1) below ``ON_M_TOL``, exact, strict), no sink but the oracle
+    (``checks.bound``: their number is 0), the oracle found (``checks.bound``: at least one)
+    and a sink (``class_leg``). Float64 roots whose 40-digit refinement failed (``dropped``)
+    are counted: with any, the claim is not confirmed on the rest (``checks.not_judged``; a
+    missing oracle may be among them), and a refutation says how many are undecided."""
     dropped = list(dropped)
     evidence["refinement_failed"] = dropped
     evidence["refinement_failed_count"] = len(dropped)
     undecided = (f"; {len(dropped)} float64 root(s) undecided (40-digit refinement failed)"
                  if dropped else "")
-    off_M = [r for r in rows if not _on_M(r)]
-    on_M_extra = [r for r in rows if _on_M(r)
-                  and not (abs(abs(r["mu"]) - 1) < 1e-6 and abs(abs(r["nu"]) - 1) < 1e-6)]
-    other_sinks = [r for r in rows if r["class"] == "sink"
-                   and not (abs(r["mu"] - 1) < 1e-6 and abs(r["nu"] - 1) < 1e-6 and _on_M(r))]
-    oracle = [r for r in rows if abs(r["mu"] - 1) < 1e-6 and abs(r["nu"] - 1) < 1e-6 and _on_M(r)]
+    labels = [f"({r['mu']:.4f}, {r['nu']:.4f}, {r['zeta']:.4f}, {r['eta']:.4f}, {r['rho']:.4f}) "
+              f"at d={r['d']}" for r in rows]
+    legs = {}
+    if rows:
+        legs["on M leg"] = bound(ctx, [_off_M(r) for r in rows], upper=0, atol=ON_M_TOL,
+                                 strict=True, name="|ζ| + |η| + |ρ| at each stationary point",
+                                 labels=labels)
+        legs["at (±1, ±1) leg"] = bound(ctx, [_off_pm1(r) for r in rows], upper=0,
+                                        atol=ON_M_TOL, strict=True, labels=labels,
+                                        name="distance from each stationary point to (±1, ±1)")
+    near_oracle = [_off_oracle(r) < ON_M_TOL for r in rows]    # which legs apply to a root
+    others = [r for r, o in zip(rows, near_oracle) if not o]
+    oracle = [r for r, o in zip(rows, near_oracle) if o]
+    if others:
+        legs["no other sink leg"] = bound(
+            ctx, [float(r["class"] == "sink") for r in others], upper=0,
+            name="sinks other than the oracle", labels=[lab for lab, o in zip(labels, near_oracle)
+                                                        if not o])
+    if oracle or not dropped:
+        legs["oracle found leg"] = bound(ctx, [len(oracle)], lower=1,
+                                         name="roots at the oracle (1, 1, 0, 0, 0)",
+                                         labels=["roots at the oracle"])
+    else:
+        legs["oracle found leg"] = not_judged(
+            ctx, "the oracle among the roots",
+            "the oracle may be among the roots whose refinement failed")
+    if oracle:
+        legs["oracle a sink leg"] = class_leg(ctx, [r["class"] for r in oracle],
+                                              ["sink"] * len(oracle), "the oracle's class",
+                                              [f"d={r['d']}" for r in oracle])
+    if dropped:
+        legs["refinement leg"] = not_judged(
+            ctx, "roots whose 40-digit refinement failed",
+            "more digits or another refinement of the float64 roots")
+    off_M = [r for r, ok in zip(rows, legs["on M leg"].ok) if not ok] if rows else []
+    on_M_extra = ([r for r, on, ok in zip(rows, legs["on M leg"].ok, legs["at (±1, ±1) leg"].ok)
+                   if on and not ok] if rows else [])
+    other_sinks = [r for r in others if r["class"] == "sink"]
     evidence.update({"stationary_points": rows, "off_M": off_M, "on_M_not_pm1": on_M_extra,
                      "sinks_other_than_oracle": other_sinks,
                      "oracle_classes": [r["class"] for r in oracle]})
-    if off_M or on_M_extra or other_sinks:
-        w = (off_M or on_M_extra or other_sinks)[0]
-        return Outcome("refuted", f"{len(off_M)} stationary points off M (and {len(other_sinks)} "
-                       f"other sinks), e.g. (µ, ν, ζ, η, ρ) = ({w['mu']:.4f}, {w['nu']:.4f}, "
-                       f"{w['zeta']:.4f}, {w['eta']:.4f}, {w['rho']:.4f}) at d={w['d']}, a {w['class']} "
-                       f"(residual {w['residual_40_digits']:.1e} at 40 digits, Gram PSD){undecided}",
-                       evidence)
-    if not oracle or any(r["class"] != "sink" for r in oracle):
-        return Outcome("refuted" if oracle else "inconclusive" if dropped else "refuted",
-                       "(1, 1, 0, 0, 0) is not found as a sink "
-                       f"(classes {evidence['oracle_classes']}){undecided}", evidence)
+    return conclude(legs, says=_prop4_says(rows, evidence, dropped, undecided), evidence=evidence)
+
+
+def _prop4_says(rows, evidence, dropped, undecided):
+    off_M, other_sinks = evidence["off_M"], evidence["sinks_other_than_oracle"]
+    first = (off_M or evidence["on_M_not_pm1"] or other_sinks)
+    if first:
+        w = first[0]
+        refuted = (f"{len(off_M)} stationary points off M (and {len(other_sinks)} other sinks), "
+                   f"e.g. (µ, ν, ζ, η, ρ) = ({w['mu']:.4f}, {w['nu']:.4f}, {w['zeta']:.4f}, "
+                   f"{w['eta']:.4f}, {w['rho']:.4f}) at d={w['d']}, a {w['class']} (residual "
+                   f"{w['residual_40_digits']:.1e} at 40 digits, Gram PSD){undecided}")
+    else:
+        refuted = ("(1, 1, 0, 0, 0) is not found as a sink "
+                   f"(classes {evidence['oracle_classes']}){undecided}")
+    inconclusive = ""
     if dropped:
         w = dropped[0]
-        return Outcome("inconclusive", f"the {len(rows)} refined stationary points lie on M at "
-                       f"(±1, ±1) with the oracle the only sink, but {len(dropped)} float64 "
-                       f"root(s) could not be refined to 40 digits, e.g. (µ, ν, ζ, η, ρ) = "
-                       f"({w['mu']:.4f}, {w['nu']:.4f}, {w['zeta']:.4f}, {w['eta']:.4f}, "
-                       f"{w['rho']:.4f}) at d={w['d']} ({w['refinement']}): they may lie off M; "
-                       "more digits or another refinement would decide", evidence)
-    return Outcome("confirmed", f"all {len(rows)} realisable stationary points lie on M at "
-                   f"(±1, ±1); (1, 1, 0, 0, 0) is the only sink", evidence)
+        inconclusive = (
+                        f"the {len(rows)} refined stationary points lie on M at (±1, ±1) with the oracle "
+                        f"the only sink, but {len(dropped)} float64 root(s) could not be refined to 40 "
+                        f"digits, e.g. (µ, ν, ζ, η, ρ) = ({w['mu']:.4f}, {w['nu']:.4f}, {w['zeta']:.4f}, "
+                        f"{w['eta']:.4f}, {w['rho']:.4f}) at d={w['d']} ({w['refinement']}): they may lie "
+                        "off M; more digits or another refinement would decide")
+        if not evidence["oracle_classes"]:
+            inconclusive = ("(1, 1, 0, 0, 0) is not found as a sink "
+                            f"(classes {evidence['oracle_classes']}){undecided}")
+    return {"refuted": refuted, "inconclusive": inconclusive,
+            "confirmed": f"all {len(rows)} realisable stationary points lie on M at (±1, ±1); "
+                         "(1, 1, 0, 0, 0) is the only sink"}
 
 
 def _prop4_check(ctx, alpha, beta, gamma, risk=None):
@@ -442,7 +628,7 @@ def _prop4_check(ctx, alpha, beta, gamma, risk=None):
         rows += r
         dropped += dr
     evidence = {**setting_text(setting), "d": dims, "n_starts": n_starts}
-    return judge_prop4(rows, evidence, dropped)
+    return judge_prop4(ctx, rows, evidence, dropped)
 
 
 claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
