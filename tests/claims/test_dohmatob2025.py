@@ -22,49 +22,25 @@ from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, alpha, beta
 from verification import Context, get_claim, run_claim
 from verification.catalogue import claims_for
-from verification.checks import OutsideRealisableSet
-from verification.declare import Missed
-from verification.claims.dohmatob2025 import (STATIONARY_SETTINGS, deciding_column, numeric_risk,
+from verification.claims.dohmatob2025 import (STATIONARY_SETTINGS, numeric_risk,
                                               reduced_model)
 from verification.claims.dohmatob2025 import risk as R
 from verification.claims.dohmatob2025 import fig2 as F2
-from verification.claims.dohmatob2025 import rem_constants as RC
 from verification.claims.dohmatob2025 import sec5_convergence as S5
+from verification.claims.dohmatob2025 import stationary_linear as SL
 from verification.claims.dohmatob2025 import stationary_points as SP
 from verification.claims.dohmatob2025._common import R_SYM, rbar, rbar_terms
 from verification.simulations.dohmatob2025 import risk as SR
 from verification.simulations.dohmatob2025 import sec5_convergence as SS5
 from verification.simulations.dohmatob2025 import stationary_points as SSP
 
-CTX = Context(profile="quick", seed=0, device="cpu")
+from .dohmatob_helpers import (CTX, FROZEN, HIGH_T, LINKS, S0, at, bare_ctx as _ctx,
+                               families as _families, per_setting as _per_setting, verdict)
+
 CLAIMS = claims_for("dohmatob2025")
-HIGH_T = {"alpha": 0.5, "beta": 0.5}        # β < β_c = 1
-FROZEN = {"alpha": 0.2, "beta": 1.5}        # β > β_c = 0.63
-S0 = SP.SETTINGS[0]                         # (0.1, 1, 0.6): the stationary-point reference
-LINKS = ("linear", "quadratic", "relu")
 
 
-def verdict(cid, **kw):
-    return run_claim(get_claim(cid), CTX, **kw)[0]
 
-
-def at(cid, setting, **kw):
-    """The claim's entry at one setting of its domain (its own contract)."""
-    return run_claim(get_claim(cid), CTX, setting=setting, **kw)[0]
-
-
-def _families(entry, policy=None):
-    """The entry's families by name (only those judged by ``policy`` when given)."""
-    return {f["name"]: f for f in entry["contract"]["families"]
-            if policy is None or f["policy"] == policy}
-
-
-def _ctx():
-    """A bare context for a judge called directly: its own ledger, α = 10⁻⁴, no perturbation."""
-    from types import SimpleNamespace
-
-    from verification.checks import Ledger
-    return SimpleNamespace(ledger=Ledger(), alpha=1e-4, perturbation=None)
 
 
 def test_rem_constants_refutes_a_wrong_psi_or_r():
@@ -320,12 +296,6 @@ def test_prop10_quadratic_interior_saddle_sits_at_psi_over_c():
         assert next(f for f in row["found"] if (f["mu"], f["nu"]) == (-1, 0))["class"] == "source"
 
 
-def _per_setting(entry):
-    """The evidence of each setting a claim judged (one setting: the entry's own)."""
-    ev = entry["evidence"]
-    return [s["evidence"] for s in ev["settings"]] if "settings" in ev else [ev]
-
-
 def test_symbolic_claims_evaluate_at_the_setting():
     """Props. 3, 5, 6 are derived with every parameter symbolic and judged at one setting of
     (α, β, γ, d): ReLU's off-M velocity is shown nonzero at the setting asked for."""
@@ -353,7 +323,7 @@ def test_prop4_refutes_the_ascending_flow():
     """−R̄: the oracle is no longer the only sink (root finding at d = 10 from 32 starts)."""
     rows, dropped = SSP.prop4_roots(reduced_model("linear", -dm.paper_risk("linear")),
                                    STATIONARY_SETTINGS[0], 10, 32, seed=0)
-    out = SP.judge_prop4(_ctx(), rows, {}, dropped)
+    out = SL.judge_prop4(_ctx(), rows, {}, dropped)
     assert out.verdict == "refuted" and "other sinks" in out.summary
 
 
@@ -445,262 +415,3 @@ def test_fig2_states_its_contract_and_refutes_a_wrong_formula(monkeypatch):
     assert entry["evidence"]["check"]["decision"] == entry["verdict"]
     wrong = verdict("dohmatob2025:fig2-agreement", formula=sp.Rational(3, 2) * rbar("linear"))
     assert wrong["verdict"] == "refuted"
-
-
-# -- audited items: each test fails on the old behaviour --------------------------------------
-def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
-    """Item 1: the Monte Carlo sits a steady 17 % below R̄ plus a 1/√d correction, with a
-    fit that is good in the claim's basis. The old extrapolation widened its error bar by the
-    spread of alternative fits (1/d, dropping the smallest d) and passed it; the limit policy
-    judges the fit's own intercept and refutes."""
-    def fake_mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
-        th = float(numeric_risk(formula)(a_, b_, g_, dv, *ov.values()))
-        se = 0.004 * th
-        noise = np.random.default_rng(seed % 2**32).standard_normal() * se
-        return th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se
-    formula = 1 + dm.mu**2
-    monkeypatch.setattr(SR, "risk_mc", fake_mc)
-    entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)
-    assert entry["verdict"] == "refuted"
-    for ev in _per_setting(entry):
-        check = ev["check"]
-        assert min(check["gof_p"]) > 1e-4 and "poor_fit" not in check
-        assert all(abs(a + 0.17) < 0.05 for a in check["limit"])
-    assert entry["contract"]["comparisons"] == len(R.PROP1_SETTINGS) * len(R.PROP1_POINTS)
-
-
-def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
-    """Item 2: in the high-temperature phase the sampler's bulk is the analytic law (se ~1e-13):
-    it is recorded as a self-comparison, the phase is judged exactly against the engine's
-    Laplace derivation, and only the frozen columns enter the statistical families: one per
-    quantity (ψ, r), each over the two frozen settings."""
-    entry = verdict("dohmatob2025:rem-constants")
-    assert entry["verdict"] == "confirmed"
-    evs = _per_setting(entry)
-    assert {c["phase"] for ev in evs for c in ev["checks"]} == {"frozen"}
-    exact = [c for ev in evs for c in ev["high_temperature_exact"]]
-    assert exact and all(c["exact_equal"] for c in exact)
-    fams = _families(entry, "limit")
-    assert set(fams) == set(RC.REM_FAMILIES.values())
-    assert all(f["comparisons"] == 2 for f in fams.values())
-    exact_families = _families(entry, "identity")
-    assert set(exact_families) == {RC.HIGH_T_FAMILY}
-    assert exact_families[RC.HIGH_T_FAMILY]["comparisons"] == len(exact)
-    assert entry["contract"]["resolution"] == max(f["resolution"] for f in fams.values())
-    assert "self-comparison" in entry["summary"]
-
-
-def test_prop12_high_temperature_self_comparison_gives_no_verdict():
-    entry = at("dohmatob2025:prop12-gibbs-average", {**HIGH_T, "rho": 0.6})
-    assert entry["verdict"] == "inconclusive" and "self-comparison" in entry["summary"]
-    assert not entry["contract"]["families"]
-
-
-def test_prop12_judges_each_test_function_in_its_own_family():
-    entry = at("dohmatob2025:prop12-gibbs-average", {**FROZEN, "rho": -0.4})
-    assert entry["verdict"] == "confirmed", entry["summary"]
-    assert set(_families(entry)) == set(RC.GIBBS_FAMILIES.values())
-    assert all(leg in entry["summary"] for leg in RC.GIBBS_LEGS.values())
-
-
-@pytest.mark.slow
-def test_prop12_over_its_settings():
-    entry = verdict("dohmatob2025:prop12-gibbs-average")
-    assert entry["verdict"] == "inconclusive" and "self-comparison" in entry["summary"]
-    assert {c["phase"] for ev in _per_setting(entry) for c in ev["checks"]} == {"frozen"}
-    fams = _families(entry)
-    assert set(fams) == set(RC.GIBBS_FAMILIES.values())
-    assert all(f["comparisons"] == 4 for f in fams.values())
-
-
-@pytest.mark.parametrize("name", ["prop7-stationary-set", "prop9-oracle-sink"])
-def test_relu_stationarity_judged_on_the_full_flow(name):
-    """Item 3: M is not invariant for ReLU, so the 2-D restriction is not the flow on M; the
-    claimed points are checked in the full 5-D flow, where they move (dζ/dt, dρ/dt ≠ 0)."""
-    entry = at(f"dohmatob2025:{name}[link=relu]", S0)
-    assert entry["verdict"] != "confirmed"
-    for ev in _per_setting(entry):
-        assert ev["judged_on"] == "the full 5-D overlap flow" and not ev["M_invariant"]
-    assert any(not p["stationary_in_full_flow"] for ev in _per_setting(entry) for p in ev["points"])
-
-
-def test_prop9_linear_still_uses_the_invariant_restriction():
-    entry = verdict("dohmatob2025:prop9-oracle-sink[link=linear]")
-    assert entry["verdict"] == "confirmed"
-    assert all("judged_on" not in ev and ev["rows"] for ev in _per_setting(entry))
-
-
-def test_prop4_counts_roots_whose_refinement_fails(monkeypatch):
-    """Item 4: roots whose 40-digit refinement fails are counted, not silently dropped, and
-    with any of them the claim is not confirmed on the rest."""
-    from theory.stationary import RefinedRoot
-
-    monkeypatch.setattr(SSP, "refine_root", lambda rhs, state, x, dps, tol:
-                        RefinedRoot(tuple(x), float("nan"), False, "forced failure"))
-    rows, dropped = SSP.prop4_roots(reduced_model("linear"), STATIONARY_SETTINGS[0], 10, 32, seed=0)
-    assert not rows and dropped and all(r["refinement"] == "forced failure" for r in dropped)
-
-    on_M = [{"d": 10, "mu": m, "nu": n, "zeta": 0.0, "eta": 0.0, "rho": 0.0,
-             "residual_40_digits": 1e-40, "class": "sink" if (m, n) == (1, 1) else "saddle"}
-            for m in (-1, 1) for n in (-1, 1)]
-    evidence = {}
-    out = SP.judge_prop4(_ctx(), on_M, evidence, dropped[:1])
-    assert out.verdict == "inconclusive" and "could not be refined" in out.summary
-    assert evidence["refinement_failed_count"] == 1
-    assert SP.judge_prop4(_ctx(), on_M, {}, []).verdict == "confirmed"
-    assert SP.judge_prop4(_ctx(), on_M[:3], {}, dropped[:1]).verdict == "inconclusive"
-    assert SP.judge_prop4(_ctx(), on_M[:3], {}, []).verdict == "refuted"      # no oracle
-
-
-def test_global_convergence_state_off_the_sphere_raises():
-    """Item 5: a trajectory off S^{d−1} × S^{d−1} (simulated, with the tighter retry) raises
-    OutsideRealisableSet in the judge (→ verdict error), instead of being flagged and judged."""
-    class Growing:                       # a flow that inflates the vectors: ẏ = y/10
-        blocks = ((0, 4, "sphere"), (4, 8, "sphere"))
-
-        def rhs(self, y):
-            return 0.1 * np.asarray(y)
-
-        def jacobian(self, y):
-            return 0.1 * np.eye(8)
-
-        def overlaps(self, y):
-            return {"mu": y[0], "nu": y[5], "zeta": y[4], "eta": y[1], "rho": float(y[:4] @ y[4:])}
-
-        def vectors(self, y):
-            return {"u": y[:4], "v": y[4:]}
-
-    y0 = np.r_[1.0, 0, 0, 0, 0, 1.0, 0, 0]
-    with pytest.raises(OutsideRealisableSet, match="not realisable"):
-        S5.checked_run(SS5.global_run(Growing(), 10, "test", y0, np.linspace(0, 1, 5)))
-
-
-def test_declared_mutations():
-    for cid in ("rem-constants", "prop12-gibbs-average", "prop1-risk[link=relu]",
-                "prop2-oracle[link=quadratic]", "cor1-linear", "prop4-linear-stationary",
-                "global-convergence-linear", "fig2-agreement"):
-        muts = get_claim(f"dohmatob2025:{cid}").mutations
-        assert muts and all(isinstance(m(), dict) for m in muts.values())
-    assert isinstance(sp.sympify(get_claim("dohmatob2025:cor1-linear").mutations["extra γ²ν term"]()
-                                 ["formula"]), sp.Expr)
-
-
-def test_a_good_fit_refutes_even_when_another_column_fits_poorly():
-    """The prop1[relu] situation: one column −0.229 ± 0.024 with a good fit, another column
-    with a poor fit. The poor fit decides nothing for its own column only."""
-    from types import SimpleNamespace
-
-    from verification.checks import Ledger, limit
-    ctx = SimpleNamespace(ledger=Ledger(), alpha=1e-4, perturbation=None)
-    dims = np.array([100.0, 200, 400, 800])
-    rng = np.random.default_rng(0)
-    good = -0.229 + 0.5 / np.sqrt(dims) + 0.01 * rng.standard_normal(4)
-    poor = np.array([0.3, -0.3, 0.3, -0.3])
-    check = limit(ctx, dims, np.stack([good, poor], 1), np.full((4, 2), 0.01), 0.0,
-                  terms=("1/sqrt(d)",), scale=1.0)
-    assert check.decision == "refuted"               # checks.limit decides column by column
-    assert deciding_column(check) == 0
-    ok = limit(ctx, dims, np.stack([0.5 / np.sqrt(dims), poor], 1), np.full((4, 2), 0.01), 0.0,
-               terms=("1/sqrt(d)",), scale=1.0)
-    assert ok.decision == "inconclusive" and deciding_column(ok) is None
-
-
-# -- declared mutations -----------------------------------------------------------------------
-FAST = ("cor1-linear", "prop5-invariance[link=linear]", "prop5-invariance[link=quadratic]",
-        "prop6-2d-flow[link=linear]", "prop6-2d-flow[link=quadratic]",
-        "prop3-gradient-span[link=linear]", "prop3-gradient-span[link=quadratic]")
-"""Claims whose declared mutations run in a second or two (symbolic); every other claim's run
-in the slow tier (each claim has its own fast wrong-model test above)."""
-
-
-UNSEEN: dict[str, str] = {}
-"""Claims that declare fewer mutations than required because their check cannot see any that
-was tried (a finding, reported; not tuned until it passes). descent-lemma was one until its
-mutations were made to change the steps' direction rather than R (a wrong R̄ is invisible to
-PGD on that R̄)."""
-
-
-def _cases(missed_ones):
-    for c in CLAIMS:
-        fast = c.id.split(":", 1)[1] in FAST
-        for name, m in (c.mutations or {}).items():
-            if isinstance(m, Missed) == missed_ones:
-                yield pytest.param(c, name, id=f"{c.id.split(':', 1)[1]}::{name}",
-                                   marks=[] if fast and not missed_ones else [pytest.mark.slow])
-
-
-def _caught(c):
-    return {k: m for k, m in (c.mutations or {}).items() if not isinstance(m, Missed)}
-
-
-def test_every_claim_declares_enough_mutations():
-    """Exact claims: three declared that the check catches (dropped term, wrong factor, sign
-    flip or their named analogues); statistical claims on the check library: at least one
-    (the two generic ones, relative change at resolution and sign flip, come from calibrate).
-    Mutations it misses are declared besides, each saying why."""
-    assert len(CLAIMS) == 31
-    for c in CLAIMS:
-        if c.id in UNSEEN:
-            assert not c.mutations, c.id
-            continue
-        need = 1 if c.statistical else 3
-        assert len(_caught(c)) >= need, (c.id, c.mutations)
-        assert all(isinstance(m(), dict) and m() for m in c.mutations.values()), c.id
-        assert all(m.why.strip() for m in c.mutations.values() if isinstance(m, Missed)), c.id
-
-
-def test_statistical_claims_declare_a_dropped_term():
-    for c in CLAIMS:
-        if c.statistical and c.id not in UNSEEN:
-            assert any("dropped" in name for name in _caught(c)), c.id
-
-
-def test_the_mutants_once_left_out_are_declared():
-    """Mutants that were tried and once left undeclared: Prop. 7's sign flip at σ(t) = t and the
-    descent lemma's wrong R̄, large steps and 1.1·p²·H1 gradient (missed), Prop. 4's dropped H2
-    (caught, now that a singular Jacobian is a failed refinement), R̄'s term edits on the
-    structural claims (missed where the symmetry hides them)."""
-    def kinds(cid):
-        return {k: isinstance(m, Missed) for k, m in get_claim(f"dohmatob2025:{cid}").mutations.items()}
-    assert kinds("prop7-stationary-set[link=linear]")["sign flip: +2p·H2(ν, ζ, ρ) in R̄"]
-    assert not kinds("prop7-stationary-set[link=quadratic]")["sign flip: +2p·H2(ν, ζ, ρ) in R̄"]
-    assert kinds("prop4-linear-stationary")["dropped term: −2p·H2(ν, ζ, ρ) of R̄"] is False
-    descent = kinds("descent-lemma")
-    assert sum(descent.values()) == 6 and sum(not v for v in descent.values()) == 3
-    for stem in ("prop5-invariance", "prop6-2d-flow", "prop3-gradient-span"):
-        for link in LINKS:
-            flags = kinds(f"{stem}[link={link}]")
-            edits = [v for k, v in flags.items() if not k.startswith("wrong model")]
-            assert len(edits) == 3
-            assert all(edits) == (link != "relu" or stem.startswith("prop3")), (stem, link)
-
-
-@pytest.mark.parametrize(("claim", "name"), list(_cases(missed_ones=False)))
-def test_declared_mutation_is_refuted(claim, name):
-    entry = run_claim(claim, CTX, **claim.mutations[name]())[0]
-    assert entry["verdict"] == "refuted", (claim.id, name, entry["summary"])
-
-
-@pytest.mark.parametrize(("claim", "name"), list(_cases(missed_ones=True)))
-def test_declared_missed_mutation_is_still_missed(claim, name):
-    """A mutation declared missed is still neither refuted nor an error: a check that learns
-    to see it says so here (then declare it as caught)."""
-    entry = run_claim(claim, CTX, **claim.mutations[name]())[0]
-    assert entry["verdict"] not in ("refuted", "error"), (claim.id, name, entry["summary"])
-
-
-# -- variants of the per-link claims for a user's link ----------------------------------------
-def _cube(t):
-    return t**3
-
-
-def test_link_variants_reach_every_per_link_claim_and_reject_unknown_ones():
-    from verification.catalogue import load_all
-    from verification.claims.dohmatob2025 import PER_LINK, link_variants
-    load_all()
-    t = sp.Symbol("x")
-    variants = link_variants(sp.Lambda(t, t**3), name="cube")
-    assert [v.id for v in variants] == [f"dohmatob2025:{c}@cube" for c in PER_LINK]
-    assert all("σ = cube" in v.statement for v in variants)
-    with pytest.raises(ValueError, match=r"unknown claim\(s\) \['nope'\]; allowed: \["):
-        link_variants(_cube, ["nope"])

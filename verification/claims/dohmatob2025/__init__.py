@@ -7,8 +7,8 @@ registers every claim, in the order of the spec's file:
 * ``risk``: Prop. 1 per link, Cor. 1, Prop. 2 per link (+ the phase diagram): Monte Carlo at
   L − 1 = e^{αd} tokens against the paper's R̄, extrapolated in d;
 * ``flow_on_M``: Props. 5, 6, 3 per link: symbolic, on the flow the engine derives from R̄;
-* ``stationary_points``: Props. 7, 9, 10 per link (exact arithmetic at several d) and Prop. 4
-  (root finding on the full overlap flow);
+* ``stationary_points``: Props. 7, 9, 10 per link (exact arithmetic at several d);
+* ``stationary_linear``: Prop. 4 (root finding on the full overlap flow, linear link);
 * ``fig2``: PGD on an empirical risk in R^d against R̄ along the trajectory;
 * ``sec5_convergence``: Sec. 5 global convergence (the flow in vector coordinates) and the
   rebuttal's descent lemma (PGD in R^d).
@@ -39,5 +39,6 @@ from . import rem_constants  # noqa: F401, I001
 from . import risk  # noqa: F401, I001
 from . import flow_on_M  # noqa: F401, I001
 from . import stationary_points  # noqa: F401, I001
+from . import stationary_linear  # noqa: F401, I001
 from . import fig2  # noqa: F401, I001
 from . import sec5_convergence  # noqa: F401, I001
