@@ -117,13 +117,15 @@ def _synthetic_sgd(model, p, cfg):
 
 
 def test_sgd_tracking_judges_each_order_parameter_and_refutes_a_wrong_ode(monkeypatch):
-    """On a synthetic SGD that follows the true ODE: one family per order parameter, confirmed;
-    the ODE run 1.25× too fast (a declared mutation) is refuted."""
+    """On a synthetic SGD that follows the true ODE: one family per order parameter (and the
+    exact decrease over the d range), confirmed; the ODE run 1.25× too fast (a declared
+    mutation) is refuted."""
     monkeypatch.setattr(sgd_simulations, "simulate", _synthetic_sgd)
     cid = "marion2025:sgd-tracks-flow"
     true = verdict(cid)
     assert true["verdict"] == "confirmed", true["summary"]
-    assert families(true) == {f"SGD − ODE deviation of {s} at x → 0": 8 for s in "κνθηρ"}
+    assert families(true) == {**{f"SGD − ODE deviation of {s} at x → 0": 8 for s in "κνθηρ"},
+                              "max |SGD − ODE|: largest d below smallest d": 1}   # exact, α = 0
     wrong = verdict(cid, **mutation(cid, "wrong factor: the ODE's time scale ×1.25 "
                                          "(right-hand side ×1.25)"))
     assert wrong["verdict"] == "refuted", wrong["summary"]
@@ -145,6 +147,108 @@ def test_a_mutation_of_the_compared_risk_reuses_the_models_simulations(tmp_path)
         assert get_claim(cid).at(mutant, setting, **wrong).verdict == "refuted"
     assert true.tally.counts() == {"computed": 3, "reused": 0}          # two points' MC, their risk
     assert mutant.tally.counts() == {"computed": 1, "reused": 2}        # the mutant's risk alone
+
+
+# -- the three-way rules as legs of the check library -----------------------------------------
+def _cor2_rule_before(excess):
+    """Cor. 2's hand rule before it was written as legs (the reference the legs must match)."""
+    excess = np.asarray(excess, float)
+    decreasing = bool(np.all(np.diff(excess) < 0))
+    with np.errstate(divide="ignore", over="ignore"):
+        ratio = float(excess[-1] / excess[0]) if excess[0] != 0 else float("nan")
+    if np.any(excess < -1e-30):
+        return "refuted"
+    if decreasing and abs(ratio) <= 0.01:
+        return "confirmed"
+    if ratio >= 0.5 or (len(excess) >= 3 and excess[-1] >= excess[-3]):
+        return "refuted"
+    return "inconclusive"
+
+
+def _cor2_rule_now(excess):
+    from verification.checks import combine
+    from verification.claims.marion2025.sec3_risk import cor2_legs
+    with np.errstate(divide="ignore", over="ignore"):
+        legs = cor2_legs(Context(profile="quick", seed=0, device="cpu"), excess)
+    return combine(list(legs.values()))
+
+
+def _below(x):
+    return float(np.nextafter(x, -np.inf))
+
+
+def _above(x):
+    return float(np.nextafter(x, np.inf))
+COR2_BOUNDARY_CASES = [
+    [1.0, 0.1, 0.01],                                   # ratio exactly 0.01, decreasing
+    [1.0, 0.1, _above(0.01)],                           # just above 0.01
+    [1.0, 0.1, _below(0.01)],
+    [1.0, 0.7, 0.5], [1.0, 0.7, _below(0.5)], [1.0, 0.7, _above(0.5)],  # the stall ratio
+    [1.0, 0.2, 0.2, 0.1], [1.0, 0.3, 0.2, 0.3], [1.0, 0.3, 0.2, 0.2],   # e[-1] vs e[-3]
+    [1.0, 0.01, 0.02, 0.005], [1.0, 0.01, 0.01, 0.001],                # not monotone, stall-free
+    [1.0, 0.5, -1e-30, 0.005], [1.0, 0.5, _below(-1e-30), 0.005],      # the Bayes floor
+    [1.0, 0.5, -1e-31, -2e-31], [0.0, -1e-31, -2e-31], [0.0, 0.0, 0.0],  # a first excess of 0
+    [-1e-31, 1e-31, 0.0], [-1e-31, -2e-31, -3e-31], [5e-324, 1e300, 1e299],  # ratio < 0, ±inf
+    [1.0, 0.9, 0.8, 0.7, 0.6, 0.3, 0.2], [1.0, 0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6],
+    [2.0, 1.0, 0.02], [2.0, 1.0, 0.0], [1.0, -0.0, -0.0], [1.0, 0.4], [1.0, 0.001]]
+
+
+@pytest.mark.parametrize("excess", COR2_BOUNDARY_CASES, ids=lambda e: str(list(map(float, e))))
+def test_cor2_legs_give_the_hand_rules_verdict_at_its_boundaries(excess):
+    assert _cor2_rule_now(excess) == _cor2_rule_before(excess)
+
+
+def test_cor2_legs_give_the_hand_rules_verdict_on_random_excesses():
+    """Values drawn from the rule's thresholds and their float neighbours, sorted or not."""
+    rng = np.random.default_rng(0)
+    atoms = np.array([0.0, 1e-30, -1e-30, _below(-1e-30), 1e-31, -1e-31, 0.01, _above(0.01),
+                      0.5, _below(0.5), 1.0, 0.3, 0.005, 2.0, 5e-324])
+    seen = set()
+    for _ in range(1500):
+        e = rng.choice(atoms, rng.integers(2, 8)) * rng.choice([1.0, 0.01, 0.5, 100.0])
+        e = np.sort(e)[::-1] if rng.random() < 0.4 else e
+        before = _cor2_rule_before(e)
+        assert _cor2_rule_now(e) == before, e.tolist()
+        seen.add(before)
+    assert seen == {"confirmed", "refuted", "inconclusive"}
+
+
+def test_saddle_legs_refute_an_eigenvalue_at_the_tolerance():
+    """The hand rule refuted unless one eigenvalue < −tol and one > tol: an eigenvalue at ±tol
+    (0 at the working accuracy) still refutes, as does a flow beyond 1e-25 or an extra order
+    parameter."""
+    from verification.checks import combine
+    from verification.claims.marion2025.sec5_dynamics import saddle_legs
+
+    def verdict(ops=("kappa", "nu"), rhs=(0.0,) * 5, eig=(-1.0, 1.0), tol=1e-12):
+        ctx = Context(profile="quick", seed=0, device="cpu")
+        return combine(list(saddle_legs(ctx, list(ops), list(rhs), np.array(eig), tol).values()))
+    assert verdict() == "confirmed"
+    assert verdict(eig=(-1e-12, 1.0)) == verdict(eig=(-1.0, 1e-12)) == "refuted"
+    assert verdict(eig=(_below(-1e-12), _above(1e-12))) == "confirmed"
+    assert verdict(rhs=(0, 0, 1e-25, 0, 0)) == "confirmed"
+    assert verdict(rhs=(0, 0, _above(1e-25), 0, 0)) == "refuted"
+    assert verdict(ops=("kappa", "nu", "rho")) == "refuted"
+
+
+def test_thm5_legs_refute_a_stalled_run_and_wait_for_a_moving_one():
+    """A run beyond 1e-3 of ±(1, 1) refutes when its last move is < 1e-9, leaves the claim
+    undecided when ≥ 1e-9; a sink of the flow on M beyond 1e-6 of ±(1, 1) refutes."""
+    from verification.checks import combine
+    from verification.claims.marion2025.sec5_dynamics import thm5_legs
+
+    def verdict(dist, move, sink=(1.0, 1.0)):
+        runs = [{"distance_to_oracle": 0.0, "last_move": 0.0},
+                {"distance_to_oracle": dist, "last_move": move}]
+        stationary = [{"point": [0.0, 0.0], "class": "saddle"},
+                      {"point": list(sink), "class": "sink"}]
+        ctx = Context(profile="quick", seed=0, device="cpu")
+        return combine(list(thm5_legs(ctx, runs, stationary)[0].values()))
+    assert verdict(1e-3, 0.0) == "confirmed"
+    assert verdict(_above(1e-3), 1e-9) == "inconclusive"
+    assert verdict(_above(1e-3), _below(1e-9)) == "refuted"
+    assert verdict(0.0, 0.0, sink=(1.0 + 1e-6, 1.0)) == "confirmed"
+    assert verdict(0.0, 0.0, sink=(1.0 + 2e-6, 1.0)) == "refuted"
 
 
 # -- what the checks record and where they cannot see ----------------------------------------

@@ -327,8 +327,13 @@ def test_sequential_clear_growth_is_confirmed_well_before_the_budget():
     used = out.evidence["draws_used"]
     assert 8 <= used <= 16 and runs.asked == [(k, 4) for k in range(0, used, 4)]
     assert f"after {used} initial draws of a budget of 32" in out.summary
-    fam, = c.ledger.contract().families
+    fams = c.ledger.contract().families
+    fam, = [f for f in fams if not f.exact]
     assert fam.policy == "sequential" and fam.comparisons == 1
+    # the order, exactly, once over every draw the verdict rests on (ODE) and SGD's means
+    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 3
+    assert set(out.evidence["legs"]) == {"ODE delay slope in ln D", "every feature specialized (ODE)",
+                                         "f = 1 first (ODE)", "f = 1 first on average (SGD)"}
     assert out.evidence["per_seed_delay_slopes"] == pytest.approx([_noise(1.0, 8.0)(i)
                                                                    for i in range(used)])
 
@@ -484,10 +489,13 @@ def test_escape_sgd_slope_far_from_its_kappa_ode_limit_is_refuted():
     ev = out.evidence
     assert abs(ev["sgd_slope"] - ev["ode_with_sgd_noise_slope"]) > 5.5 * ev["sgd_slope_se"]
     assert out.verdict == "refuted" and "κ-ODE" in out.summary
-    fams = entry["contract"]["families"]
+    fams = [f for f in entry["contract"]["families"] if not f["exact"]]
     assert [f["name"] for f in fams] == ["ODE escape slope vs 1/(2λ)",
                                          "SGD escape slope vs the κ-ODE's"]
-    assert [f["comparisons"] for f in fams] == [1, 1] and entry["contract"]["comparisons"] == 2
+    # + τ_esc's linearity in ln D, an exact family of one comparison (α = 0)
+    linear, = [f for f in entry["contract"]["families"] if f["exact"]]
+    assert linear["policy"] == "exact" and linear["alpha"] == 0
+    assert [f["comparisons"] for f in fams] == [1, 1] and entry["contract"]["comparisons"] == 3
     assert fams[0]["resolution"] < 0.12 < 0.5 < fams[1]["resolution"]
     assert entry["contract"]["resolution"] == fams[1]["resolution"]
     assert fams[1]["required"] == 1.0 and fams[0]["required"] is None

@@ -77,10 +77,12 @@ def test_prop_iv1_optimality_is_a_direction_judged_on_the_closest_estimator():
 def test_prop_iv1_an_exact_tie_does_not_hide_an_estimator_that_beats_bayes():
     # the uniform posterior: the panel's uniform estimator ties it on every draw (0 ± 0), while
     # others beat it; the tie was read as NaN standard errors and selected, hiding them
-    from verification.claims.sagitova2026.sec4_bayes import judge_optimality
-    check, i = judge_optimality(Context(profile="quick", seed=0),
-                                _panel([0.0, 0.1, -0.09], [0.0, 1e-3, 1e-3]))
+    from verification.claims.sagitova2026.sec4_bayes import OPTIMALITY, PANEL_BELOW, judge_optimality
+    ctx = Context(profile="quick", seed=0)
+    check, i = judge_optimality(ctx, _panel([0.0, 0.1, -0.09], [0.0, 1e-3, 1e-3]))
     assert check.decision == "refuted" and i == 2
+    # below 0 at z₁: the refutation is the panel's bound at the 3-estimator z
+    assert [f.name for f in ctx.ledger.contract().families] == [OPTIMALITY, PANEL_BELOW]
 
 
 def test_prop_iv1_optimality_moved_by_its_resolution_is_refuted():
@@ -113,7 +115,11 @@ def test_prop_iv1_priors_at_signal_one_are_the_ones_first_checked():
 
 # -- Prop. IV.2 -------------------------------------------------------------------------------
 def test_prop_iv2_refutes_biases_without_the_prior_log_weights():
-    assert entry_of("sagitova2026:prop-iv2-bsoftmax-bayes")["verdict"] == "confirmed"
+    from verification.claims.sagitova2026.sec4_bayes import POINTWISE_FAMILY
+    entry = entry_of("sagitova2026:prop-iv2-bsoftmax-bayes")
+    assert entry["verdict"] == "confirmed"
+    fam, = entry["contract"]["families"]          # exact: α = 0, one comparison per setting
+    assert fam["name"] == POINTWISE_FAMILY and fam["policy"] == "exact" and fam["exact"]
 
     def wrong(prior):
         att = bsoftmax_bayes_parameters(prior)
@@ -143,8 +149,12 @@ def _rows(ctl, ctl_se, gap=0.3, gap_se=1e-3):
 
 
 def _judge_gap(rows, ctx=None):
+    """(verdict, why, (control leg, gap leg)): the verdict the check library combines from
+    ``judge_gap``'s legs."""
+    from verification.checks import combine
     from verification.claims.sagitova2026.sec4_expressivity import judge_gap
-    return judge_gap(ctx or Context(profile="quick", seed=0), rows, "softmax")
+    legs, why = judge_gap(ctx or Context(profile="quick", seed=0), rows, "softmax")
+    return combine(list(legs.values())), why, (legs["control leg"], legs["gap leg"])
 
 
 def test_prop_iv3_judges_that_the_control_reaches_the_bayes_risk():
@@ -224,8 +234,11 @@ def test_prop_iv3_refutes_b_softmax_in_softmaxs_place(monkeypatch):
     assert outcome.verdict == "confirmed", outcome.summary
     mentry, outcome = run_claim(c, CTX, **c.mutations["bsoftmax-as-softmax"]())
     assert outcome.verdict == "refuted" and "as close to the Bayes risk" in outcome.summary
-    assert set(families(mentry)) == set(families(entry)) == {
-        "b-softmax risk vs the Bayes risk", "softmax gap above the Bayes risk"}
+    assert set(families(entry)) == {"b-softmax risk vs the Bayes risk",
+                                     "softmax gap above the Bayes risk"}
+    # the mutated run keeps the paper's names; the refutation it rests on is a family of its own
+    assert set(families(mentry)) == set(families(entry)) | {ex.AS_CLOSE_FAMILY}
+    assert outcome.evidence["legs"]["as-close leg"]["decision"] == "refuted"
 
 
 # -- softmax-1 --------------------------------------------------------------------------------
@@ -293,6 +306,8 @@ def test_mixture_claim_refutes_pure_softmax_heads(monkeypatch):
         return [heads([1.0] * 4 if act == "b-softmax" else [0.72] * 4) for act, _ in runs]
     monkeypatch.setattr(th, "_simulate_trained_heads", stub)
     assert verdict(MIX) == "confirmed"
+    assert {f["name"]: (f["policy"], f["exact"]) for f in families(entry_of(MIX)).values()} == {
+        th.SOFTMAX_FAMILY: ("bound", True), th.BSOFTMAX_FAMILY: ("bound", True)}
     mut = get_claim(MIX).mutations["softmax normalised over all heads (B-softmax in its place)"]()
     assert verdict(MIX, **mut) == "refuted"
 

@@ -27,6 +27,8 @@ def test_identity_proves_a_true_identity_and_refutes_a_false_one():
     fams = ctx.ledger.contract().to_json()["families"]
     assert [f["policy"] for f in fams] == ["identity", "identity"]
     assert all(f["alpha"] == 0.0 and f["exact"] for f in fams)
+    # plain strings, not objects: a claim's arrays must be storable (the store refuses objects)
+    assert all(v.dtype.kind != "O" for v in ctx.ledger.arrays().values())
 
 
 def test_identity_says_inconclusive_when_sympy_cannot_decide(monkeypatch):
@@ -129,3 +131,18 @@ def test_a_claim_closing_with_conclude_runs_and_its_contract_counts_the_exact_le
     assert wrong["evidence"]["legs"]["decreasing"]["decision"] == "refuted"
     assert math.isclose(entry["contract"]["alpha"], 0.0) and np.isfinite(
         entry["contract"]["comparisons"])
+
+
+def test_a_strict_bound_fails_on_the_bound_and_a_goal_never_refutes():
+    ctx = Context()
+    assert checks.bound(ctx, [2.0], upper=2.0).decision == "confirmed"
+    assert checks.bound(ctx, [2.0], upper=2.0, strict=True).decision == "refuted"
+    assert checks.bound(ctx, [np.nextafter(2.0, 0)], upper=2.0, strict=True).decision == "confirmed"
+    assert checks.bound(ctx, [1.0], lower=1.0, strict=True).decision == "refuted"
+    goal = checks.bound(ctx, [3.0], upper=2.0, refutes=False, needs="more steps would decide")
+    assert goal.decision == "inconclusive" and goal.needs == "more steps would decide"
+    assert goal.details["refutes"] is False
+    met = checks.bound(ctx, [1.0], upper=2.0, refutes=False, needs="more steps would decide")
+    assert met.decision == "confirmed" and met.needs == ""
+    noisy = checks.bound(ctx, [3.0], upper=2.0, stderr=0.01, refutes=False, name="noisy goal")
+    assert noisy.decision == "inconclusive" and "does not refute" in noisy.needs

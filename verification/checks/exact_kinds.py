@@ -42,7 +42,7 @@ def identity(ctx, differences: Sequence[Any], *, name: str = "identity",
     needs = ("" if decision != "inconclusive" else
              f"SymPy cannot decide whether {residual[worst]} is 0: a proof, or a point where "
              "it is not 0, would decide")
-    columns = {"residual": np.array(residual, dtype=object), "proven": proven,
+    columns = {"residual": np.array(residual, dtype=str), "proven": proven,
                "deviation": (~ok).astype(float), "unit": 1.0, "se": 0.0}
     return ctx.ledger.record(Check(decision, 1.0, ok, score, None, details, needs=needs,
                                    columns=columns, labels=_labels(labels, len(exprs), name)))
@@ -104,12 +104,17 @@ def _sign_flip(ctx) -> bool:
 
 def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
           lower: ArrayLike | None = None, stderr: ArrayLike | None = None,
-          atol: float = 0.0, dof: float | None = None, name: str = "bound",
+          atol: float = 0.0, dof: float | None = None, strict: bool = False,
+          refutes: bool = True, needs: str = "", name: str = "bound",
           labels: Sequence[str] | None = None) -> Check:
     """Values against a claimed bound: lower ≤ value ≤ upper (either side may be absent).
 
     Exact values (``stderr`` None): ``refuted`` when a value lies beyond a bound by more than
-    ``atol`` (the accuracy it is computed to), else ``confirmed``; α = 0. Estimates with
+    ``atol`` (the accuracy it is computed to; ``strict``: by ``atol`` or more, so that with
+    atol = 0 a value on the bound fails: lower < value < upper), else ``confirmed``; α = 0.
+    ``refutes=False`` makes the bound a goal rather than the claim: a value beyond it leaves
+    the leg ``inconclusive`` (``needs``: what would decide) instead of refuting it, e.g. "the
+    runs reached the limit" where more steps would decide. Estimates with
     standard errors: the family is judged at the claim's α with Bonferroni z over the values
     (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
     ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
@@ -139,10 +144,9 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     outside = side * (x - b)
     if stderr is None:
         ctx.ledger.spend(name, n, 0.0, exact=True, policy="bound", setting=setting_of(ctx))
-        ok = outside <= atol
+        ok = outside < atol if strict else outside <= atol
         score = outside / atol if atol > 0 else np.where(outside > 0, np.inf, 0.0)
-        z, res, unit, decision, needs = 1.0, None, atol, ("confirmed" if ok.all()
-                                                          else "refuted"), ""
+        z, res, unit, decision = 1.0, None, atol, "confirmed" if ok.all() else "refuted"
     else:
         crit, power = critical_value(ctx.alpha, n, dof, what=f"{name}: dof")
         z = float(crit)
@@ -156,14 +160,21 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
         ok = score < -z
         decision = "refuted" if np.any(score > z) else "confirmed" if ok.all() else "inconclusive"
         worst = int(np.argmax(score))
-        needs = ("" if decision != "inconclusive" else
-                 f"value #{worst % v.size} = {x[worst]:.4g} ± {s[worst]:.2g} is within "
-                 f"{z:.2f} se of its bound {b[worst]:.4g}: a standard error below "
-                 f"{abs(outside[worst]) / z:.3g} would decide")
+        if decision == "inconclusive":
+            needs = needs or (f"value #{worst % v.size} = {x[worst]:.4g} ± {s[worst]:.2g} is "
+                              f"within {z:.2f} se of its bound {b[worst]:.4g}: a standard "
+                              f"error below {abs(outside[worst]) / z:.3g} would decide")
     worst = int(np.argmax(score))
+    if decision == "refuted" and not refutes:
+        decision = "inconclusive"
+        needs = needs or (f"value #{worst % v.size} = {x[worst]:.4g} lies beyond its bound "
+                          f"{b[worst]:.4g}, which this leg does not refute on")
+    needs = needs if decision == "inconclusive" else ""
     details = {"n": int(n), "worst_index": worst, "worst_value": float(x[worst]),
                "worst_bound": float(b[worst]), "worst_side": "upper" if side[worst] > 0
-               else "lower", **({"atol": float(atol)} if stderr is None else {})}
+               else "lower", **({"atol": float(atol), "strict": bool(strict)}
+                                if stderr is None else {}),
+               **({} if refutes else {"refutes": False})}
     columns = {"value": x, "bound": b, "side": side, "deviation": outside, "se": s,
                "unit": unit}
     lab = None if labels is None else list(labels) * len(sides)

@@ -10,14 +10,16 @@ import numpy as np
 import sympy as sp
 
 from theory.models.marion2025 import MODEL, L, build, eps, gamma
+from ... import checks
 from ...checks import estimate_vs_theory
-from ...declare import Outcome, claim
+from ...declare import claim
 from ...domain import Choice, Integers
 from ...simulations.marion2025.common import MutatedRisk
 from ...simulations.marion2025.sec3_risk import (linear_risk_vs_formula, oracle_excess,
                                                  risk_at_points, risk_mc)
 from ...stats import finite
-from ._common import DOMAIN, PAPER, SETTINGS, as_setting, random_overlaps, sub_domain
+from ._common import (DOMAIN, PAPER, SETTINGS, as_setting, random_overlaps,
+                      sub_domain)
 
 
 # -------------------------------------------------------------------------------------------
@@ -82,14 +84,14 @@ def thm1_risk(ctx, d, L, lam, gamma, eps, model=MODEL, risk=None):
     fig = {"risk_vs_mc": functools.partial(draw_risk_vs_mc, th=th, mc=mc, se=se, z=z)}
     arrays = {"theory": th, "mc": mc, "mc_stderr": se}
     tracked = {"theory_point0": (th[0], 1e-8), "max_z": (float(score.max()), z)}
-    if check.ok.all():
-        return Outcome("confirmed", f"derived risk = finite-d MC at {n_points} points "
-                       f"(max |Δ|/se = {score.max():.2f} ≤ z = {z:.2f})", evidence, tracked,
-                       arrays, fig)
     q = points[worst]
-    return Outcome("refuted", f"derived risk {q['theory']:.5g} vs MC {q['mc']:.5g} ± "
-                   f"{q['mc_stderr']:.2g} at d={q['d']}, L={q['L']}, κ={q['kappa']:.3f} "
-                   f"({score[worst]:.1f} se > z = {z:.2f})", evidence, tracked, arrays, fig)
+    says = {"confirmed": f"derived risk = finite-d MC at {n_points} points "
+                         f"(max |Δ|/se = {score.max():.2f} ≤ z = {z:.2f})",
+            "refuted": f"derived risk {q['theory']:.5g} vs MC {q['mc']:.5g} ± "
+                       f"{q['mc_stderr']:.2g} at d={q['d']}, L={q['L']}, κ={q['kappa']:.3f} "
+                       f"({score[worst]:.1f} se > z = {z:.2f})"}
+    return checks.conclude({"derived risk vs Monte Carlo": check}, says=says, evidence=evidence,
+                           tracked=tracked, arrays=arrays, figures=fig)
 
 
 # -------------------------------------------------------------------------------------------
@@ -133,16 +135,24 @@ def prop3_linear(ctx, L, gamma, eps, model=MODEL, formula=PAPER_LINEAR_RISK):
     row, trivial, lim = out["row"], out["trivial_risk"], out["limit_of_formula"]
     evidence = {"rows": [row], "trivial_risk": trivial, "limit_of_formula": lim}
     tracked = {"mismatches": (int(out["mismatch"]), 0)}
-    if out["mismatch"]:
-        a = row["at"]
-        return Outcome("refuted", f"best linear risk differs from the formula at L={L} "
-                       f"(γ={gamma:g}, ε={eps:g}: derived {_fmt(a['derived'])} vs paper "
-                       f"{_fmt(a['paper'])})", evidence, tracked)
-    if not out["limit_is_trivial"]:
-        return Outcome("refuted", f"at γ={gamma:g}, ε={eps:g} the formula tends to {lim}, not "
-                       f"the trivial risk {trivial}", evidence, tracked)
-    return Outcome("confirmed", f"derived best linear risk equals the formula exactly at "
-                   f"L = {L}; its limit L → ∞ is the trivial risk {trivial}", evidence, tracked)
+    # the simulation's SymPy results, as strings: the difference at the setting (a rational
+    # number) and the formula's limit against the trivial risk, each proved 0 or not by SymPy
+    legs = {"best linear risk − formula at (L, γ, ε)":
+            checks.identity(ctx, [sp.sympify(row["difference_at_setting"])],
+                            name="best linear risk − formula at (L, γ, ε)", labels=[f"L={L}"]),
+            "limit L → ∞ of the formula − trivial risk":
+            checks.identity(ctx, [sp.sympify(lim) - sp.sympify(trivial)],
+                            name="limit L → ∞ of the formula − trivial risk",
+                            labels=[f"γ={gamma:g}, ε={eps:g}"])}
+    a = row["at"]
+    mismatch = legs["best linear risk − formula at (L, γ, ε)"].decision == "refuted"
+    says = {"confirmed": f"derived best linear risk equals the formula exactly at L = {L}; its "
+                         f"limit L → ∞ is the trivial risk {trivial}",
+            "refuted": (f"best linear risk differs from the formula at L={L} (γ={gamma:g}, "
+                        f"ε={eps:g}: derived {_fmt(a['derived'])} vs paper {_fmt(a['paper'])})"
+                        if mismatch else f"at γ={gamma:g}, ε={eps:g} the formula tends to "
+                        f"{lim}, not the trivial risk {trivial}")}
+    return checks.conclude(legs, says=says, evidence=evidence, tracked=tracked)
 
 
 # -------------------------------------------------------------------------------------------
@@ -151,20 +161,60 @@ COR2_GAMMA, COR2_EPS = 1.0, 0.5
 COR2_POINTS = [{"schedule": name, "gamma": COR2_GAMMA, "eps": COR2_EPS} for name in COR2_SCHEDULES]
 
 
-def _judge_cor2(dims, excess) -> dict:
+BAYES_FLOOR = 1e-30
+"""How far below 0 an excess R − ε² evaluated at 40 digits may lie and still be 0 (rounding):
+an excess below −BAYES_FLOOR is a risk below the Bayes risk, impossible."""
+DECAYED_RATIO = 0.01
+"""The excess has decayed when, falling monotonically along d, it ends at ≤ 1 % of its first
+value (|R − ε²| at the largest d over that at the smallest)."""
+STALLED_RATIO = 0.5
+"""The excess has not decayed when it ends at ≥ half its first value."""
+
+
+def cor2_trend(dims, excess) -> dict:
+    """How the excess falls along d: monotone, last/first ratio (NaN when the first is 0), the
+    log-log slope over the last three d."""
     decreasing = bool(np.all(np.diff(excess) < 0))
     ratio = float(excess[-1] / excess[0]) if excess[0] != 0 else float("nan")
     slope = float(np.polyfit(np.log(dims[-3:]), np.log(np.abs(excess[-3:]) + 1e-300), 1)[0])
-    if np.any(excess < -1e-30):
-        v = "refuted"  # below the Bayes risk: impossible
-    elif decreasing and abs(ratio) <= 0.01:
-        v = "confirmed"
-    elif ratio >= 0.5 or (len(excess) >= 3 and excess[-1] >= excess[-3]):
-        v = "refuted"
-    else:
-        v = "inconclusive"
     return {"monotone_decreasing": decreasing, "ratio_last_first": ratio,
-            "loglog_slope_last3": slope, "verdict": v}
+            "loglog_slope_last3": slope}
+
+
+def cor2_legs(ctx, excess) -> dict:
+    """The legs judging the excess R − ε² along d (exact values, α = 0), whose combine is the
+    reading's three-way rule: refuted below the Bayes risk (an excess < −BAYES_FLOOR), or when
+    the decay stalls (the last excess ≥ STALLED_RATIO × the first, or ≥ the excess two d
+    before); confirmed when it falls monotonically to ≤ DECAYED_RATIO × the first; else
+    undecided (a larger d would decide). The decay legs confirm or stay undecided, never
+    refute; a ratio is undefined (undecided) when the first excess is 0."""
+    e = np.asarray(excess, float)
+    legs = {"at or above the Bayes risk": checks.bound(
+        ctx, e, lower=0.0, atol=BAYES_FLOOR, name="excess R − ε² ≥ 0 (Bayes risk)",
+        labels=[f"d #{i}" for i in range(e.size)])}
+    if len(e) >= 3:
+        legs["no stall over the last three d"] = checks.bound(
+            ctx, [e[-1]], upper=e[-3], strict=True, name="excess at the largest d < two d before")
+    if len(e) >= 2:
+        legs["monotone decrease"] = checks.bound(
+            ctx, e[1:], upper=e[:-1], strict=True, refutes=False,
+            needs="the excess does not fall at every step along d: a larger d would decide",
+            name="excess decreasing along d")
+    if e[0] != 0:
+        ratio = np.nan_to_num(e[-1] / e[0])        # ±inf (overflow) as ±the largest float
+        legs["ratio below the stall"] = checks.bound(
+            ctx, [ratio], upper=STALLED_RATIO, strict=True,
+            name=f"last/first excess < {STALLED_RATIO:g}")
+        legs["ratio decayed"] = checks.bound(
+            ctx, [abs(ratio)], upper=DECAYED_RATIO, refutes=False,
+            needs=f"the excess ends at {abs(ratio):.3g} of its first value, above "
+                  f"{DECAYED_RATIO:g}: a larger d would decide",
+            name=f"|last/first excess| ≤ {DECAYED_RATIO:g}")
+    else:
+        legs["ratio decayed"] = checks.not_judged(
+            ctx, "ratio decayed", "the excess at the first d is 0, so the last/first ratio is "
+            "undefined: another first d would decide")
+    return legs
 
 
 def draw_excess(fig, out):
@@ -203,12 +253,14 @@ def cor2_bayes_limit(ctx, schedule, gamma, eps, model=MODEL, risk=None):
     (excess,) = ctx.map(oracle_excess, [{"model": model, "risk": risk, "dims": dims, "Ls": Ls,
                                          "gamma": gamma, "eps": eps}])
     finite(excess)
-    out = {schedule: {"d": dims, "L": Ls, "excess": excess,
-                      **_judge_cor2(dims, excess)}}
+    out = {schedule: {"d": dims, "L": Ls, "excess": excess, **cor2_trend(dims, excess)}}
     v = out[schedule]
     evidence = {"gamma": gamma, "eps": eps, "schedules": out}
     tracked = {"excess_last": (float(excess[-1]), 1e-9 + 1e-6 * abs(float(excess[-1])))}
     figs = {"excess_vs_d": functools.partial(draw_excess, out=out)}
     summary = (f"{schedule}: R−ε² from {excess[0]:.3g} to {excess[-1]:.3g} "
                f"(slope {v['loglog_slope_last3']:.2f})")
-    return Outcome(v["verdict"], summary, evidence, tracked, figures=figs)
+    outcome = checks.conclude(cor2_legs(ctx, excess), says=summary, evidence=evidence,
+                              tracked=tracked, figures=figs)
+    v["verdict"] = outcome.verdict              # the schedule's verdict, as before
+    return outcome

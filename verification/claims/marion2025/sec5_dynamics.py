@@ -8,7 +8,8 @@ import sympy as sp
 
 from theory import GaussianToken, SingleLocation, classify, projection
 from theory.models.marion2025 import MANIFOLD, MODEL, build, gamma, lam
-from ...declare import Outcome, claim, missed
+from ... import checks
+from ...declare import claim, missed
 from ...simulations.marion2025.common import MutatedRisk
 from ...simulations.marion2025.sec5_dynamics import (descent_until_decreasing, flow_off_manifold,
                                                      flow_off_manifold_at, projected_descent, saddle_at,
@@ -51,12 +52,20 @@ MANIFOLD_POINTS = {"quick": [as_setting(s) for s in SETTINGS[:2]],
                    "full": [as_setting(s) for s in SETTINGS[:4]]}
 
 
+FLOW_FLOOR = 1e-25
+"""A component of the flow off M evaluated at 40 digits is 0 when within ±FLOW_FLOOR."""
+PGD_ROUNDING = 1e-10
+"""PGD in R^d (double precision, 200 to 1000 steps) stays on M when |θ|, |η|, |ρ| stay within
+PGD_ROUNDING: rounding accumulated over the steps."""
+
+
 def _flow_on_manifold(ctx, model, risk, manifold, p, rng):
     """The θ, η, ρ components of the flow on M (of the risk ``risk`` names, default the model's
-    derived one): symbolically, else at 40 digits at the setting ``p`` and random points of M."""
+    derived one): symbolically, else at 40 digits at the setting ``p`` and random points of M
+    (one row per point and component, with its value)."""
     (off,) = ctx.map(flow_off_manifold, [{"model": model, "risk": risk, "manifold": manifold}])
     symbolic, free = off["symbolic"], off["free"]
-    bad = []
+    rows = []
     if any(v != "0" for v in symbolic.values()):
         points = [{q: rng.uniform(-0.95, 0.95) for q in free} for _ in range(ctx.pick(3, 5))]
         (values,) = ctx.map(flow_off_manifold_at, [{"model": model, "risk": risk,
@@ -64,15 +73,26 @@ def _flow_on_manifold(ctx, model, risk, manifold, p, rng):
                                                     "points": points}])
         for point, at_point in zip(points, values):
             for component, value in at_point:
-                if abs(value) > 1e-25:
-                    bad.append({"where": "flow", "component": component, "value": value,
-                                **{k: float(v) for k, v in {**p, **point}.items()}})
-    return symbolic, free, bad
+                rows.append({"where": "flow", "component": component, "value": value,
+                             **{k: float(v) for k, v in {**p, **point}.items()}})
+    return symbolic, free, rows
+
+
+def _flow_leg(ctx, symbolic, rows):
+    """The flow off M is 0: proved by SymPy (every component simplified to 0), else each
+    component at 40 digits within FLOW_FLOOR of 0."""
+    if not rows:
+        return checks.identity(ctx, [sp.sympify(v) for v in symbolic.values()],
+                               name="flow off M, symbolic", labels=list(symbolic))
+    return checks.exact(ctx, [r["value"] for r in rows], np.zeros(len(rows)), atol=FLOW_FLOOR,
+                        name="flow off M at 40 digits",
+                        labels=[f"{r['component']} #{i}" for i, r in enumerate(rows)])
 
 
 def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
     """PGD in R^d (autograd gradients) at the setting ``p``, started on M: the largest |θ|,
-    |η|, |ρ| reached."""
+    |η|, |ρ| reached, per run (judged within PGD_ROUNDING of 0), the run's evidence and, if it
+    leaves M, the worst violation."""
     inits = []
     for _ in range(4):
         ov = {q: rng.uniform(-0.9, 0.9) for q in free}
@@ -84,11 +104,14 @@ def _pgd_from_manifold(ctx, model, manifold, free, p, rng):
     finite(qs, what="PGD overlaps")
     off = np.abs(qs[:, :, [model.order_parameters.index(q) for q in manifold]])
     drift = float(off.max())
+    leg = checks.exact(ctx, off.max(axis=(0, 2)), np.zeros(len(inits)), atol=PGD_ROUNDING,
+                       name="PGD from M: max |θ|, |η|, |ρ|",
+                       labels=[f"run {j}" for j in range(len(inits))])
     run, bad = {**p, "max_offmanifold": drift}, []
-    if drift > 1e-10:
+    if leg.decision == "refuted":
         worst = np.unravel_index(np.argmax(off), off.shape)
         bad.append({"where": "PGD", **p, "init": inits[worst[1]], "max_offmanifold": drift})
-    return run, bad
+    return leg, run, bad
 
 
 @claim(f"{PAPER}:manifold-invariant", "Sec. 5",
@@ -117,38 +140,60 @@ def manifold_invariant(ctx, d, L, lam, gamma, eps, model=MODEL, manifold=None, r
     manifold = manifold or MANIFOLD
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     rng = ctx.rng(manifold_invariant.claim.id)
-    symbolic, free, bad = _flow_on_manifold(ctx, model, risk, manifold, p, rng)
-    run, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, p, rng)
+    symbolic, free, rows = _flow_on_manifold(ctx, model, risk, manifold, p, rng)
+    flow_leg = _flow_leg(ctx, symbolic, rows)
+    pgd_leg, run, bad_pgd = _pgd_from_manifold(ctx, model, manifold, free, p, rng)
+    bad = [r for r, ok in zip(rows, flow_leg.ok) if not ok] if rows else []
     bad += bad_pgd
     evidence = {"manifold": {str(k): v for k, v in manifold.items()},
                 "flow_on_M_symbolic": symbolic, "pgd_runs": [run], "violations": bad[:10]}
     tracked = {"pgd_max_offmanifold": (run["max_offmanifold"], 1e-10)}
-    if bad:
-        b = bad[0]
-        return Outcome("refuted", f"M is not invariant: {b['where']} leaves M "
-                       f"({b.get('component', '')} {b.get('value', b.get('max_offmanifold')):.3g})",
-                       evidence, tracked)
     how = "symbolically zero" if all(v == "0" for v in symbolic.values()) else "zero at 40 digits"
-    return Outcome("confirmed", f"flow off M is {how}; PGD in R^d stays on M "
-                   f"(max |θ|,|η|,|ρ| = {run['max_offmanifold']:.1e})", evidence, tracked)
+    b = bad[0] if bad else {"where": "nothing", "max_offmanifold": run["max_offmanifold"]}
+    says = {"confirmed": f"flow off M is {how}; PGD in R^d stays on M "
+                         f"(max |θ|,|η|,|ρ| = {run['max_offmanifold']:.1e})",
+            "refuted": f"M is not invariant: {b['where']} leaves M ({b.get('component', '')} "
+                       f"{b.get('value', b.get('max_offmanifold')):.3g})"}
+    return checks.conclude({"flow off M vanishes on M": flow_leg, "PGD stays on M": pgd_leg},
+                           says=says, evidence=evidence, tracked=tracked)
 
 
 # -------------------------------------------------------------------------------------------
+STATIONARY_FLOOR = 1e-25
+"""A component of the flow at (0, 0) evaluated at 40 digits is 0 when within ±STATIONARY_FLOOR."""
+HESSIAN_RTOL = 1e-12
+"""An eigenvalue of the Hessian (or the flow's Jacobian) is 0 within HESSIAN_RTOL × max(1, the
+Hessian's largest |entry|): double-precision eigenvalues of a matrix known to 40 digits."""
+
+
 def _saddle_row(p, at):
     """The flow, Hessian of R|_M and Jacobian of the flow on M at (κ, ν) = (0, 0) (40 digits:
-    ``saddle_at``), their eigenvalues and the flow's class there; what fails, or None."""
+    ``saddle_at``), their eigenvalues, the flow's class there, and the eigenvalue tolerance."""
     rhs, Hn, Jn = at["flow_at_point"], at["hessian"], at["jacobian"]
     finite(rhs, Hn, Jn)
     h_eig, j_eig = np.linalg.eigvalsh(Hn), np.linalg.eigvals(Jn)
-    scale = max(1.0, np.abs(Hn).max())
+    tol = HESSIAN_RTOL * max(1.0, np.abs(Hn).max())
     row = {**p, "flow_at_point": rhs, "hessian": Hn.tolist(), "hessian_eigenvalues": h_eig,
-           "jacobian_eigenvalues": [complex(x) for x in j_eig],
-           "class": classify(j_eig, 1e-12 * scale)}
-    if max(abs(x) for x in rhs) > 1e-25:
-        return row, f"not stationary at {p}: |flow| = {max(abs(x) for x in rhs):.3g}"
-    if not (h_eig[0] < -1e-12 * scale and h_eig[-1] > 1e-12 * scale):
-        return row, f"Hessian not indefinite at {p}: eigenvalues {h_eig}"
-    return row, None
+           "jacobian_eigenvalues": [complex(x) for x in j_eig], "class": classify(j_eig, tol)}
+    return row, tol
+
+
+def saddle_legs(ctx, ops_left, rhs, h_eig, tol) -> dict:
+    """The saddle's legs (exact, α = 0): R on M depends on no order parameter beyond (κ, ν);
+    the flow vanishes at (0, 0) (each component within STATIONARY_FLOOR); the Hessian of R|_M
+    has an eigenvalue below −tol and one above tol (strictly: an eigenvalue at ±tol is 0 at
+    the working accuracy, not indefinite)."""
+    extra = sorted(set(ops_left) - {"kappa", "nu"})
+    rhs = np.asarray([float(x) for x in rhs])
+    return {"R on M depends on (κ, ν) only": checks.bound(
+                ctx, [len(extra)], upper=0, name="order parameters of R on M beyond (κ, ν)"),
+            "stationary at (0, 0)": checks.exact(
+                ctx, rhs, np.zeros(rhs.size), atol=STATIONARY_FLOOR, name="flow at (0, 0)",
+                labels=[f"component {i}" for i in range(rhs.size)]),
+            "a negative Hessian eigenvalue": checks.bound(
+                ctx, [h_eig[0]], upper=-tol, strict=True, name="smallest Hessian eigenvalue"),
+            "a positive Hessian eigenvalue": checks.bound(
+                ctx, [h_eig[-1]], lower=tol, strict=True, name="largest Hessian eigenvalue")}
 
 
 _HESSIAN_INDEFINITE = (
@@ -185,17 +230,24 @@ def saddle(ctx, d, L, lam, gamma, eps, model=MODEL, risk=None):
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     (at,) = ctx.map(saddle_at, [{"model": model, "risk": risk, "params": p}])
     ops_left = at["ops_left"]
-    row, problem = _saddle_row(p, at)
+    row, tol = _saddle_row(p, at)
+    eig = row["hessian_eigenvalues"]
+    legs = saddle_legs(ctx, ops_left, row["flow_at_point"], eig, tol)
+    rhs = row["flow_at_point"]
+    problem = (f"not stationary at {p}: |flow| = {max(abs(x) for x in rhs):.3g}"
+               if legs["stationary at (0, 0)"].decision == "refuted" else
+               f"Hessian not indefinite at {p}: eigenvalues {eig}"
+               if "refuted" in (legs["a negative Hessian eigenvalue"].decision,
+                                legs["a positive Hessian eigenvalue"].decision) else None)
     evidence = {"order_parameters_in_R_on_M": ops_left, "hessian_symbolic": at["hessian_symbolic"],
                 "at_origin": row, "violations": [problem] if problem else []}
-    eig = row["hessian_eigenvalues"]
     tracked = {"hessian_min_eig": (eig[0], 1e-8)}
-    if set(ops_left) - {"kappa", "nu"}:
-        return Outcome("refuted", f"R on M depends on {ops_left}", evidence, tracked)
-    if problem:
-        return Outcome("refuted", problem, evidence, tracked)
-    return Outcome("confirmed", f"(0,0) stationary, Hessian eigenvalues of both signs "
-                   f"({eig[0]:.3g}, {eig[1]:.3g}); flow class: {row['class']}", evidence, tracked)
+    refuted = (f"R on M depends on {ops_left}"
+               if legs["R on M depends on (κ, ν) only"].decision == "refuted" else problem)
+    says = {"confirmed": f"(0,0) stationary, Hessian eigenvalues of both signs "
+                         f"({eig[0]:.3g}, {eig[1]:.3g}); flow class: {row['class']}",
+            "refuted": refuted or ""}
+    return checks.conclude(legs, says=says, evidence=evidence, tracked=tracked)
 
 
 # -------------------------------------------------------------------------------------------
@@ -226,10 +278,46 @@ def _simulate_thm5(ctx, model, p, n_init, n_steps):
     return runs, stationary, used
 
 
-def _other_sinks(stationary):
-    def off_oracle(x):
-        return min(max(abs(x[0] - 1), abs(x[1] - 1)), max(abs(x[0] + 1), abs(x[1] + 1))) > 1e-6
-    return [st for st in stationary if st["class"] == "sink" and off_oracle(st["point"])]
+CONVERGED_TOL = 1e-3
+"""A PGD run has reached ±(1, 1) when its final (κ, ν) is within CONVERGED_TOL of one (max norm)."""
+STALL_MOVE = 1e-9
+"""A run away from ±(1, 1) has stopped when its last recorded move (max norm) is below
+STALL_MOVE: a counterexample; above, it is still moving (more steps decide)."""
+ORACLE_TOL = 1e-6
+"""A stationary point of the 2-D flow on M found numerically is ±(1, 1) when within ORACLE_TOL."""
+
+
+def _distance_to_oracle(x) -> float:
+    return min(max(abs(x[0] - 1), abs(x[1] - 1)), max(abs(x[0] + 1), abs(x[1] + 1)))
+
+
+def thm5_legs(ctx, runs, stationary) -> tuple[dict, list, list, list]:
+    """Thm 5's legs (exact, α = 0) and what they found (the sinks other than ±(1, 1), the runs
+    stopped away from it, the runs still moving). Legs: every sink of the flow on M is ±(1, 1)
+    (within ORACLE_TOL); the runs that did not reach ±(1, 1) (within CONVERGED_TOL) are still
+    moving (a last move ≥ STALL_MOVE), else one stopped elsewhere refutes; every run reached
+    ±(1, 1), else undecided (more steps would decide), never refuted by itself."""
+    legs = {}
+    sinks = [st for st in stationary if st["class"] == "sink"]
+    other_sinks = []
+    if sinks:
+        legs["every sink on M is ±(1, 1)"] = sink_leg = checks.bound(
+            ctx, [_distance_to_oracle(st["point"]) for st in sinks], upper=ORACLE_TOL,
+            name="sinks of the flow on M: distance to ±(1, 1)")
+        other_sinks = [st for st, ok in zip(sinks, sink_leg.ok) if not ok]
+    reached = checks.bound(ctx, [r["distance_to_oracle"] for r in runs], upper=CONVERGED_TOL,
+                           refutes=False, needs="more steps would decide",
+                           name="PGD runs: distance to ±(1, 1)")
+    off = [r for r, ok in zip(runs, reached.ok) if not ok]
+    stalled, moving = [], []
+    if off:
+        legs["runs away from ±(1, 1) still moving"] = move_leg = checks.bound(
+            ctx, [r["last_move"] for r in off], lower=STALL_MOVE,
+            name="PGD runs away from ±(1, 1): last move")
+        stalled = [r for r, ok in zip(off, move_leg.ok) if not ok]
+        moving = [r for r, ok in zip(off, move_leg.ok) if ok]
+    legs["every run reached ±(1, 1)"] = reached
+    return legs, other_sinks, stalled, moving
 
 
 @claim(f"{PAPER}:thm5-convergence", "Thm 5",
@@ -260,22 +348,18 @@ def thm5_convergence(ctx, d, L, lam, gamma, eps, model=MODEL):
     p = dict(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
     n_init, n_steps = ctx.pick(12, 48), ctx.pick(1500, 6000)
     runs, stationary, step_used = _simulate_thm5(ctx, model, p, n_init, n_steps)
-    off = [r for r in runs if r["distance_to_oracle"] > 1e-3]
-    stalled = [r for r in off if r["last_move"] < 1e-9]
-    bad = [r for r in off if r["last_move"] >= 1e-9]
-    other_sinks = _other_sinks(stationary)
+    legs, other_sinks, stalled, bad = thm5_legs(ctx, runs, stationary)
     evidence = {"steps_used": [step_used], "n_steps": n_steps, "runs": runs,
                 "stationary_points_on_M": stationary, "stalled_elsewhere": stalled,
                 "not_yet_converged": bad, "other_sinks": other_sinks}
-    tracked = {"fraction_converged": ((len(runs) - len(off)) / len(runs), 0.0)}
-    if stalled or other_sinks:
-        ce = (stalled or other_sinks)[0]
-        return Outcome("refuted", f"PGD from M stops away from ±(1,1): {ce}", evidence, tracked)
-    if bad:
-        return Outcome("inconclusive", f"{len(bad)} of {len(runs)} runs still moving after "
-                       f"{n_steps} steps (more steps would decide)", evidence, tracked)
+    n_off = len(stalled) + len(bad)
+    tracked = {"fraction_converged": ((len(runs) - n_off) / len(runs), 0.0)}
     kinds = sorted({f"({s['point'][0]:+.2f}, {s['point'][1]:+.2f}) {s['class']}"
                     for s in stationary})
-    return Outcome("confirmed", f"all {len(runs)} PGD runs from M reach ±(1,1) within 1e-3 "
-                   f"(step {step_used['step']:g}); stationary points of the flow on M: "
-                   f"{'; '.join(kinds)}", evidence, tracked)
+    says = {"refuted": f"PGD from M stops away from ±(1,1): {(stalled or other_sinks or [None])[0]}",
+            "inconclusive": f"{len(bad)} of {len(runs)} runs still moving after {n_steps} steps "
+                            "(more steps would decide)",
+            "confirmed": f"all {len(runs)} PGD runs from M reach ±(1,1) within 1e-3 "
+                         f"(step {step_used['step']:g}); stationary points of the flow on M: "
+                         f"{'; '.join(kinds)}"}
+    return checks.conclude(legs, says=says, evidence=evidence, tracked=tracked)

@@ -2,7 +2,8 @@
 model constants, the saddle rate of Lemma III.1 (``saddle_rate``, from the stored saddle Hessian
 ``common.saddle_hessian_at``), the escape runs shared by Prop. III.4 and Conj. III.1
 (``escape_runs``: the items of ``sec3_specialization.escape_piece``) and the per-row slopes they
-are judged by. What these claims simulate is in ``verification.simulations.sagitova2026``."""
+are judged by (``mean_row_slope``). What these claims simulate is in
+``verification.simulations.sagitova2026``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ...simulations.sagitova2026.common import (ESCAPE_BATCH, ESCAPE_KAPPA, ESCA
 from ...simulations.sagitova2026.sec3_specialization import escape_piece
 
 __all__ = ["PAPER", "L", "SIGMA0", "small_init", "quantile_text", "saddle_rate", "escape_runs",
-           "escape_stretch", "ESCAPE_DOMAIN", "ESCAPE_POINT"]
+           "escape_stretch", "ESCAPE_DOMAIN", "ESCAPE_POINT", "mean_row_slope", "MIN_FIT_ROWS"]
 
 PAPER = "sagitova2026"
 
@@ -97,8 +98,14 @@ def escape_runs(profile, seed, prior_key=ESCAPE_NU, dims=None, seeds=None, sgd_d
             "stretch": escape_stretch(ctx, escape_prior(prior_key), H)}
 
 
-def _slope(x, Y):
-    """Least-squares slope of each row of Y on x, then mean and standard error over rows."""
+MIN_FIT_ROWS = 3
+"""Rows (draws, seeds) needed before the mean of per-row slopes gets a standard error worth
+judging (a mean over 2 rows has 1 dof: its t quantile is useless)."""
+
+
+def mean_row_slope(x, Y):
+    """Least-squares slope of each row of Y on x, then mean and standard error over rows:
+    (mean, standard error, the per-row slopes)."""
     x = np.asarray(x, float)
     s = [np.polyfit(x, y, 1)[0] for y in Y]
     return float(np.mean(s)), float(np.std(s, ddof=1) / np.sqrt(len(s))), s

@@ -16,7 +16,7 @@ from numerics.reduced import HeadReduced
 from theory.models.sagitova2026 import GaussianPrior, flipping_spike
 from theory.headstate import head_state_names
 from ... import checks
-from ...declare import Outcome, claim
+from ...declare import claim
 from ...domain import Choice, Integers, Interval
 from ...stats import finite
 from ...simulations.sagitova2026.sec3_dynamics import (ALIGN_HORIZON, HETEROGENEOUS_SOFTMAX,
@@ -41,6 +41,9 @@ def _draw_deviation(rows, kappa, slope, fig):
 # --- Prop. III.2 ---------------------------------------------------------------------------
 III2_POINT = {"activation": "softmax-v", "H": 2, "nu1": 1.0, "nu2": 2.0, "kappa": 0.25}
 """Prop. III.2's setting as first checked (its quick and full point)."""
+DIRECT_SGD_MAX_D = 800
+"""Prop. III.2's SGD runs in R^D up to this D, beyond by the Gram-matrix simulator (both exact
+in law; the Gram simulator is cheaper at large D)."""
 
 
 @claim(f"{PAPER}:prop-iii2-sgd-flow", "Prop. III.2",
@@ -79,7 +82,8 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
                                "seed": ctx.claim_seed(f"iii2:ode{i}")} for i in range(2)])
     # SGD direct in R^D up to D = 800, beyond by the Gram-matrix simulator (both exact in law)
     items = [{**model, "D": D, "seeds": seeds, "batch": B, "T": T,
-              "method": "direct" if D <= 800 else "gram", "seed": ctx.claim_seed(f"iii2:sgd:{D}")}
+              "method": "direct" if D <= DIRECT_SGD_MAX_D else "gram",
+              "seed": ctx.claim_seed(f"iii2:sgd:{D}")}
              for D in dims]
     rows, arrays = [], {}
     rng = ctx.rng("iii2:boot")
@@ -123,18 +127,12 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
             name=f"SGD seed-mean − ODE: {q}", scale=scale[..., cols].ravel(), dof=seeds - 1,
             labels=labels[..., cols].ravel())             # se over the seeds: t quantile
     worst = _worst_mean_deviation(rows, mean_checks, names, allow)
-    x = np.log([r["D"] for r in rows])
-    y = np.log([r["rms_deviation"] for r in rows])
-    w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
-    X = np.stack([np.ones_like(x), x], 1)
-    cov = np.linalg.inv(X.T @ (X * w[:, None]))
-    slope, slope_se = float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
+    slope, slope_se = log_log_slope(rows)
     # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
     shrink = checks.trend(ctx, slope, slope_se, sign=-1, name="ln RMS deviation vs ln D",
                           dof=seeds - 1)               # bootstrap sds over the seeds
-    legs = [*mean_checks.values(), shrink]
-    state = checks.legs_summary(legs, [*(f"SGD mean of {q}" for q in mean_checks),
-                                       "deviation trend"])
+    legs = {**{f"SGD mean of {q}": c for q, c in mean_checks.items()}, "deviation trend": shrink}
+    state = checks.legs_summary(list(legs.values()), list(legs))
     evidence = {"rows": rows, "z": max(c.z for c in mean_checks.values()), "kappa": kappa,
                 "batch": B, "seeds": seeds, "activation": activation, "H": H, "nu": [nu1, nu2],
                 "rms_slope": slope, "rms_slope_se": slope_se, "components": names,
@@ -143,24 +141,35 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
                 "shrink_check": shrink.evidence()}
 
     figs = {"deviation": functools.partial(_draw_deviation, rows, kappa, slope)}
-    if worst is not None:
-        r, ex, (ti, ci) = worst
-        return Outcome("refuted", f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
-                       f"{head_state_names(H, 2)[ci]}: bias {r['bias'][ti][ci]:.4g} ± "
-                       f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance); {state}",
-                       evidence, arrays=arrays, figures=figs)
-    if shrink.decision == "refuted":
-        return Outcome("refuted", f"the deviation from the ODE grows with D (log-log slope "
-                       f"{slope:.3f} ± {slope_se:.3f}, {quantile_text(shrink)}); {state}", evidence,
-                       arrays=arrays, figures=figs)
-    if shrink.decision == "inconclusive":
-        return Outcome("inconclusive", f"SGD means agree with the ODE at every D, but the single-run "
-                       f"deviation's decrease is not resolved (log-log slope {slope:.3f} ± "
-                       f"{slope_se:.3f}); {state}; needs {shrink.needs}", evidence, arrays=arrays,
-                       figures=figs)
-    return Outcome("confirmed", f"SGD means agree with the ODE (with the κ-noise term) at every D; "
-                   f"single-run deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]}); "
-                   f"{state}", evidence, arrays=arrays, figures=figs)
+
+    def says(verdict):
+        if worst is not None:                          # a mean family refuted
+            r, ex, (ti, ci) = worst
+            return (f"SGD mean departs from the ODE at D={r['D']}, τ={r['tau'][ti]:.2f}, "
+                    f"{head_state_names(H, 2)[ci]}: bias {r['bias'][ti][ci]:.4g} ± "
+                    f"{r['bias_se'][ti][ci]:.2g} (excess {ex:.3g} over the allowance); {state}")
+        if verdict == "refuted":                       # the trend refuted
+            return (f"the deviation from the ODE grows with D (log-log slope {slope:.3f} ± "
+                    f"{slope_se:.3f}, {quantile_text(shrink)}); {state}")
+        if verdict == "inconclusive":
+            return (f"SGD means agree with the ODE at every D, but the single-run deviation's "
+                    f"decrease is not resolved (log-log slope {slope:.3f} ± {slope_se:.3f}); "
+                    f"{state}; needs {shrink.needs}")
+        return (f"SGD means agree with the ODE (with the κ-noise term) at every D; single-run "
+                f"deviation ∝ D^{slope:.2f}±{slope_se:.2f} (D = {dims[0]}…{dims[-1]}); {state}")
+    return checks.conclude(legs, says=says, evidence=evidence, arrays=arrays, figures=figs)
+
+
+def log_log_slope(rows):
+    """The slope of ln(RMS deviation) against ln D and its standard error: weighted least
+    squares, weights 1/(bootstrap sd of ln RMS)². An estimator for :func:`checks.trend` (the
+    library's ``limit`` fits the same kind of model but judges its intercept, not a slope)."""
+    x = np.log([r["D"] for r in rows])
+    y = np.log([r["rms_deviation"] for r in rows])
+    w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
+    X = np.stack([np.ones_like(x), x], 1)
+    cov = np.linalg.inv(X.T @ (X * w[:, None]))
+    return float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
 
 
 def _worst_mean_deviation(rows, mean_checks, names, allow):
@@ -239,21 +248,24 @@ def symmetric_manifold(ctx, activation, prior, H, L, kappa, activations=None, m_
                 name=f"head contrasts of the flow on the manifold: {q}",
                 scale=speed[:, cols].ravel(),
                 labels=[f"{names[j]} @ point {p}" for p in range(len(rows)) for j in cols])
-    legs = list(families.values())
-    state = checks.legs_summary(legs, [f"{q} contrasts" for q in families])
-    z = max(c.z for c in legs)
+    legs = {f"{q} contrasts": c for q, c in families.items()}
+    state = checks.legs_summary(list(legs.values()), list(legs))
+    z = max(c.z for c in legs.values())
     evidence = {"rows": rows, "contrast_names": names, "z": z, "n": n, "H": H, "F": F, "L": L,
                 "kappa": kappa, "checks": {q: c.evidence() for q, c in families.items()},
                 "frozen_contrasts": [nm for nm, mv in zip(names, moves) if not mv]}
-    refuted = {q: c for q, c in families.items() if c.decision == "refuted"}
-    if refuted:
-        q, c = max(refuted.items(), key=lambda qc: float(np.max(qc[1].score)))
-        worst = int(np.argmax(c.score))
-        return Outcome("refuted", f"the flow leaves the manifold: {c.labels[worst]} at "
-                       f"{c.score[worst]:.1f} se > z = {c.z:.2f}; {state}", evidence)
-    top = max(rows, key=lambda r: r["largest_z"])
-    return Outcome("confirmed", f"all head contrasts vanish on the manifold ({len(rows)} points, "
-                   f"largest {top['largest_z']:.2f} se < z = {z:.2f}); {state}", evidence)
+
+    def says(verdict):
+        refuted = [c for c in families.values() if c.decision == "refuted"]
+        if refuted:
+            c = max(refuted, key=lambda c: float(np.max(c.score)))
+            worst = int(np.argmax(c.score))
+            return (f"the flow leaves the manifold: {c.labels[worst]} at {c.score[worst]:.1f} se "
+                    f"> z = {c.z:.2f}; {state}")
+        top = max(rows, key=lambda r: r["largest_z"])
+        return (f"all head contrasts vanish on the manifold ({len(rows)} points, largest "
+                f"{top['largest_z']:.2f} se < z = {z:.2f}); {state}")
+    return checks.conclude(legs, says=says, evidence=evidence)
 
 
 def _name(act):
@@ -274,6 +286,15 @@ def _contrast_row(r, prior, names):
 # --- Prop. III.3 -----------------------------------------------------------------------------
 III3_POINT = {"H": 2, "nu1": 1.0, "nu2": 2.0}
 """Prop. III.3's setting as first checked (its quick and full point)."""
+ALIGN_DRIFT_TOLERANCE = 0.1
+"""Θ(1) read as τ_a(D) converging: its spread over the top decades of D at most this share of
+τ_a (a Θ(log D) time would move by ln(10⁴)/(2λ), many times more; see the reading)."""
+HEAD_SPREAD_TOLERANCE = 0.1
+"""Heads together: max_h,h′ |m_h − m_h′| at τ_a at most this share of the alignment at the
+largest D (the reading's 10 %)."""
+SGD_ALIGN_TOLERANCE = 0.2
+"""SGD's seed-mean alignment time may differ from the κ-ODE's by this share of it (+ t·se):
+the tolerance stated in the reading."""
 
 
 @claim(f"{PAPER}:prop-iii3-unspecialized", "Prop. III.3",
@@ -309,9 +330,12 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
     # the ODE's part first: a flow that refutes it needs no SGD runs
     evidence = {"rows": rows, "sigma0": SIGMA0, "threshold": 0.3, "mean_direction": e.tolist()}
     taus = np.array([r["tau_align"] for r in rows])
-    if not np.all(np.isfinite(taus)):
-        return Outcome("refuted", f"the heads did not align with Eθ within τ = {ALIGN_HORIZON:.0f} at "
-                       f"D = {[r['D'] for r in rows if not np.isfinite(r['tau_align'])]}", evidence)
+    unaligned = [r["D"] for r in rows if not np.isfinite(r["tau_align"])]
+    legs = {"ODE alignment within the horizon": checks.bound(
+        ctx, [len(unaligned)], upper=0, name="dimensions at which the heads never aligned (ODE)")}
+    if legs["ODE alignment within the horizon"].decision == "refuted":
+        return checks.conclude(legs, evidence=evidence, says=(
+            f"the heads did not align with Eθ within τ = {ALIGN_HORIZON:.0f} at D = {unaligned}"))
     # the Θ(log D) alternative: ln(D_max/D_mid)/(2λ) with λ the saddle rate for this prior
     lam = saddle_rate(ctx, prior, H)[0]
     top = taus[len(taus) // 2:]
@@ -320,42 +344,64 @@ def prop_iii3(ctx, H, nu1, nu2, prior=None):
     rel_spread = [r["spread_at_tau"] / r["alignment_at_tau"] for r in rows]
     evidence.update({"tau_drift_top_decades": drift, "log_d_alternative_change": log_alt,
                      "saddle_rate": lam, "relative_spread": rel_spread})
-    if drift > 0.1 * top.mean():
-        return Outcome("refuted", f"the alignment time keeps moving with D (by {drift:.2f} over the "
-                       f"top decades, τ_a ≈ {top.mean():.2f}): not Θ(1)", evidence)
-    if not (rel_spread[-1] < 0.1 and rel_spread[-1] <= rel_spread[0]):
-        return Outcome("refuted", f"the heads are not together at alignment: relative spread "
-                       f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}", evidence)
+    legs.update(_iii3_ode_legs(ctx, drift, top, rel_spread))
+    if any(c.decision == "refuted" for c in legs.values()):
+        return checks.conclude(legs, evidence=evidence, says=(
+            f"the alignment time keeps moving with D (by {drift:.2f} over the top decades, "
+            f"τ_a ≈ {top.mean():.2f}): not Θ(1)" if legs["Θ(1) alignment time"].decision == "refuted"
+            else f"the heads are not together at alignment: relative spread "
+                 f"{rel_spread[-1]:.3f} at D = {rows[-1]['D']:.0e}"))
     evidence["sgd"] = ctx.map(iii3_sgd, [{**model, "D": D, "seed": ctx.claim_seed(f"iii3:sgd:{D}")}
                                          for D in ctx.pick([200, 400], [200, 400, 1000])])
     return judge_sgd_alignment(ctx, evidence["sgd"], evidence, (
         f"all heads align with Eθ together at τ_a = {taus[-1]:.2f} for every D = 10²…{rows[-1]['D']:.0e} "
         f"(drift {drift:.3f} vs {log_alt:.1f} for a log D time; relative head spread "
-        f"{rel_spread[-1]:.1e})"))
+        f"{rel_spread[-1]:.1e})"), legs=legs)
 
 
-def judge_sgd_alignment(ctx, sgd_rows, evidence, ode_txt):
+def _iii3_ode_legs(ctx, drift, top, rel_spread):
+    """Prop. III.3's ODE legs, exact (the flow's numbers at fixed draws): τ_a's drift over the
+    top decades within ``ALIGN_DRIFT_TOLERANCE`` of τ_a; the heads' relative spread at τ_a
+    within ``HEAD_SPREAD_TOLERANCE`` at the largest D, and no larger there than at the
+    smallest."""
+    return {
+        "Θ(1) alignment time": checks.exact(
+            ctx, [drift], [0.0], atol=ALIGN_DRIFT_TOLERANCE * float(top.mean()),
+            name="drift of τ_a over the top decades of D (ODE)"),
+        "heads together": checks.exact(
+            ctx, [rel_spread[-1]], [0.0], atol=HEAD_SPREAD_TOLERANCE,
+            name="relative head spread at τ_a, largest D (ODE)"),
+        "head spread shrinks with D": checks.bound(
+            ctx, [rel_spread[-1] - rel_spread[0]], upper=0,
+            name="relative head spread at τ_a: largest D minus smallest (ODE)")}
+
+
+def judge_sgd_alignment(ctx, sgd_rows, evidence, ode_txt, legs=None):
     """Prop. III.3's SGD part: the seed-mean alignment time against the κ-ODE's, |Δ| ≤ z·se +
-    20 % of the ODE's time (the tolerance stated in the reading), one family over the D's.
-    SGD runs that never aligned are counted; any of them makes the mean censored → inconclusive."""
+    ``SGD_ALIGN_TOLERANCE`` of the ODE's time (the tolerance stated in the reading), one family
+    over the D's. SGD runs that never aligned are counted; any of them makes the mean censored:
+    the leg is not judged (inconclusive). ``legs``: the ODE's legs, already judged, that the
+    verdict combines with this one."""
+    legs = dict(legs or {})
     never = [s["never_aligned"] for s in sgd_rows]
     evidence["sgd_never_aligned"] = never
     if any(never) or not all(np.isfinite(s["tau_align_ode_with_noise"]) for s in sgd_rows):
-        return Outcome("inconclusive", f"{ode_txt}; but SGD runs never aligned within the horizon "
-                       f"(per D: {never} of 16) or the κ-ODE did not: the SGD mean is censored; needs "
-                       f"a longer SGD horizon", evidence)
+        legs["SGD alignment time"] = checks.not_judged(
+            ctx, "SGD alignment time vs the κ-ODE's", "a longer SGD horizon")
+        return checks.conclude(legs, evidence=evidence, says=(
+            f"{ode_txt}; but SGD runs never aligned within the horizon (per D: {never} of 16) or "
+            f"the κ-ODE did not: the SGD mean is censored; needs a longer SGD horizon"))
     ode_ta = np.array([s["tau_align_ode_with_noise"] for s in sgd_rows])
     check = checks.estimate_vs_theory(
         ctx, [s["tau_align_mean"] for s in sgd_rows], [s["tau_align_se"] for s in sgd_rows], ode_ta,
-        bias=0.2 * ode_ta, name="SGD alignment time vs the κ-ODE's",
+        bias=SGD_ALIGN_TOLERANCE * ode_ta, name="SGD alignment time vs the κ-ODE's",
         dof=[s["tau_align_dof"] for s in sgd_rows])    # se over 16 seeds: t quantile
     evidence["sgd_check"] = check.evidence()
-    if check.decision == "refuted":
-        s = sgd_rows[int(np.argmax(check.score))]
-        return Outcome("refuted", f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} ± "
-                       f"{s['tau_align_se']:.2f} vs the κ-ODE's {s['tau_align_ode_with_noise']:.2f} "
-                       f"(beyond 20 % + t·se, {quantile_text(check)})", evidence)
-    return Outcome("confirmed", f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + t·se "
-                   f"({quantile_text(check)})", evidence)
-
-
+    legs["SGD alignment time"] = check
+    s = sgd_rows[int(np.argmax(check.score))]
+    return checks.conclude(legs, evidence=evidence, says={
+        "refuted": f"SGD at D = {s['D']} aligns at τ = {s['tau_align_mean']:.2f} ± "
+                   f"{s['tau_align_se']:.2f} vs the κ-ODE's {s['tau_align_ode_with_noise']:.2f} "
+                   f"(beyond 20 % + t·se, {quantile_text(check)})",
+        "confirmed": f"{ode_txt}; SGD agrees with the κ-ODE within 20 % + t·se "
+                     f"({quantile_text(check)})"})

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ast
-import functools
 
 import numpy as np
 import sympy as sp
@@ -13,8 +12,9 @@ from numerics.multihead import reduced_loss
 from theory.models.sagitova2026 import GaussianPrior, at_prior
 from theory.multihead import saddle_symbols
 from theory.printing import latex
+from ... import checks
 from ...checks import estimate_vs_theory
-from ...declare import Outcome, claim
+from ...declare import claim
 from ...domain import Choice, Integers, Interval
 from ...stats import finite
 from ...simulations.sagitova2026.sec3_landscape import (STEPS, iii1_losses, numeric_hessian,
@@ -78,10 +78,11 @@ def prop_iii1(ctx, activation, H, F, L, D, noise, reduced=reduced_loss):
     txt = (f"{activation}, H = {H}, F = {F}, L = {L}, D = {D}: finite-D loss "
            f"{row['finite_d']:.5f} vs reduced {row['reduced']:.5f} (Δ = "
            f"{row['difference']:.2g} ± {row['difference_se']:.2g}")
-    if check.decision == "refuted":
-        return Outcome("refuted", f"{txt}, z = {check.z:.2f})", evidence)
-    return Outcome("confirmed", f"finite-D loss = reduced loss at (m, r): {txt}, |Δ|/se "
-                   f"{abs(row['score']):.2f} < z = {check.z:.2f})", evidence)
+    return checks.conclude(
+        {"finite-D vs reduced loss": check}, evidence=evidence,
+        says={"refuted": f"{txt}, z = {check.z:.2f})",
+              "confirmed": f"finite-D loss = reduced loss at (m, r): {txt}, |Δ|/se "
+                           f"{abs(row['score']):.2f} < z = {check.z:.2f})"})
 
 
 # -------------------------------------------------------------------------------------------
@@ -89,7 +90,6 @@ _SREPR_NAMES = ("ImmutableDenseMatrix", "MutableDenseMatrix", "Add", "Mul", "Pow
                 "Rational", "Float", "Symbol")
 
 
-@functools.cache
 def _block_of(text):
     """The SymPy object whose ``srepr`` is ``text``, built from literal arguments by a few SymPy
     constructors only (a stored result is data: it is never evaluated as code)."""
@@ -123,6 +123,15 @@ def _scaled_block(factor):
     def block(B, mu, S):
         return (factor * B, mu, S)
     return block
+
+
+EIGENVECTOR_ATOL = 1e-9
+"""The eigenvector order is exact: |cos| between the k-th most negative eigenvector of the
+symbolic block (evaluated in double precision, ``numpy.linalg.eigh``) and Cov θ's k-th by
+decreasing variance is 1 up to the eigensolver's rounding."""
+EIGENVALUE_ATOL = 1e-12
+"""An eigenvalue of the evaluated block within ±this share of the largest |eigenvalue| is 0 at
+double precision (its sign is not resolved); the profiles' are all of the same order."""
 
 
 def _lemma_prior(nu1, nu2, angle):
@@ -179,27 +188,38 @@ def lemma_iii1(ctx, L, H, nu1, nu2, angle, block=None):
            "cov_eigenvectors_by_decreasing_variance": cvecs.T.tolist(),
            "alignment": alignment, "numeric_hessian": est.tolist(),
            "numeric_se": se.tolist(), "step_bias": bias.tolist(),
-           "steps": list(STEPS), "numeric_hessian_by_step": by_step.tolist(),
-           "order_ok": bool(min(alignment) > 1 - 1e-9 and max(evals) < 0)}
+           "steps": list(STEPS), "numeric_hessian_by_step": by_step.tolist()}
     iu = np.triu_indices(F)                                 # symmetric: distinct entries
     # resolution relative to the Hessian's scale (off-diagonal entries may vanish)
     check = estimate_vs_theory(ctx, est[iu], se[iu], B[iu], bias=bias[iu],
                                name="symbolic vs Monte Carlo head-difference Hessian",
                                scale=np.full(len(iu[0]), np.abs(B).max()))
+    # the order, exactly: the k-th most negative direction is Cov θ's k-th eigenvector by
+    # decreasing variance, and every head-difference direction is negative
+    order = checks.exact(ctx, alignment, np.ones(F), atol=EIGENVECTOR_ATOL,
+                         name="|cos| of the k-th most negative direction with Cov θ's k-th",
+                         labels=[f"direction {k + 1}" for k in range(F)])
+    negative = checks.signs(ctx, evals / (np.abs(evals).max() or 1.0), -1, atol=EIGENVALUE_ATOL,
+                            name="signs of the head-difference eigenvalues (÷ the largest |·|)",
+                            labels=[f"eigenvalue {k + 1}" for k in range(F)])
     row["numeric_agrees"] = bool(check.ok.all())
+    row["order_ok"] = order.decision == "confirmed" and negative.decision == "confirmed"
     evidence = {"L": L, "H": H, "F": F, "symbolic_hessian": str(B_sym),
                 "symbolic_hessian_latex": latex(B_sym), "second_moment_symbols": str(S),
                 "rows": [row], "z": check.z, "n": n, "check": check.evidence()}
-    if check.decision == "refuted":
-        return Outcome("refuted", f"{row['prior']}: the symbolic Hessian disagrees with the Monte "
-                       f"Carlo one (worst entry Δ = {check.details['worst_delta']:.3g}, se "
-                       f"{check.details['worst_stderr']:.2g}, step bias "
-                       f"{check.details['worst_bias']:.2g}, z = {check.z:.2f})", evidence)
-    if not row["order_ok"]:
-        return Outcome("refuted", f"{row['prior']}: eigenvector alignment {min(alignment):.4f} / "
-                       f"eigenvalues {row['eigenvalues']}", evidence)
-    return Outcome("confirmed", f"head-difference Hessian = {sp.sstr(B_sym)}; its most negative "
-                   f"directions are Cov θ's eigenvectors by decreasing variance "
-                   f"({row['prior']}, L = {L}, H = {H}); Monte Carlo second differences agree "
-                   f"(max (|Δ| − bias)/se = {np.max(check.score):.2f} ≤ z = {check.z:.2f})",
-                   evidence)
+
+    def says(verdict):
+        if check.decision == "refuted":
+            return (f"{row['prior']}: the symbolic Hessian disagrees with the Monte Carlo one "
+                    f"(worst entry Δ = {check.details['worst_delta']:.3g}, se "
+                    f"{check.details['worst_stderr']:.2g}, step bias "
+                    f"{check.details['worst_bias']:.2g}, z = {check.z:.2f})")
+        if verdict != "confirmed":
+            return (f"{row['prior']}: eigenvector alignment {min(alignment):.4f} / "
+                    f"eigenvalues {row['eigenvalues']}")
+        return (f"head-difference Hessian = {sp.sstr(B_sym)}; its most negative directions are "
+                f"Cov θ's eigenvectors by decreasing variance ({row['prior']}, L = {L}, "
+                f"H = {H}); Monte Carlo second differences agree (max (|Δ| − bias)/se = "
+                f"{np.max(check.score):.2f} ≤ z = {check.z:.2f})")
+    return checks.conclude({"Monte Carlo Hessian": check, "eigenvector order": order,
+                            "negative directions": negative}, says=says, evidence=evidence)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ... import checks
-from ...declare import Outcome, claim
+from ...declare import claim
 from ...stats import finite
 from ...domain import Integers, Interval
 from ...simulations.sagitova2026.common import (ESCAPE_THRESHOLD, L, SGD_ESCAPE_HORIZON, SIGMA0,
@@ -19,8 +19,8 @@ from ...simulations.sagitova2026.common import (ESCAPE_THRESHOLD, L, SGD_ESCAPE_
 from ...simulations.sagitova2026.sec3_specialization import (fresh_escape_block, iii1_kappa_ode,
                                                              iii1_sgd, iii1_specialization,
                                                              spreading_escape)
-from ._common import (ESCAPE_DOMAIN, ESCAPE_POINT, MAX_NEVER_ESCAPED, PAPER, _slope, escape_runs,
-                      quantile_text, saddle_rate)
+from ._common import (ESCAPE_DOMAIN, ESCAPE_POINT, MAX_NEVER_ESCAPED, MIN_FIT_ROWS, PAPER,
+                      escape_runs, mean_row_slope, quantile_text, saddle_rate)
 
 DRAW_BLOCK = 8          # Conj. III.1: initial draws per simulation
 
@@ -82,7 +82,7 @@ def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
     x = np.log(runs["dims"])
     ode = runs["ode"]
     finite(ode)
-    slope, slope_se, per_seed = _slope(x, ode)
+    slope, slope_se, per_seed = mean_row_slope(x, ode)
     fit = [np.polyval(np.polyfit(x, y, 1), x) for y in ode]
     resid = float(np.max(np.abs(np.array(fit) - ode) / ode))
     xs = np.log(runs["sgd_dims"])
@@ -93,10 +93,11 @@ def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
     sgd_ok = np.all(np.isfinite(sgd), axis=1)
     sgd_mean = np.nanmean(sgd, 0)
     sgd_se = np.nanstd(sgd, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(sgd), axis=0))
-    sgd_slope, sgd_slope_se, sgd_per = (_slope(xs, sgd[sgd_ok]) if sgd_ok.sum() > 2
+    sgd_slope, sgd_slope_se, sgd_per = (mean_row_slope(xs, sgd[sgd_ok])
+                                        if int(sgd_ok.sum()) >= MIN_FIT_ROWS
                                         else (np.nan, np.nan, []))
     ok_k = np.all(np.isfinite(runs["ode_kappa"]), axis=1)
-    k_slopes = _slope(xs, runs["ode_kappa"][ok_k])[2] if ok_k.sum() >= 1 else []
+    k_slopes = mean_row_slope(xs, runs["ode_kappa"][ok_k])[2] if ok_k.sum() >= 1 else []
     kappa_slope = float(np.mean(k_slopes)) if len(k_slopes) else float("nan")
     kappa_slope_se = float(np.std(k_slopes, ddof=1) / np.sqrt(len(k_slopes))) if len(k_slopes) > 1 else 0.0
     evidence = {"dims": list(runs["dims"]), "ode_escape_times": ode.tolist(),
@@ -112,7 +113,7 @@ def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
                 "ode_with_sgd_noise_slope": kappa_slope, "ode_with_sgd_noise_slope_se": kappa_slope_se,
                 "kappa": runs["kappa"], "threshold": ESCAPE_THRESHOLD, "sigma0": SIGMA0,
                 "H": H, "nu": [nu1, nu2], "horizon_stretch": runs.get("stretch", 1.0),
-                "relative_tolerance": 0.05,
+                "relative_tolerance": ODE_SLOPE_TOLERANCE,
                 # degrees of freedom of the standard errors above: draws (rows) − 1
                 "ode_slope_dof": len(per_seed) - 1, "sgd_slope_dof": max(len(sgd_per) - 1, 1),
                 "ode_with_sgd_noise_slope_dof": max(len(k_slopes) - 1, 1)}
@@ -121,6 +122,15 @@ def prop_iii4(ctx, H, nu1, nu2, rate=None, runs=None):
             "hessian-spectrum": functools.partial(_draw_spectrum, evals, (nu1, nu2), H)}
     arrays = {"ode_escape_times": ode, "sgd_escape_times": sgd, "dims": np.array(runs["dims"])}
     return _escape_outcome(ctx, runs, evidence, arrays, figs)
+
+
+ODE_SLOPE_TOLERANCE = 0.05
+"""The ODE's escape slope may differ from 1/(2λ) by this share of it (+ t·se), stated before
+running: the initial r = σ₀²I, the quasi-Monte Carlo error of the rate and the threshold's
+nonlinearity (the reading)."""
+LINEARITY_TOLERANCE = 0.02
+"""τ_esc linear in ln D: each ODE draw's linear fit in ln D within this share of τ_esc at every D
+(the reading's 2 %)."""
 
 
 def _rate_times(factor):
@@ -135,10 +145,12 @@ the κ-ODE's whole slope."""
 
 
 def _escape_outcome(ctx, runs, evidence, arrays, figs):
-    """Prop. III.4's verdict from two legs, each its own family (estimate vs theory): the ODE's
-    slope against 1/(2λ), and SGD's slope against its own limit, the ODE with the κ-noise term
-    (same ln D range), which must resolve ``SGD_SLOPE_REQUIRED``. Linearity of the ODE's τ_esc
-    in ln D is a deterministic check."""
+    """Prop. III.4's verdict from its legs: τ_esc linear in ln D (exact: the ODE draws' fit
+    residuals within ``LINEARITY_TOLERANCE``); the ODE's slope against 1/(2λ) and SGD's slope
+    against its own limit, the ODE with the κ-noise term (same ln D range), which must resolve
+    ``SGD_SLOPE_REQUIRED``, each its own family (estimate vs theory). A non-linear τ_esc
+    decides alone; SGD's slope censored by too many never-escaped runs is not judged, and then
+    neither is the ODE's (inconclusive)."""
     e = evidence
     slope, slope_se, predicted = e["ode_slope"], e["ode_slope_se"], e["predicted_slope"]
     sgd_slope, sgd_slope_se = e["sgd_slope"], e["sgd_slope_se"]
@@ -147,14 +159,20 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
     horizon = SGD_ESCAPE_HORIZON * e.get("horizon_stretch", 1.0)
     never_txt = (f"{int(never.sum())} SGD runs never escaped within τ = {horizon:.0f} "
                  f"(per D: {never.tolist()} of {n_sgd})")
-    if e["max_relative_fit_residual"] > 0.02:
-        return Outcome("refuted", f"escape time is not linear in ln D (relative residual "
-                       f"{e['max_relative_fit_residual']:.3f})", evidence, arrays=arrays, figures=figs)
+    legs = {"τ_esc linear in ln D": checks.exact(
+        ctx, [e["max_relative_fit_residual"]], [0.0], atol=LINEARITY_TOLERANCE,
+        name="largest relative residual of τ_esc's linear fit in ln D (ODE)")}
+    if legs["τ_esc linear in ln D"].decision == "refuted":
+        return checks.conclude(legs, evidence=evidence, arrays=arrays, figures=figs, says=(
+            f"escape time is not linear in ln D (relative residual "
+            f"{e['max_relative_fit_residual']:.3f})"))
     censored = np.any(never > MAX_NEVER_ESCAPED * n_sgd)
     if censored or not np.isfinite(sgd_slope) or not np.isfinite(kappa_slope):
-        return Outcome("inconclusive", f"{never_txt}: more than {MAX_NEVER_ESCAPED:.0%} at some D, so "
-                       f"SGD's escape slope is censored; needs a longer SGD horizon", evidence,
-                       arrays=arrays, figures=figs)
+        legs["SGD leg"] = checks.not_judged(ctx, "SGD escape slope vs the κ-ODE's",
+                                            "a longer SGD horizon")
+        return checks.conclude(legs, evidence=evidence, arrays=arrays, figures=figs, says=(
+            f"{never_txt}: more than {MAX_NEVER_ESCAPED:.0%} at some D, so SGD's escape slope "
+            f"is censored; needs a longer SGD horizon"))
     # Biases stated before running: the ODE slope within 5 % of 1/(2λ) (initial r = σ₀²I, the
     # rate's quasi-Monte Carlo error and the threshold's nonlinearity, see the reading). SGD vs
     # the κ-ODE: no finite-size term is added. Both slopes are fitted over the same ln D range,
@@ -166,41 +184,41 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
                                [e["sgd_slope_dof"], e["ode_with_sgd_noise_slope_dof"]])
     e["comparison_dof"] = [e["ode_slope_dof"], sgd_dof]
     ode_check = checks.estimate_vs_theory(
-        ctx, [slope], [slope_se], [predicted], bias=[0.05 * predicted],
+        ctx, [slope], [slope_se], [predicted], bias=[ODE_SLOPE_TOLERANCE * predicted],
         name="ODE escape slope vs 1/(2λ)", dof=e["ode_slope_dof"])
     sgd_se = float(np.hypot(sgd_slope_se, kappa_se))
     sgd_check = checks.estimate_vs_theory(
         ctx, [sgd_slope], [sgd_se], [kappa_slope], name="SGD escape slope vs the κ-ODE's",
         dof=sgd_dof, resolve=SGD_SLOPE_REQUIRED)
-    legs = [ode_check, sgd_check]
+    legs.update({"ODE leg": ode_check, "SGD leg": sgd_check})
     evidence.update({"ode_check": ode_check.evidence(), "sgd_check": sgd_check.evidence(),
                      "z": ode_check.z, "sgd_z": sgd_check.z,
                      "sgd_comparison_resolution": sgd_check.resolution,
                      "sgd_required_resolution": SGD_SLOPE_REQUIRED})
     t_ode, t_sgd = ode_check.z, sgd_check.z
-    verdict = checks.combine(legs)
-    state = checks.legs_summary(legs, ["ODE leg", "SGD leg"])
+    state = checks.legs_summary([ode_check, sgd_check], ["ODE leg", "SGD leg"])
     ode_txt = f"ODE slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = {predicted:.4f}"
     sgd_txt = (f"SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over D = {runs['sgd_dims'][0]}…"
                f"{runs['sgd_dims'][-1]} vs its own limit, the ODE with the κ-noise term, "
                f"{kappa_slope:.2f} ± {kappa_se:.1g}")
-    if ode_check.decision == "refuted":
-        return Outcome("refuted", f"escape slope differs from 1/(2λ) of the saddle Hessian: {ode_txt} "
-                       f"({ode_check.score[0]:.1f} se beyond the 5 % allowance, t = {t_ode:.2f}); "
-                       f"{state}; {never_txt}", evidence, arrays=arrays, figures=figs)
-    if sgd_check.decision == "refuted":
-        return Outcome("refuted", f"SGD's escape slope departs from its κ-ODE limit: {sgd_txt} "
-                       f"({sgd_check.score[0]:.1f} se, t = {t_sgd:.2f}); {ode_txt}; {state}; "
-                       f"{never_txt}", evidence, arrays=arrays, figures=figs)
     head = (f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…{runs['dims'][-1]:.0e}: "
             f"{ode_txt} (t = {t_ode:.2f}); {sgd_txt}: {sgd_check.score[0]:.1f} se < t = "
             f"{t_sgd:.2f}")
-    if verdict == "inconclusive":
-        return Outcome("inconclusive", f"{head}, but SGD's slope is not resolved from 0 (Θ(D) "
-                       f"samples): {state}; needs {sgd_check.needs}; {never_txt}", evidence,
-                       arrays=arrays, figures=figs)
-    return Outcome("confirmed", f"{head}; {state}; {never_txt}", evidence, arrays=arrays,
-                   figures=figs)
+
+    def says(verdict):
+        if ode_check.decision == "refuted":
+            return (f"escape slope differs from 1/(2λ) of the saddle Hessian: {ode_txt} "
+                    f"({ode_check.score[0]:.1f} se beyond the 5 % allowance, t = {t_ode:.2f}); "
+                    f"{state}; {never_txt}")
+        if sgd_check.decision == "refuted":
+            return (f"SGD's escape slope departs from its κ-ODE limit: {sgd_txt} "
+                    f"({sgd_check.score[0]:.1f} se, t = {t_sgd:.2f}); {ode_txt}; {state}; "
+                    f"{never_txt}")
+        if verdict == "inconclusive":
+            return (f"{head}, but SGD's slope is not resolved from 0 (Θ(D) samples): {state}; "
+                    f"needs {sgd_check.needs}; {never_txt}")
+        return f"{head}; {state}; {never_txt}"
+    return checks.conclude(legs, says=says, evidence=evidence, arrays=arrays, figures=figs)
 
 
 def _fresh_escape_times(ctx, dims, n_draws, escape_time=None, H=2, nu=(4.0, 1.5)):
@@ -236,8 +254,8 @@ def _spread_slope(times, dims, rng, n_boot=400):
     for j in range(len(lnd)):
         r = times[:, j][np.isfinite(times[:, j])] / lnd[j]
         never.append(int(times.shape[0] - r.size))
-        if r.size < 3:
-            raise ValueError(f"only {r.size} escaped runs at D = {dims[j]:g}; need ≥ 3")
+        if r.size < MIN_FIT_ROWS:
+            raise ValueError(f"only {r.size} escaped runs at D = {dims[j]:g}; need ≥ {MIN_FIT_ROWS}")
         sd.append(float(r.std(ddof=1)))
         n_ok.append(r.size)
         boot = [np.log(r[rng.integers(0, r.size, r.size)].std(ddof=1)) for _ in range(n_boot)]
@@ -324,16 +342,17 @@ def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
            f"ODE {quantile_text(ode_check)}, SGD {quantile_text(sgd_check)}; "
            f"never escaped: ODE {ode_never}, SGD {sgd_never}")
     # the SGD leg is a guard (see the reading): it refutes on a growing spread, and SGD at
-    # D ≤ 1600 is not asked to show the D → ∞ concentration itself
+    # D ≤ 1600 is not asked to show the D → ∞ concentration itself, so it is a leg of the
+    # verdict only when it refutes (its decision is in the evidence and the summary either way)
     state = checks.legs_summary([ode_check, sgd_check], ["ODE leg", "SGD guard"])
-    if "refuted" in (ode_check.decision, sgd_check.decision):
-        return Outcome("refuted", f"the spread of τ/ln D grows with D: {txt}; {state}", evidence,
-                       figures=figs)
-    if ode_check.decision == "confirmed":
-        return Outcome("confirmed", f"sd(τ_esc/ln D) shrinks ×{ode_sd[-1] / ode_sd[0]:.2f} across "
-                       f"independent initial draws: {txt}; {state}", evidence, figures=figs)
-    return Outcome("inconclusive", f"no significant shrinking of the spread: {txt}; {state}; needs "
-                   f"{ode_check.needs}", evidence, figures=figs)
+    legs = {"ODE leg": ode_check,
+            **({"SGD guard": sgd_check} if sgd_check.decision == "refuted" else {})}
+    return checks.conclude(legs, evidence=evidence, figures=figs, says={
+        "refuted": f"the spread of τ/ln D grows with D: {txt}; {state}",
+        "confirmed": f"sd(τ_esc/ln D) shrinks ×{ode_sd[-1] / ode_sd[0]:.2f} across independent "
+                     f"initial draws: {txt}; {state}",
+        "inconclusive": f"no significant shrinking of the spread: {txt}; {state}; needs "
+                        f"{ode_check.needs}"})
 
 
 # --- Result III.1 ------------------------------------------------------------------------------
@@ -421,9 +440,10 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
     first = ode_runs(0, batch)              # the first batch: the order checks and the figure
     why = _order_problem(first, t_max)
     if why:                                 # refuted by the ODE: no SGD runs needed
-        return Outcome("refuted", why, {"dims": dims, "nu": list(nu), "H": H, "order_ok": False,
-                                        "tau_1_tau_2": first.tolist(), "draws_used": len(first)},
-                       arrays={"ode_times": first})
+        return checks.conclude(
+            _order_legs(ctx, first), says=why, arrays={"ode_times": first},
+            evidence={"dims": dims, "nu": list(nu), "H": H, "order_ok": False,
+                      "tau_1_tau_2": first.tolist(), "draws_used": len(first)})
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
     kappa, B, sgd_seeds = 1.0, 16, ctx.pick(8, 32)
     sgd_dims = sgd_dims or ctx.pick([100, 400], [100, 400, 1600, 6400])
@@ -445,7 +465,8 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
                                            "t_end": min(1.3 * float(horizon), t_max)}])
     ok = np.all(np.isfinite(sgd_times), axis=(1, 2))
     sgd_delay = sgd_times[ok, :, 1] - sgd_times[ok, :, 0]
-    sgd_fit = _slope(np.log(sgd_dims), sgd_delay) if ok.sum() > 2 else (np.nan, np.nan, [])
+    sgd_fit = (mean_row_slope(np.log(sgd_dims), sgd_delay) if int(ok.sum()) >= MIN_FIT_ROWS
+               else (np.nan, np.nan, []))
     evidence = {"dims": dims, "nu": list(nu), "H": H, "horizon_stretch": stretch,
                 "sgd_dims": list(sgd_dims), "sgd_kappa": kappa, "sgd_batch": B,
                 "sgd_tau_1_tau_2": sgd_times.tolist(), "sgd_seeds_specialized": int(ok.sum()),
@@ -478,25 +499,58 @@ def delay_slopes(times, dims) -> np.ndarray:
     return np.array([np.polyfit(x, d, 1)[0] for d in delay])
 
 
+def _order_counts(times):
+    """(runs (draw, D) in which a feature never specialized, finished runs in which f = 2
+    specialized first or with f = 1) of the ODE runs ``times`` (draw × D × F)."""
+    times = np.asarray(times, float)
+    done = np.all(np.isfinite(times), axis=-1)
+    return int(np.sum(~done)), int(np.sum(done & ~(times[..., 0] < times[..., 1])))
+
+
 def _order_problem(times, t_max):
-    """None, or why the ODE runs (draw × D × F) refute the claim's order."""
-    if not np.all(np.isfinite(times)):
+    """None, or why the ODE runs (draw × D × F) refute the claim's order (the legs of
+    ``_order_legs`` refute exactly then)."""
+    never, wrong = _order_counts(times)
+    if never:
         return (f"a feature was never specialized on within τ = {t_max:.0f} "
-                f"(τ₁, τ₂ = {times.tolist()})")
-    if not np.all(times[..., 0] < times[..., 1]):
+                f"(τ₁, τ₂ = {np.asarray(times).tolist()})")
+    if wrong:
         return ("the smaller-variance feature specialized first in some run "
-                f"(τ₁, τ₂ = {times.tolist()})")
+                f"(τ₁, τ₂ = {np.asarray(times).tolist()})")
     return None
+
+
+def _order_legs(ctx, times):
+    """The ODE's order, exactly (counts of runs, bound 0): every feature specializes within the
+    horizon, and f = 1 strictly first, in every (draw, D)."""
+    never, wrong = _order_counts(times)
+    return {"every feature specialized (ODE)": checks.bound(
+                ctx, [never], upper=0, name="ODE runs in which a feature never specialized"),
+            "f = 1 first (ODE)": checks.bound(
+                ctx, [wrong], upper=0, name="ODE runs in which f = 1 was not first")}
+
+
+def _sgd_mean_times(sgd_times, sgd_dims):
+    return (np.nanmean(sgd_times, 0) if np.isfinite(sgd_times).any()
+            else np.full((len(sgd_dims), 2), np.nan))
 
 
 def _sgd_order_problem(sgd_times, sgd_dims):
     """None, or why SGD's mean (τ₁, τ₂) per D refutes f = 1 first on average."""
-    sgd_mean = (np.nanmean(sgd_times, 0) if np.isfinite(sgd_times).any()
-                else np.full((len(sgd_dims), 2), np.nan))
+    sgd_mean = _sgd_mean_times(sgd_times, sgd_dims)
     if np.all(sgd_mean[:, 0] < sgd_mean[:, 1]):
         return None
     return (f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D: "
             f"{np.round(sgd_mean, 1).tolist()})")
+
+
+def _sgd_order_leg(ctx, sgd_times, sgd_dims):
+    """SGD's order, exactly (a count, bound 0): f = 1 strictly first on average at every D (a D
+    where no seed specialized counts against it)."""
+    sgd_mean = _sgd_mean_times(sgd_times, sgd_dims)
+    wrong = int(np.sum(~(sgd_mean[:, 0] < sgd_mean[:, 1])))
+    return {"f = 1 first on average (SGD)": checks.bound(
+        ctx, [wrong], upper=0, name="SGD dimensions at which f = 1 is not first on average")}
 
 
 def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs,
@@ -504,15 +558,19 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
     """Result III.1's verdict, see the claim's reading. ``runs(first, count)``: the ODE's (τ₁,
     τ₂) per D of the initial draws first … first + count − 1 (draw × D × F); batches of
     ``batch`` draws are taken from it by the sequential check (at least ``min_draws`` before
-    it decides, at most ``budget``), the first batch before, for the order checks."""
+    it decides, at most ``budget``), the first batch before, for the order checks. Its legs:
+    the sequential check of the delay's growth, and the order in the ODE runs drawn and in
+    SGD's means (exact, judged once on every draw the verdict rests on)."""
     drawn = [np.asarray(runs(0, batch), float)]
 
-    def refuted(why):
+    def refuted(why, check=None):
         times = np.concatenate(drawn)
         evidence.update({"tau_1_tau_2": times.tolist(), "draws_used": len(times),
                          "order_ok": False})
-        return Outcome("refuted", why, evidence, arrays={**arrays, "ode_times": times},
-                       figures=figs)
+        legs = {**({"ODE delay slope in ln D": check} if check is not None else {}),
+                **_order_legs(ctx, times), **_sgd_order_leg(ctx, sgd_times, sgd_dims)}
+        return checks.conclude(legs, says=why, evidence=evidence,
+                               arrays={**arrays, "ode_times": times}, figures=figs)
     why = _order_problem(drawn[0], t_max) or _sgd_order_problem(sgd_times, sgd_dims)
     if why:
         return refuted(why)
@@ -535,31 +593,30 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
     times = np.concatenate(drawn)
     why = _order_problem(times, t_max)
     if why:
-        return refuted(why)
+        return refuted(why, check)
     per = delay_slopes(times, dims)
     evidence.update({"tau_1_tau_2": times.tolist(), "delay_slope": float(per.mean()),
                      "delay_slope_sd": float(per.std(ddof=1)), "per_seed_delay_slopes": per.tolist(),
                      "draws_used": len(times), "draw_budget": budget, "draw_batch": batch,
                      "delay_check": check.evidence(), "z": check.z, "order_ok": True})
-    return _sequential_outcome(check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
+    legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times),
+            **_sgd_order_leg(ctx, sgd_times, sgd_dims)}
+    return _sequential_outcome(legs, check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
                                {**arrays, "ode_times": times}, figs)
 
 
-def _sequential_outcome(check, n, budget, dims, sgd_dims, sgd_fit, evidence, arrays, figs):
+def _sequential_outcome(legs, check, n, budget, dims, sgd_dims, sgd_fit, evidence, arrays, figs):
     d = check.details
     tail = (f"mean per-draw slope {d['mean']:.2f} per unit ln D, confidence-sequence radius "
             f"{d['radius']:.2f} (σ = {d['sigma']:.2f}), {n} initial draws of a budget of {budget}")
-    if check.decision == "refuted":
-        return Outcome("refuted", f"the delay τ₂ − τ₁ shrinks with ln D ({tail})", evidence,
-                       arrays=arrays, figures=figs)
-    if check.decision == "inconclusive":
-        return Outcome("inconclusive", f"f = 1 first in every run, but the delay's growth with ln D "
-                       f"is not resolved ({tail}): the per-draw slopes spread too much for the "
-                       f"confidence sequence to exclude 0 within the budget; needs {check.needs}",
-                       evidence, arrays=arrays, figures=figs)
-    return Outcome("confirmed", f"f = 1 first in every run; the delay grows by {d['mean']:.2f} per "
-                   f"unit ln D (ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}; confidence sequence "
-                   f"[{d['mean'] - d['radius']:.2f}, {d['mean'] + d['radius']:.2f}] after {n} "
-                   f"initial draws of a budget of {budget}); SGD (D = {sgd_dims[0]}…"
-                   f"{sgd_dims[-1]}): f = 1 first on average, delay slope {sgd_fit[0]:.1f} ± "
-                   f"{sgd_fit[1]:.1f}", evidence, arrays=arrays, figures=figs)
+    return checks.conclude(legs, evidence=evidence, arrays=arrays, figures=figs, says={
+        "refuted": f"the delay τ₂ − τ₁ shrinks with ln D ({tail})",
+        "inconclusive": f"f = 1 first in every run, but the delay's growth with ln D is not "
+                        f"resolved ({tail}): the per-draw slopes spread too much for the "
+                        f"confidence sequence to exclude 0 within the budget; needs {check.needs}",
+        "confirmed": f"f = 1 first in every run; the delay grows by {d['mean']:.2f} per unit ln D "
+                     f"(ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}; confidence sequence "
+                     f"[{d['mean'] - d['radius']:.2f}, {d['mean'] + d['radius']:.2f}] after {n} "
+                     f"initial draws of a budget of {budget}); SGD (D = {sgd_dims[0]}…"
+                     f"{sgd_dims[-1]}): f = 1 first on average, delay slope {sgd_fit[0]:.1f} ± "
+                     f"{sgd_fit[1]:.1f}"})

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checks import combine, critical_value, estimate_vs_theory, legs_summary, trend
-from ...declare import Outcome, claim
+from ...checks import (bound, combine, conclude, critical_value, estimate_vs_theory, legs_summary,
+                      not_judged, trend)
+from ...declare import claim
 from ...domain import Domain, Integers, Interval
 from ...stats import finite
 from ...simulations.sagitova2026.sec4_expressivity import risk_piece
@@ -63,9 +64,19 @@ def _risk_figure(rows, acts, title):
 
 CONTROL_FAMILY = "b-softmax risk vs the Bayes risk"
 GAP_FAMILY = "softmax gap above the Bayes risk"
+GAP_BELOW_FAMILY = "softmax gap below the Bayes risk at the n-signal z"
+AS_CLOSE_FAMILY = "softmax gap within the control's reach of the Bayes risk"
 CONTROL_RESOLVE = 1.0
 """The resolution (relative to softmax's gap) the control leg must reach: it has to tell "reaches
 the Bayes risk" from "misses it by as much as softmax does", a deviation of 100 % of the gap."""
+TIE_RTOL = 1e-9
+"""The as-close rule's limits are compared to double precision: softmax's upper limit g + z·se
+equal to the control's Δ_c + z·se_c within this share of z·se counts as "as close" (the rule's
+≤: the same estimator in both roles gives equal limits, which rounding must not split); the
+bound's strict "below by more than z·se" is then g + z·se(1 − TIE_RTOL) < Δ_c + z·se_c."""
+SHRINKING_FRACTION = 0.5
+"""'Also as the signal grows': a last gap below this fraction of the middle one leaves the claim
+undecided (the gap might tend to zero), whatever the standard errors."""
 
 
 def judge_gap(ctx, rows, activation, control="b-softmax"):
@@ -85,8 +96,17 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
     is not shown positive (g ≤ z·se) and ``activation`` is shown as close to the Bayes risk as
     the control that reaches it (g + z·se ≤ Δ_c + z·se_c), or where the gap is negative beyond
     z·se; a gap within z·se of 0 alone is inconclusive. Confirmed also needs the last gap not
-    below half of the middle one (else inconclusive: the gap might tend to zero).
-    Returns (decision, why, (check of the control, check of the gap))."""
+    below ``SHRINKING_FRACTION`` of the middle one (else inconclusive: the gap might tend to zero).
+
+    As legs (their verdict is ``checks.combine``'s): the control; the gap's trend, replaced,
+    when it is below 0 at z₁ (and calibration has not moved its claimed effect), by the signs
+    of sign·g(s) against the bound 0 at the n-signal z (``checks.bound``, ``GAP_BELOW_FAMILY``:
+    refuted below it by more than z·se, else undecided); where some gap is not shown positive
+    at that z, "as close as the control", g − ℓ against the bound 0 with ℓ = min(2z·se, Δ_c +
+    z·se_c) (``checks.bound``, ``AS_CLOSE_FAMILY``: below it by more than z·se is g + z·se ≤
+    Δ_c + z·se_c with g ≤ z·se, ties to ``TIE_RTOL``), a leg when it refutes (only its
+    refutation is the rule's); a shrinking gap an undecided leg (``checks.not_judged``).
+    Returns (legs: name → Check, why)."""
     gaps = np.array([r[f"{activation}/mean"] - r["bayes"] for r in rows])
     deltas = np.array([r[f"{control}/mean"] - r["bayes"] for r in rows])
     bayes = np.array([r["bayes"] for r in rows])
@@ -104,42 +124,69 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
     with np.errstate(divide="ignore", invalid="ignore"):
         standardised = np.where(se > 0, gaps / se, np.sign(gaps) * np.inf)
     worst = int(np.argmin(standardised))
-    gap = trend(ctx, float(gaps[worst]), float(se[worst]), +1, name=GAP_FAMILY)
-    s = [r["signal"] for r in rows]
-    legs = legs_summary([ctl, gap], ["control leg", "gap leg"])
-    if not ctl.ok.all():
-        i = int(np.argmin(ctl.ok))
-        return "refuted", (f"{control} does not reach the Bayes risk at s = {s[i]}: "
-                           f"Δ = {deltas[i]:.3g} ± {ctl_se[i]:.2g} (allowance z·se "
-                           f"{ctl.z:.2f}·{ctl_se[i]:.2g} + {z_n * se[i]:.2g}); {legs}"), (ctl, gap)
+    trend_check = trend(ctx, float(gaps[worst]), float(se[worst]), +1, name=GAP_FAMILY)
+    gap = trend_check
+    if trend_check.decision == "refuted" and "perturbed_effect" not in trend_check.details:
+        # below 0 at z₁: the smallest of n signals refutes only at the n-signal z
+        gap = bound(ctx, trend_check.details["claimed_sign"] * gaps, lower=0.0, stderr=se,
+                    name=GAP_BELOW_FAMILY, labels=[f"s = {r['signal']}" for r in rows])
+    legs = {"control leg": ctl, "gap leg": gap}
     reach = deltas + z_n * ctl_se
-    as_close = (gaps <= z_n * se) & (gaps + z_n * se <= reach)
-    if as_close.any():
-        i = int(np.argmax(as_close))
-        return "refuted", (f"{activation} is as close to the Bayes risk as {control} at s = {s[i]}: "
-                           f"gap {gaps[i]:.3g} ± {se[i]:.2g}, upper bound {gaps[i] + z_n * se[i]:.3g} "
-                           f"≤ {control}'s {reach[i]:.3g} (z = {z_n:.2f}); {legs}"), (ctl, gap)
-    if gap.decision == "refuted" and abs(standardised[worst]) > z_n:
-        return "refuted", (f"{activation}'s gap has the sign opposite to the claimed one at "
-                           f"s = {s[worst]}: {gaps[worst]:.3g} ± {se[worst]:.2g} "
-                           f"(z = {z_n:.2f}); {legs}"), (ctl, gap)
+    as_close = None
+    if np.any(gaps <= z_n * se):                       # some gap not shown positive at z_n
+        level = np.minimum(2 * z_n * se, reach)
+        as_close = bound(ctx, gaps - level - TIE_RTOL * z_n * se, lower=0.0, stderr=se,
+                         name=AS_CLOSE_FAMILY, labels=[f"s = {r['signal']}" for r in rows])
+        if as_close.decision == "refuted":
+            legs["as-close leg"] = as_close
+    mid = gaps[n // 2 - 1]
+    if gaps[-1] < SHRINKING_FRACTION * mid:
+        legs["shrinking leg"] = not_judged(
+            ctx, "shrinking leg", f"the gap shrinks ({mid:.3f} → {gaps[-1]:.3f}): larger signals "
+                                  "would show whether it tends to zero")
+    why = _gap_why(legs, as_close, rows, activation, control, z_n)
+    return legs, f"{why}; {legs_summary(list(legs.values()), list(legs))}"
+
+
+def _gap_why(legs, as_close, rows, activation, control, z_n):
+    """What ``judge_gap``'s legs decided, in words (the first refuting leg, else the first
+    undecided one, in the order the claim states them)."""
+    ctl, gap = legs["control leg"], legs["gap leg"]
+    gaps = np.array([r[f"{activation}/mean"] - r["bayes"] for r in rows])
+    deltas = np.array([r[f"{control}/mean"] - r["bayes"] for r in rows])
+    se = np.hypot([r[f"{activation}/mean_se"] for r in rows], [r["bayes_se"] for r in rows])
+    ctl_se = np.hypot([r[f"{control}/mean_se"] for r in rows], [r["bayes_se"] for r in rows])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        standardised = np.where(se > 0, gaps / se, np.sign(gaps) * np.inf)
+    worst = int(np.argmin(standardised))
+    mid = gaps[len(rows) // 2 - 1]
+    s = [r["signal"] for r in rows]
+    if ctl.decision == "refuted":
+        i = int(np.argmin(ctl.ok))
+        return (f"{control} does not reach the Bayes risk at s = {s[i]}: Δ = {deltas[i]:.3g} ± "
+                f"{ctl_se[i]:.2g} (allowance z·se {ctl.z:.2f}·{ctl_se[i]:.2g} + {z_n * se[i]:.2g})")
+    if as_close is not None and as_close.decision == "refuted":
+        i = int(np.argmin(as_close.ok))
+        reach = deltas[i] + z_n * ctl_se[i]
+        return (f"{activation} is as close to the Bayes risk as {control} at s = {s[i]}: gap "
+                f"{gaps[i]:.3g} ± {se[i]:.2g}, upper bound {gaps[i] + z_n * se[i]:.3g} ≤ "
+                f"{control}'s {reach:.3g} (z = {z_n:.2f})")
+    if gap.decision == "refuted":
+        return (f"{activation}'s gap has the sign opposite to the claimed one at s = {s[worst]}: "
+                f"{gaps[worst]:.3g} ± {se[worst]:.2g} (z = {z_n:.2f})")
     if gap.decision != "confirmed":
         needs = gap.needs or f"a standard error below {abs(gaps[worst]) / z_n:.3g} at s = {s[worst]}"
-        return "inconclusive", (f"{activation}'s gap at s = {s[worst]} is {gaps[worst]:.3g} ± "
-                                f"{se[worst]:.2g}, not shown positive at z = {gap.z:.2f} nor as "
-                                f"small as {control}'s: needs {needs}; {legs}"), (ctl, gap)
+        return (f"{activation}'s gap at s = {s[worst]} is {gaps[worst]:.3g} ± {se[worst]:.2g}, not "
+                f"shown positive at z = {gap.z:.2f} nor as small as {control}'s: needs {needs}")
     if ctl.decision != "confirmed":
-        return "inconclusive", (f"{control} passes but cannot tell reaching the Bayes risk from "
-                                f"missing it by {activation}'s gap: {ctl.needs}; {legs}"), (ctl, gap)
-    mid = gaps[n // 2 - 1]
-    if gaps[-1] < 0.5 * mid:
-        return "inconclusive", (f"the gap is positive but shrinking ({mid:.3f} → {gaps[-1]:.3f}); "
-                                f"{legs}"), (ctl, gap)
-    return "confirmed", (f"best {activation} risk stays {gaps[-1]:.3f} ± {se[-1]:.1g} above the "
-                         f"Bayes risk ({bayes[-1]:.1e}) at s = {s[-1]}; gaps "
-                         f"{', '.join(f'{g:.3f}' for g in gaps)}, smallest {standardised[worst]:.3g} "
-                         f"se > z = {gap.z:.2f}; {control} reaches it (max Δ "
-                         f"{np.max(deltas):.2g} within z·se + z·se_{activation}); {legs}"), (ctl, gap)
+        return (f"{control} passes but cannot tell reaching the Bayes risk from missing it by "
+                f"{activation}'s gap: {ctl.needs}")
+    if "shrinking leg" in legs:
+        return f"the gap is positive but shrinking ({mid:.3f} → {gaps[-1]:.3f})"
+    return (f"best {activation} risk stays {gaps[-1]:.3f} ± {se[-1]:.1g} above the Bayes risk "
+            f"({rows[-1]['bayes']:.1e}) at s = {s[-1]}; gaps {', '.join(f'{g:.3f}' for g in gaps)}, "
+            f"smallest {standardised[worst]:.3g} se > z = {gap.z:.2f}; {control} reaches it "
+            f"(max Δ {np.max(deltas):.2g} within z·se + z·se_{activation})")
 
 
 GAP_DOMAIN = Domain({"H": Integers(2, 4), "mass": Interval(0.1, 0.9)}, reference={"mass": 0.5})
@@ -176,17 +223,21 @@ def prop_iv3(ctx, H, mass, activation="softmax", control="b-softmax"):
     signals = ctx.pick([2.0, 4.0, 8.0, 12.0], [2.0, 4.0, 8.0, 12.0, 16.0])
     acts = [(activation, "mean"), (control, "mean")]
     rows = _risk_table(ctx, signals, acts, H, mass)
-    decision, why, (ctl, gap) = judge_gap(ctx, rows, activation, control)
+    legs, why = judge_gap(ctx, rows, activation, control)
+    ctl, gap = legs["control leg"], legs["gap leg"]
     evidence = {"rows": rows, "gaps": [r[f"{activation}/mean"] - r["bayes"] for r in rows],
                 "z": ctl.z, "H": H, "mass": mass, "L": L, "control": control,
                 "control_minus_bayes": [r[f"{control}/mean"] - r["bayes"] for r in rows],
-                "decision": decision, "control_check": ctl.evidence(), "gap_check": gap.evidence()}
+                "decision": combine(list(legs.values())), "control_check": ctl.evidence(),
+                "gap_check": gap.evidence()}
     figs = {"risks": _risk_figure(
         rows, acts, f"Prop. IV.3: best risks vs signal, θ = ±s (P(+s) = {mass:g}), H = {H}")}
-    return Outcome(decision, why, evidence, figures=figs)
+    return conclude(legs, says=why, evidence=evidence, figures=figs)
 
 
 LEVEL = 0.05
+"""'Goes to zero' at the largest signal: a best risk below this level (the Bayes risk there is
+< 10⁻¹⁰, softmax's about 0.35); each side judged by the sign of its margin to it."""
 
 
 def judge_softmax1(ctx, r1, r1_se, r0, r0_se, level=LEVEL, names=("softmax-1", "softmax")):
@@ -230,7 +281,8 @@ def softmax1_noise(ctx, H, mass, activation="softmax-1", control="softmax"):
     rsum = last[f"{activation}/sum"]
     # the paper's names for the two families whatever a mutation puts in a role
     decision, (c1, c0) = judge_softmax1(ctx, r1, r1_se, r0, r0_se)
-    legs = legs_summary([c1, c0], [f"{activation} below {LEVEL}", f"{control} above {LEVEL}"])
+    legs = {f"{activation} below {LEVEL}": c1, f"{control} above {LEVEL}": c0}
+    summary = legs_summary(list(legs.values()), list(legs))
     evidence = {"rows": rows, "z": c1.z, "level": LEVEL, "H": H, "mass": mass, "L": L,
                 "activation": activation, "control": control,
                 "sum_convention_largest_signal": rsum,
@@ -251,6 +303,4 @@ def softmax1_noise(ctx, H, mass, activation="softmax-1", control="softmax"):
     else:
         why = (f"best {activation} risk {r1:.2g} ± {r1_se:.1g} at s = {s} vs {control} {r0:.3f} ± "
                f"{r0_se:.1g}")
-    return Outcome(decision, f"{why}; {legs}", evidence, figures=figs)
-
-
+    return conclude(legs, says=f"{why}; {summary}", evidence=evidence, figures=figs)
