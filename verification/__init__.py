@@ -8,12 +8,14 @@ them."""
 from . import userfiles  # noqa: F401 (installs the finder of users' files, for workers)
 
 __all__ = ["Context", "Claim", "Outcome", "claim", "missed", "claims_for", "get_claim", "REGISTRY",
-           "run", "run_claim", "sgd_vs_flow", "FlowComparison"]
+           "run", "run_claim", "CampaignOptions", "conclude", "sgd_vs_flow", "FlowComparison"]
 
 
 def __getattr__(name: str):
-    if name in ("FlowComparison", "sgd_vs_flow"):
+    if name in ("FlowComparison", "sgd_vs_flow", "conclude"):
         from . import checks as module
+    elif name == "CampaignOptions":
+        from . import campaign as module
     elif name == "Context":
         from . import context as module
     elif name in ("REGISTRY", "Claim", "Outcome", "claim", "missed"):

@@ -57,7 +57,7 @@ import json
 import math
 from pathlib import Path
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ from .records import (DEFAULT_CALIBRATION, MIN_MUTATIONS, claim_code, expected_s
                       load_calibration, load_calibration_data, read_json, summary_rows,
                       to_jsonable, whole_records)
 from .tasks import SUITE_VERSION
+
+if TYPE_CHECKING:
+    from .campaign import CampaignOptions
 
 __all__ = ["calibrate", "calibrate_claim", "rejudge", "write_calibration", "merge_calibrations",
            # the calibration record's format and reading are ``verification.records``'s:
@@ -373,32 +376,30 @@ def _family_flags(rec: dict) -> list[str]:
 def calibrate_claim(claim: Claim, seeds: int, profile: str = "quick", device: str = "cpu",
                     progress: Callable[[str], object] | None = None) -> dict:
     """One claim's calibration record (see the module docstring), in this process."""
-    return calibrate([claim], seeds, profile, device, progress=progress)["claims"][0]
+    return calibrate([claim], seeds, profile=profile, device=device,
+                     progress=progress)["claims"][0]
 
 
-def calibrate(claims: Sequence[Claim], seeds: int = 10, profile: str = "quick",
-              device: str = "cpu", out: str | Path | None = None,
-              progress: Callable[[str], object] | None = None, workers: int | None = 0,
-              scheduler: str | None = None, store: Any = None, force: bool = False,
-              dashboard: bool = False, tls: dict | None = None, simulate: bool = True,
-              insecure_scheduler: bool = False,
-              write: Callable[[dict], None] | None = None) -> dict:
+def calibrate(claims: Sequence[Claim], seeds: int = 10, options: CampaignOptions | None = None,
+              *, out: str | Path | None = None, progress: Callable[[str], object] | None = None,
+              simulate: bool = True, write: Callable[[dict], None] | None = None,
+              **option_fields: Any) -> dict:
     """Calibrate ``claims`` (``seeds`` runs each under the true model and each mutation) on the
-    run engine (``workers``/``scheduler`` as in ``verification.runner.run``) and its result
-    store (``store``: a folder, else $ATTNV_STORE, else ``<out>/store``), so an interrupted
+    run engine and its result store (``options``: a ``verification.campaign.CampaignOptions``
+    or its fields as keywords, as for ``verification.runner.run``; the device defaults to the
+    CPU here, so that records do not depend on the machine), so an interrupted
     calibration resumes and every run judges the simulations stored for it; write
     calibration.json and calibration.md to ``out`` (or call ``write``) after every finished run
     (atomically). ``simulate=False``: only re-judge from stored simulations; a claim one of
-    whose runs misses a simulation gets ``"missing"`` in its record (and no finished record).
-    dashboard, tls: as for ``verification.engine.Engine``."""
-    from .campaign import Campaign, checked_result
+    whose runs misses a simulation gets ``"missing"`` in its record (and no finished record)."""
+    from .campaign import Campaign, CampaignOptions, checked_result
     from .tasks import claim_task
 
     if not (isinstance(seeds, int) and seeds >= 1):
         raise ValueError(f"--seeds {seeds!r}; allowed: an integer ≥ 1")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
-                        insecure_scheduler=insecure_scheduler)
-    out, engine = campaign.out, campaign.engine
+    options = CampaignOptions.of(options or CampaignOptions(device="cpu"), **option_fields)
+    campaign = Campaign(options, out)
+    profile, out, engine = options.profile, campaign.out, campaign.engine
     if write is None and out is not None:
         write = functools.partial(write_calibration, out)
     start = time.perf_counter()
@@ -494,10 +495,9 @@ def write_calibration_file(path: str | Path, result: dict) -> None:
     atomic_write_text(path.with_suffix(".md"), "\n".join(head + summary_rows(result)) + "\n")
 
 
-def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str = "cpu",
-            progress: Callable[[str], object] | None = None, workers: int | None = 0,
-            scheduler: str | None = None, store: Any = None, dashboard: bool = False,
-            tls: dict | None = None, insecure_scheduler: bool = False) -> dict:
+def rejudge(path: str | Path, claims: Sequence[Claim] | None = None,
+            options: CampaignOptions | None = None, *,
+            progress: Callable[[str], object] | None = None, **option_fields: Any) -> dict:
     """Bring the calibration file ``path`` (``calibration/quick.json``, say) up to date from
     stored simulations: every stale record (``verification.records.load_calibration``) of a
     registered claim (or of ``claims``) is measured again at the file's profile and K with
@@ -505,7 +505,9 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str
     the file and its tables are rewritten (atomically), and the others are listed:
     {"rejudged": [ids], "current": [ids already current], "needs_simulating": [{"id",
     "missing", "estimated_seconds"}], "seconds"}. ``estimated_seconds``: one core's time to
-    simulate the record afresh, from the committed baseline's timing of the claim."""
+    simulate the record afresh, from the committed baseline's timing of the claim. ``options``
+    as for :func:`calibrate` (the file's profile is used whatever they say)."""
+    from .campaign import CampaignOptions
     from .catalogue import load_all
     from .declare import REGISTRY
 
@@ -520,11 +522,10 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None, device: str
     start = time.perf_counter()
     report = {"rejudged": [], "current": current, "needs_simulating": []}
     if stale:
+        options = CampaignOptions.of(options or CampaignOptions(device="cpu"), **option_fields)
         out = calibrate([REGISTRY[i] for i in stale], seeds=int(data["seeds"]),
-                        profile=data["profile"], device=device, progress=progress,
-                        workers=workers, scheduler=scheduler, store=store,
-                        dashboard=dashboard, tls=tls, simulate=False,
-                        insecure_scheduler=insecure_scheduler)
+                        options=CampaignOptions.of(options, profile=data["profile"]),
+                        progress=progress, simulate=False)
         fresh = {r["id"]: r for r in out["claims"]}
         for cid in stale:
             rec = fresh[cid]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,34 +17,72 @@ from .engine import Engine
 from .store import ResultStore, check_folder, lock_folder, open_store
 from .tasks import ClaimTask, failed_result, run_claim_tasks
 
-__all__ = ["Campaign", "checked_result"]
+__all__ = ["Campaign", "CampaignOptions", "checked_result"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CampaignOptions:
+    """How a campaign runs, one object for ``run``, ``sweep``, ``calibrate`` and ``map_claim``
+    (and the command line's campaign commands): the effort and device of its simulations
+    (``profile``, ``device``), where its tasks run (``workers``: 0 = this process; a
+    ``scheduler`` address, its ``tls`` files {ca_file, cert, key}, ``insecure_scheduler``,
+    ``dashboard``: see ``verification.engine.Engine``) and how its results are kept (``store``:
+    a folder, else $ATTNV_STORE, else ``<out>/store``; ``force``: recompute what is stored;
+    ``rejudge``: judge again what is stored, reusing its simulations). Checked when a
+    ``Campaign`` opens, before any work."""
+
+    profile: str = "quick"
+    device: str = "auto"
+    workers: int | None = 0
+    scheduler: str | None = None
+    insecure_scheduler: bool = False
+    dashboard: bool = False
+    tls: Mapping[str, str] | None = None
+    store: str | Path | ResultStore | None = None
+    force: bool = False
+    rejudge: bool = False
+
+    @classmethod
+    def of(cls, options: CampaignOptions | None = None, **fields: Any) -> CampaignOptions:
+        """``options`` (default: the defaults) with ``fields`` replaced: the keyword form
+        ``run(claims, workers=2)`` and the object form ``run(claims, options)`` in one.
+        TypeError naming an unknown field."""
+        if options is not None and not isinstance(options, cls):
+            raise TypeError(f"options={options!r}; allowed: a CampaignOptions (or its fields as "
+                            "keywords)")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise TypeError(f"unknown campaign option(s) {unknown}; allowed: {sorted(known)}")
+        return dataclasses.replace(options or cls(), **fields)
+
+    def to_json(self) -> dict[str, Any]:
+        """What a report says of its options (the store as a path, the TLS files as paths)."""
+        return {"workers": self.workers, "scheduler": self.scheduler,
+                "force": bool(self.force), "rejudge": bool(self.rejudge),
+                "dashboard": bool(self.dashboard),
+                "tls": {k: str(v) for k, v in self.tls.items()} if self.tls else None}
 
 
 class Campaign:
     """Checked options, one engine, one store. ``out``: the folder the command writes in (None:
-    nothing written); ``store``: a folder, else $ATTNV_STORE, else ``<out>/store`` (none without
-    ``out``); ``force``: recompute what is stored; ``rejudge``: judge again what is stored,
-    reusing its simulations; workers, scheduler, dashboard, tls: where the
-    tasks run (``verification.engine.Engine``). ValueError naming the option on bad input."""
+    nothing written). ValueError naming the option on bad input."""
 
-    def __init__(self, profile: str = "quick", device: str = "auto", out: str | Path | None = None,
-                 store: str | Path | ResultStore | None = None, force: bool = False,
-                 workers: int | None = 0, scheduler: str | None = None, dashboard: bool = False,
-                 tls: Mapping[str, str] | None = None, rejudge: bool = False,
-                 insecure_scheduler: bool = False):
+    def __init__(self, options: CampaignOptions, out: str | Path | None = None):
         from numerics.codegen.cache import check_cache
         from numerics.sgd.base import resolve_device
 
-        if profile not in PROFILES:
-            raise ValueError(f"--profile {profile!r}; allowed: {PROFILES}")
-        self.profile = profile
-        self.device = resolve_device(device)
+        if options.profile not in PROFILES:
+            raise ValueError(f"--profile {options.profile!r}; allowed: {PROFILES}")
+        self.options = options
+        self.profile = options.profile
+        self.device = resolve_device(options.device)
         self.out = check_folder(out, "--out") if out is not None else None
-        self.store = open_store(store, self.out, force)
+        self.store = open_store(options.store, self.out, options.force)
         check_cache()
-        self.engine = Engine(workers, scheduler, dashboard=dashboard, tls=tls,
-                             insecure_scheduler=insecure_scheduler)
-        self.rejudge = bool(rejudge)
+        self.engine = Engine(options.workers, options.scheduler, dashboard=options.dashboard,
+                             tls=options.tls, insecure_scheduler=options.insecure_scheduler)
+        self.rejudge = bool(options.rejudge)
 
     def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
              figures: bool = False, setting: dict | None = None,

@@ -45,7 +45,7 @@ from .domain import setting_key
 from .records import write_json
 
 if TYPE_CHECKING:
-    from .campaign import Campaign
+    from .campaign import Campaign, CampaignOptions
     from .declare import Claim
 
 __all__ = ["map_claim", "write_map", "sequential_cost", "BOUNDARY_TOL", "MAP_FILES"]
@@ -301,24 +301,25 @@ def _nearer(domain, new: dict, old: dict, ref: dict) -> bool:
 
 
 # --- the command -----------------------------------------------------------------------------
-def map_claim(claim: Claim, points: int = 64, seed: int = 0, profile: str = "quick",
-              device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
-              scheduler: str | None = None, store: str | Path | None = None,
-              force: bool = False, figures: bool = True, refine: bool = True,
-              show: bool = False, console=None, insecure_scheduler: bool = False,
-              dashboard: bool = False, tls: dict | None = None) -> dict:
+def map_claim(claim: Claim, points: int = 64, seed: int = 0,
+              options: CampaignOptions | None = None, *, out: str | Path | None = None,
+              figures: bool = True, refine: bool = True, show: bool = False, console=None,
+              **option_fields: Any) -> dict:
     """Map ``claim`` over its domain (see the module docstring) and return map.json's content;
     with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
-    end), map.md, map.html and figures/ there. Options are checked before any work."""
-    from .campaign import Campaign
+    end), map.md, map.html and figures/ there. ``options``: a
+    ``verification.campaign.CampaignOptions`` or its fields as keywords (as for
+    ``verification.runner.run``), checked before any work."""
+    from .campaign import Campaign, CampaignOptions
     from .runner import _progress
     if not claim.domain.coordinates:
         raise ValueError(f"{claim.id} declares no domain: there is nothing to map "
                          "(@claim(domain=...))")
     if not (isinstance(points, int) and points >= 1):
         raise ValueError(f"--points {points!r}; allowed: an integer ≥ 1")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
-                        insecure_scheduler=insecure_scheduler)
+    options = CampaignOptions.of(options, **option_fields)
+    campaign = Campaign(options, out)
+    profile = options.profile
     start = time.perf_counter()
     doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),
            "reference": claim.domain.reference, "seed": int(seed), "profile": profile,

@@ -4,12 +4,12 @@ when it runs and what is written afterwards."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 import contextlib
 import datetime as _dt
 from pathlib import Path
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .records import (DEFAULT_CALIBRATION, cannot_write, expected_seconds, load_calibration,
                       write_json, write_npz)
@@ -20,7 +20,7 @@ from .tasks import SUITE_VERSION, contract_of, environment, run_claim  # noqa: F
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .campaign import Campaign
+    from .campaign import Campaign, CampaignOptions
     from .declare import Claim
     from .engine import Engine
 
@@ -31,13 +31,10 @@ REPORT_FILES = ("report.json", "report.npz", "report.md", "report.html", "figure
 ``store`` (the default result store), ``katex`` (the same for every run) or anything else."""
 
 
-def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: str = "auto",
+def run(claims: Sequence[Claim], options: CampaignOptions | None = None, *, seed: int = 0,
         out: str | Path | None = None, show: bool = True, figures: bool = True,
         console: Console | None = None, calibration: str | Path | None = "default",
-        workers: int | None = 0, scheduler: str | None = None,
-        store: str | Path | ResultStore | None = None, force: bool = False,
-        dashboard: bool = False, tls: Mapping[str, str] | None = None, wide: bool = False,
-        rejudge: bool = False, insecure_scheduler: bool = False) -> dict:
+        wide: bool = False, **option_fields: Any) -> dict:
     """Run ``claims`` and return the report (the report.json schema).
 
     out: also write report.json/.npz/.md/.html and figures/ there. The run locks ``out``
@@ -49,31 +46,31 @@ def run(claims: Sequence[Claim], profile: str = "quick", seed: int = 0, device: 
     ``"interrupted": "<what>"`` and propagates; a write that fails (a full disk) raises an
     OSError naming the file and leaves the files written before it intact.
     ``report["files"]``: the files written, relative to ``out``.
-    workers/scheduler/dashboard/tls: where the claims run (``verification.engine.Engine``: 0 =
-    this process, the default here; the CLI's default is every core). store: the result store
-    (``verification.store``: a folder, else $ATTNV_STORE, else ``<out>/store``; none without
-    ``out``); a claim whose result is stored under the same content hash is not recomputed
-    (``force``: recompute all; ``rejudge``: judge every claim again, reusing its stored
-    simulations). show: progress bar and verdict table on ``console`` (within its
-    width; ``wide``: with each claim's label and summary, ``verification.report.verdict_table``).
+    options (``verification.campaign.CampaignOptions``, or its fields as keywords: profile,
+    device, workers, scheduler, store, force, rejudge, ...): the effort, where the claims run
+    (``workers`` 0 = this process, the default here; the CLI's default is every core) and the
+    result store (none without ``out`` unless given); a claim whose result is stored under the
+    same content hash is not recomputed (``force``: recompute all; ``rejudge``: judge every
+    claim again, reusing its stored simulations). show: progress bar and verdict table on
+    ``console`` (within its width; ``wide``: with each claim's label and summary,
+    ``verification.report.verdict_table``).
     calibration: a calibration.json whose records of these claims the report quotes
     ("default": the committed ``calibration/<profile>.json``; None: none).
 
     No global state is touched (no pyplot backend, no global seeds), so a notebook can call
     it: ``run(claims_for("marion2025"), show=False)``. Options and folders are validated
     before any claim runs (ValueError naming the option)."""
-    from .campaign import Campaign
+    from .campaign import Campaign, CampaignOptions
 
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
-                        rejudge=rejudge, insecure_scheduler=insecure_scheduler)
-    device, out, store, engine = campaign.device, campaign.out, campaign.store, campaign.engine
+    options = CampaignOptions.of(options, **option_fields)
+    campaign = Campaign(options, out)
+    profile, device, out, store, engine = (options.profile, campaign.device, campaign.out,
+                                           campaign.store, campaign.engine)
     specs = [campaign.task(c, seed, figures=figures) for c in claims]
     report = _header(profile, seed, device, engine, store)
-    report["options"] = {"claims": [c.id for c in claims], "workers": engine.workers,
-                         "scheduler": scheduler, "store": report.get("store"),
-                         "force": bool(force), "rejudge": bool(rejudge), "figures": bool(figures),
-                         "dashboard": bool(dashboard),
-                         "tls": {k: str(v) for k, v in tls.items()} if tls else None,
+    report["options"] = {"claims": [c.id for c in claims], **options.to_json(),
+                         "workers": engine.workers, "store": report.get("store"),
+                         "figures": bool(figures),
                          "calibration": None if calibration is None else str(calibration)}
     with campaign.locked():
         hints = expected_seconds(out, profile)      # the previous report's, before it is replaced

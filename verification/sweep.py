@@ -8,31 +8,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .declare import Claim
+
+if TYPE_CHECKING:
+    from .campaign import CampaignOptions
 
 __all__ = ["sweep", "table_rows"]
 
 
-def sweep(claims: Sequence[Claim], seeds: Sequence[int], profile: str = "quick",
-          device: str = "auto", out: str | Path | None = None, workers: int | None = 0,
-          scheduler: str | None = None, store: Any = None, force: bool = False,
-          dashboard: bool = False, tls: dict | None = None,
-          insecure_scheduler: bool = False) -> dict:
+def sweep(claims: Sequence[Claim], seeds: Sequence[int], options: CampaignOptions | None = None,
+          *, out: str | Path | None = None, **option_fields: Any) -> dict:
     """{"profile", "seeds", "complete", "claims": [{"id", "verdicts": {seed: verdict},
     "summaries": {seed: summary}, "contract", "agree"}]}; sweep.json and sweep.md are
-    rewritten in ``out`` after every finished run. dashboard, tls: as for
-    ``verification.engine.Engine``."""
-    from .campaign import Campaign
+    rewritten in ``out`` after every finished run. ``options``: a
+    ``verification.campaign.CampaignOptions`` or its fields as keywords (as for
+    ``verification.runner.run``)."""
+    from .campaign import Campaign, CampaignOptions
     from .records import DEFAULT_CALIBRATION, load_calibration
 
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0:
         raise ValueError(f"--seeds {seeds!r}; allowed: one or more integers ≥ 0")
-    campaign = Campaign(profile, device, out, store, force, workers, scheduler, dashboard, tls,
-                        insecure_scheduler=insecure_scheduler)
-    out = campaign.out
+    options = CampaignOptions.of(options, **option_fields)
+    campaign = Campaign(options, out)
+    profile, out = options.profile, campaign.out
     pairs = [(c, s) for s in seeds for c in claims]
     specs = [campaign.task(c, s) for c, s in pairs]
     rows = {c.id: {"id": c.id, "verdicts": {}, "summaries": {}, "contract": None} for c in claims}

@@ -337,7 +337,9 @@ def test_dashboard_and_tls_reach_the_engine(tmp_path, monkeypatch, command, modu
     seen = {}
 
     def fake(*args, **kwargs):
-        seen.update(kwargs)
+        from verification.campaign import CampaignOptions
+        options = next(a for a in (*args, *kwargs.values()) if isinstance(a, CampaignOptions))
+        seen.update(vars(options))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(importlib.import_module(module), name, fake)

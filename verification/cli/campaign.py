@@ -50,15 +50,15 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     report.json is rewritten after every claim ("complete": false until the end); a run that is
     interrupted resumes from the result store when started again with the same options."""
     from ..runner import run as run_claims
-    options = engine.keywords(_check_common(seed=seed, baseline=baseline))
+    options = engine.campaign(_check_common(seed=seed, baseline=baseline), profile=profile.value,
+                              device=device.value, force=force, rejudge=rejudge)
     note = (f"the report in {out} is marked incomplete (report.json: \"complete\": false); the "
             "same command resumes from the result store")
     try:
         claims = _select(paper, claim, claims_file)
         with _interrupt_note(note):
-            report = run_claims(claims, profile=profile.value, seed=seed, device=device.value,
-                                out=out, figures=figures, force=force, wide=wide,
-                                rejudge=rejudge, **options)
+            report = run_claims(claims, options, seed=seed, out=out, figures=figures,
+                                wide=wide)
     except ValueError as exc:
         _fail(str(exc))
     from ..report import report_lines
@@ -190,7 +190,6 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     Perturbed runs judge the true runs' stored simulations. Writes calibration.json and .md
     after every run; runs on the same engine and store as `run`, so an interrupted
     calibration resumes."""
-    from numerics.sgd.base import resolve_device
 
     from ..calibrate import calibrate as run_calibration
     from ..records import summary_rows
@@ -199,37 +198,33 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
     if merge and rejudge:
         errors.append("--merge and --rejudge are two different jobs; give one")
-    options = engine.keywords(errors)
+    options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
     if merge:
         _merge_calibrations(merge, out)
         return
     if rejudge:
-        _rejudge(rejudge, paper, claim, claims_file, device, options)
+        _rejudge(rejudge, paper, claim, claims_file, options)
         return
     note = (f"{out / 'calibration.json'} holds the runs finished so far; the same command "
             "resumes from the result store")
     try:
         claims = _select(paper, claim, claims_file)
         with _interrupt_note(note):
-            result = run_calibration(claims, seeds=seeds, profile=profile.value,
-                                     device=resolve_device(device.value), out=out,
-                                     progress=lambda msg: typer.echo(msg, err=True),
-                                     force=force, **options)
+            result = run_calibration(claims, seeds, options, out=out,
+                                     progress=lambda msg: typer.echo(msg, err=True))
     except ValueError as exc:
         _fail(str(exc))
     typer.echo("\n".join(summary_rows(result)))
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
 
 
-def _rejudge(path: Path, paper, claim, claims_file, device, options: dict) -> None:
-    from numerics.sgd.base import resolve_device
+def _rejudge(path: Path, paper, claim, claims_file, options) -> None:
 
     from ..calibrate import rejudge
     try:
         chosen = _select(paper, claim, claims_file) if (paper or claim or claims_file) else None
         with _interrupt_note(f"{path} is unchanged; the same command resumes from the store"):
-            done = rejudge(path, chosen, device=resolve_device(device.value),
-                           progress=lambda msg: typer.echo(msg, err=True), **options)
+            done = rejudge(path, chosen, options, progress=lambda msg: typer.echo(msg, err=True))
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(f"{path}: {len(done['rejudged'])} records re-judged from stored simulations "
@@ -360,14 +355,13 @@ def sweep(paper: str | None = typer.Option(None, help="only this paper's claims"
     from ..sweep import table_rows
     errors: list[str] = []
     seed_list = _seed_list(seeds, errors)
-    options = engine.keywords(errors)
+    options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
     note = (f"{out / 'sweep.json'} holds the runs finished so far (\"complete\": false); the "
             "same command resumes from the result store")
     try:
         claims = _select(paper, claim, claims_file)
         with _interrupt_note(note):
-            result = run_sweep(claims, seed_list, profile=profile.value, device=device.value,
-                               out=out, force=force, **options)
+            result = run_sweep(claims, seed_list, options, out=out)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo("\n".join(table_rows(result)))
@@ -409,16 +403,15 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
     errors = _check_common(seed=seed)
     if not 1 <= points <= MAX_MAP_POINTS:
         errors.append(f"--points {points}; allowed: an integer from 1 to {MAX_MAP_POINTS}")
-    options = engine.keywords(errors)
+    options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in claim_id)
     out = out if out is not None else Path("maps") / safe
     note = f"{out / 'map.json'} is marked incomplete; the same command resumes from the store"
     try:
         claims = _select(None, [claim_id], claims_file)
         with _interrupt_note(note):
-            doc = map_claim(claims[0], points=points, seed=seed, profile=profile.value,
-                            device=device.value, out=out, force=force, figures=figures,
-                            refine=refine, show=True, **options)
+            doc = map_claim(claims[0], points, seed, options, out=out, figures=figures,
+                            refine=refine, show=True)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(map_summary(doc))

@@ -12,9 +12,13 @@ import sys
 import traceback
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:
+    from ..campaign import CampaignOptions
 
 _MAX_LINE = 600
 """Characters of an unexpected error's message shown (--debug shows all)."""
@@ -231,10 +235,12 @@ class EngineOptions:
     tls_key: Path | None = None
     store: Path | None = None
 
-    def keywords(self, errors: list[str]) -> dict:
-        """The engine's keywords (workers, scheduler, store, dashboard, tls,
-        insecure_scheduler) once every error, the command's own (``errors``) and these
-        options', is known: any error is one line each and exit 2."""
+    def campaign(self, errors: list[str], **fields) -> CampaignOptions:
+        """The campaign's options (``verification.campaign.CampaignOptions``: these, and the
+        command's own ``fields``: profile, device, force, rejudge) once every error, the
+        command's own (``errors``) and these options', is known: any error is one line each
+        and exit 2."""
+        from ..campaign import CampaignOptions
         from ..engine import cluster_option_errors
         tls = {field: str(path) for field, path in
                zip(("ca_file", "cert", "key"), (self.tls_ca_file, self.tls_cert, self.tls_key))
@@ -244,9 +250,9 @@ class EngineOptions:
                                           self.insecure_scheduler))
         if errors:
             _fail_all(errors)
-        return {"workers": self.workers, "scheduler": self.scheduler, "store": self.store,
-                "dashboard": bool(self.dashboard), "tls": tls,
-                "insecure_scheduler": bool(self.insecure_scheduler)}
+        return CampaignOptions(workers=self.workers, scheduler=self.scheduler, store=self.store,
+                               dashboard=bool(self.dashboard), tls=tls,
+                               insecure_scheduler=bool(self.insecure_scheduler), **fields)
 
 
 def _engine_parameters() -> list[inspect.Parameter]:
