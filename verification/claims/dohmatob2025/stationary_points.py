@@ -127,25 +127,48 @@ def _prop7_full_flow(ctx, link, risk, st, dims):
     sets_by_d = _paper_e_sets(ctx, link, st, dims)
     pts = [(dv, list(dict.fromkeys(_exact_point(q) for e in sets_by_d[dv].values() for q in e)))
            for dv in dims]
-    rows, moving, evidence, leg = _full_flow_stationarity(ctx, link, risk, st, pts,
-                                                          "E1 ∪ E2 ∪ E3 ∪ E4")
-    legs = {"E1 ∪ … ∪ E4 at rest in the full flow leg": leg,
-            "stationary set on M leg": not_judged(
-                ctx, "the stationary set on M in the full flow",
-                "a search of the full flow's stationary points on M")}
+    return _at_rest_outcome(ctx, link, risk, st, pts, **AT_REST["prop7"])
+
+
+AT_REST = {
+    "prop7": dict(
+        what="E1 ∪ E2 ∪ E3 ∪ E4", at_rest_leg="E1 ∪ … ∪ E4 at rest in the full flow leg",
+        unjudged=("stationary set on M leg", "the stationary set on M in the full flow",
+                  "a search of the full flow's stationary points on M"),
+        moving_text=lambda m, n, w: (f"in the full flow {m}/{n} points of E1 ∪ … ∪ E4 are not "
+                                     f"stationary, e.g. ({w['point'][0]}, {w['point'][1]}) has"),
+        undecided="{link}: M is not invariant; every point of E1 ∪ … ∪ E4 is at rest in the full "
+                  "flow, but the stationary set on M was not searched in the full flow (the 2-D "
+                  "restriction is not the flow on M)"),
+    "prop9": dict(
+        what="the oracle (1, 1)", at_rest_leg="oracle at rest in the full flow leg",
+        unjudged=("class in the full flow leg", "the oracle's class in the full flow",
+                  "the oracle's class in the full flow, at the edge of the realisable set"),
+        moving_text=lambda m, n, w: (f"the oracle (1, 1, 0, 0, 0) is not stationary in the full "
+                                     f"flow at {m}/{n} (setting, d), e.g."),
+        undecided="{link}: M is not invariant; the oracle is at rest in the full flow, but its "
+                  "class there (at the edge of the realisable set) is not checked, and the 2-D "
+                  "restriction's class is not valid")}
+"""What Props. 7 and 9 judge where M is not invariant (``_at_rest_outcome``): the points
+claimed at rest, the part the 2-D restriction cannot show, and how the verdict reads."""
+
+
+def _at_rest_outcome(ctx, link, risk, setting, pts, what, at_rest_leg, unjudged, moving_text,
+                     undecided):
+    """Where M is not invariant: the claimed points ``pts`` judged at rest in the full flow
+    (refuted when one moves, naming the fastest), with the part the 2-D restriction cannot
+    show (``unjudged``: leg, name, what would decide) as an undecided leg."""
+    rows, moving, evidence, leg = _full_flow_stationarity(ctx, link, risk, setting, pts, what)
+    leg_name, name, why = unjudged
+    legs = {at_rest_leg: leg, leg_name: not_judged(ctx, name, why)}
     refuted = ""
     if moving:
         w, k, v = _fastest(moving)
-        refuted = (f"{link}: M is not invariant, and in the full flow "
-                   f"{len(moving)}/{len(rows)} points of E1 ∪ … ∪ E4 are not stationary, "
-                   f"e.g. ({w['point'][0]}, {w['point'][1]}) has d{k}/dt = {v:.4g} at "
-                   f"α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, d={w['d']} (exact "
-                   "parameters, 30 digits)")
-    says = {"inconclusive": f"{link}: M is not invariant; every point of E1 ∪ … ∪ E4 is at rest "
-                            "in the full flow, but the stationary set on M was not searched in "
-                            "the full flow (the 2-D restriction is not the flow on M)",
-            "refuted": refuted}
-    return conclude(legs, says=says, evidence=evidence)
+        refuted = (f"{link}: M is not invariant, and {moving_text(len(moving), len(rows), w)} "
+                   f"d{k}/dt = {v:.4g} at α={w['alpha']}, β={w['beta']}, γ={w['gamma']}, "
+                   f"d={w['d']} (exact parameters, 30 digits)")
+    return conclude(legs, says={"inconclusive": undecided.format(link=link), "refuted": refuted},
+                    evidence=evidence)
 
 
 def _prop7_check(ctx, link, alpha, beta, gamma, risk=None):
@@ -254,25 +277,7 @@ def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
     dims = ctx.pick([50, 100, 200], [50, 100, 200, 400, 800])
     if not _invariant(ctx, link, risk):
         pts = [(dv, [(1, 1)]) for dv in dims]
-        rows, moving, evidence, leg = _full_flow_stationarity(ctx, link, risk, setting, pts,
-                                                              "the oracle (1, 1)")
-        legs = {"oracle at rest in the full flow leg": leg,
-                "class in the full flow leg": not_judged(
-                    ctx, "the oracle's class in the full flow",
-                    "the oracle's class in the full flow, at the edge of the realisable set")}
-        refuted = ""
-        if moving:
-            w, k, v = _fastest(moving)
-            refuted = (f"{link}: M is not invariant, and the oracle (1, 1, 0, 0, 0) is "
-                       f"not stationary in the full flow at {len(moving)}/{len(rows)} "
-                       f"(setting, d), e.g. d{k}/dt = {v:.4g} at α={w['alpha']}, "
-                       f"β={w['beta']}, γ={w['gamma']}, d={w['d']} (exact parameters, "
-                       "30 digits)")
-        says = {"inconclusive": f"{link}: M is not invariant; the oracle is at rest in the full "
-                                "flow, but its class there (at the edge of the realisable set) "
-                                "is not checked, and the 2-D restriction's class is not valid",
-                "refuted": refuted}
-        return conclude(legs, says=says, evidence=evidence)
+        return _at_rest_outcome(ctx, link, risk, setting, pts, **AT_REST["prop9"])
     pieces = ctx.map(oracle_class, [stationary_item(link, setting, dv, risk) for dv in dims])
     rows = [{**setting_text(setting), "d": dv, "rhs_at_oracle": c["rhs_at_oracle"],
              "eigenvalues": c["eigenvalues"], "class": c["class"]} for dv, c in zip(dims, pieces)]
