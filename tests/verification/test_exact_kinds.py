@@ -146,3 +146,21 @@ def test_a_strict_bound_fails_on_the_bound_and_a_goal_never_refutes():
     assert met.decision == "confirmed" and met.needs == ""
     noisy = checks.bound(ctx, [3.0], upper=2.0, stderr=0.01, refutes=False, name="noisy goal")
     assert noisy.decision == "inconclusive" and "does not refute" in noisy.needs
+
+
+def test_bound_refuses_a_bad_tolerance_and_exact_options_with_standard_errors():
+    ctx = Context()
+    for bad in (-1e-9, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="atol"):
+            checks.bound(ctx, [1.0], upper=2.0, atol=bad)
+    with pytest.raises(ValueError, match="strict and atol are for exact values"):
+        checks.bound(ctx, [1.0], upper=2.0, stderr=0.1, strict=True)
+    with pytest.raises(ValueError, match="negative"):
+        checks.bound(ctx, [1.0], upper=2.0, stderr=-0.1)
+
+
+def test_a_value_on_its_bound_decides_nothing_at_zero_standard_error():
+    tie = checks.bound(Context(), [2.0], upper=2.0, stderr=0.0)
+    assert tie.decision == "inconclusive"
+    strict = checks.bound(Context(), [0.5, 2.0], upper=2.0, strict=True)
+    assert strict.decision == "refuted" and strict.details["worst_index"] == 1   # the failing one

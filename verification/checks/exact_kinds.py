@@ -119,33 +119,25 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
     ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
     standard error that would decide). Its resolution is (z + z₀.₉₅)·se/|bound| at the value
-    nearest its bound. Calibration moves the bound (each side is the claimed value).
+    nearest its bound. Calibration moves the bound (each side is the claimed value; its sign
+    flip negates a bound and keeps its side).
     Columns: value, bound, side (+1 upper, −1 lower), ``deviation`` = side·(value − bound)
     (> 0: outside), se, ``unit``."""
-    if upper is None and lower is None:
-        raise ValueError(f"{name}: give upper, lower or both")
+    _check_bound_options(name, upper, lower, atol, stderr, strict)
     v = np.asarray(values, float).ravel()
     finite(v, what=name)
-    sides, bounds, vals, ses = [], [], [], []
     se = np.zeros_like(v) if stderr is None else np.broadcast_to(
         np.asarray(stderr, float), v.shape).ravel()
     finite(se, what=f"{name}: stderr")
-    for side, b in ((1, upper), (-1, lower)):
-        if b is None:
-            continue
-        b = np.broadcast_to(np.asarray(b, float), v.shape).ravel()
-        finite(b, what=f"{name}: bound")
-        sides.append(np.full(v.shape, side))
-        bounds.append(np.asarray(perturbed(ctx, b, family=name), float))
-        vals.append(v)
-        ses.append(se)
-    side, b, x, s = (np.concatenate(a) for a in (sides, bounds, vals, ses))
+    if np.any(se < 0):
+        raise ValueError(f"{name}: stderr has a negative value; allowed: standard errors ≥ 0")
+    side, b, x, s = _bound_sides(ctx, v, se, upper, lower, name)
     n = x.size
     outside = side * (x - b)
     if stderr is None:
         ctx.ledger.spend(name, n, 0.0, exact=True, policy="bound", setting=setting_of(ctx))
         ok = outside < atol if strict else outside <= atol
-        score = outside / atol if atol > 0 else np.where(outside > 0, np.inf, 0.0)
+        score = outside / atol if atol > 0 else np.where(ok, 0.0, np.inf)
         z, res, unit, decision = 1.0, None, atol, "confirmed" if ok.all() else "refuted"
     else:
         crit, power = critical_value(ctx.alpha, n, dof, what=f"{name}: dof")
@@ -154,7 +146,8 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
         unit = (z + float(power)) * s
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(np.abs(b) > 0, unit / np.abs(b), np.inf)
-            score = np.where(s > 0, outside / s, np.where(outside > 0, np.inf, -np.inf))
+            score = np.where(s > 0, outside / s, np.sign(outside) * np.inf)
+        score = np.nan_to_num(score, nan=0.0, posinf=np.inf, neginf=-np.inf)   # on the bound
         res = float(np.min(rel))
         ctx.ledger.set_resolution(res)
         ok = score < -z
@@ -177,9 +170,36 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
                **({} if refutes else {"refutes": False})}
     columns = {"value": x, "bound": b, "side": side, "deviation": outside, "se": s,
                "unit": unit}
-    lab = None if labels is None else list(labels) * len(sides)
+    lab = None if labels is None else list(labels) * (x.size // v.size)
     return ctx.ledger.record(Check(decision, z, ok, np.asarray(score, float), res, details,
                                    needs=needs, columns=columns, labels=_labels(lab, n, name)))
+
+
+def _check_bound_options(name, upper, lower, atol, stderr, strict) -> None:
+    if upper is None and lower is None:
+        raise ValueError(f"{name}: give upper, lower or both")
+    if isinstance(atol, bool) or not isinstance(atol, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(atol) or atol < 0:
+        raise ValueError(f"{name}: atol={atol!r}; allowed: a finite number ≥ 0")
+    if stderr is not None and (strict or atol):
+        raise ValueError(f"{name}: strict and atol are for exact values; with stderr the "
+                         "comparison is at z·se")
+
+
+def _bound_sides(ctx, v, se, upper, lower, name):
+    """(side, bound, value, se) of every comparison, upper sides first: side +1 for
+    value ≤ bound, −1 for value ≥ bound; each bound as calibration moves it (``perturbed``: a
+    sign flip negates it, as every policy's claimed values; a bound of 0 stays)."""
+    sides, bounds = [], []
+    for side, b in ((1, upper), (-1, lower)):
+        if b is None:
+            continue
+        b = np.broadcast_to(np.asarray(b, float), v.shape).ravel()
+        finite(b, what=f"{name}: bound")
+        sides.append(np.full(v.shape, side))
+        bounds.append(np.asarray(perturbed(ctx, b, family=name), float))
+    k = len(sides)
+    return (np.concatenate(sides), np.concatenate(bounds), np.tile(v, k), np.tile(se, k))
 
 
 def not_judged(ctx, name: str, why: str) -> Check:

@@ -95,7 +95,7 @@ def _two_d_check(ctx, link, alpha, beta, gamma, d, risk=None):
     item = _item(link, risk, alpha, beta, gamma, d)
     (invariance,) = ctx.map(leaves_M, [item])
     invariant = vanishing_leg(ctx, invariance["off_M"], invariance["leaves"], INVARIANCE_FAMILY)
-    if invariance["leaves"] is not None:        # no 2-D flow on M to restrict to
+    if invariant.decision == "refuted":         # no 2-D flow on M to restrict to
         return conclude({"M invariant leg": invariant},
                         says=f"{link}: M is not invariant, so no closed 2-D flow on it",
                         evidence={"link": link})
