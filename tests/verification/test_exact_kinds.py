@@ -69,6 +69,9 @@ def test_bound_exact_and_statistical():
     assert near.decision == "inconclusive" and "would decide" in near.needs
     over = checks.bound(ctx, [3.0], upper=2.0, stderr=0.1, name="over")
     assert over.decision == "refuted"
+    sign = checks.bound(ctx, [0.5], lower=0.0, stderr=0.1, name="a sign")   # as a trend's
+    assert sign.decision == "confirmed" and sign.resolution == pytest.approx(
+        (sign.z + checks.Z95) * 0.1 / 0.5)
     with pytest.raises(ValueError, match="upper, lower"):
         checks.bound(ctx, [1.0])
 

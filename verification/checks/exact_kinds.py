@@ -119,7 +119,7 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
     ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
     standard error that would decide). Its resolution is (z + z₀.₉₅)·se/|bound| at the value
-    nearest its bound. Calibration moves the bound (each side is the claimed value; its sign
+    nearest its bound (/|value| for a bound of 0, as for a trend's sign). Calibration moves the bound (each side is the claimed value; its sign
     flip negates a bound and keeps its side).
     Columns: value, bound, side (+1 upper, −1 lower), ``deviation`` = side·(value − bound)
     (> 0: outside), se, ``unit``."""
@@ -145,7 +145,8 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
         _spend(ctx, name, n, policy="bound")
         unit = (z + float(power)) * s
         with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(np.abs(b) > 0, unit / np.abs(b), np.inf)
+            ref = np.where(np.abs(b) > 0, np.abs(b), np.abs(x))    # a bound of 0: as a trend
+            rel = np.where(ref > 0, unit / ref, np.inf)
             score = np.where(s > 0, outside / s, np.sign(outside) * np.inf)
         score = np.nan_to_num(score, nan=0.0, posinf=np.inf, neginf=-np.inf)   # on the bound
         res = float(np.min(rel))
