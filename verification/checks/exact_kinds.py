@@ -119,8 +119,9 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
     ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
     standard error that would decide). Its resolution is (z + z₀.₉₅)·se/|bound| at the value
-    nearest its bound (/|value| for a bound of 0, as for a trend's sign). Calibration moves the bound (each side is the claimed value; its sign
-    flip negates a bound and keeps its side).
+    nearest its bound (/|value| for a bound of 0, as for a trend's sign). Calibration moves
+    the bound (each side is the claimed value; its sign flip negates a bound and keeps its
+    side).
     Columns: value, bound, side (+1 upper, −1 lower), ``deviation`` = side·(value − bound)
     (> 0: outside), se, ``unit``."""
     _check_bound_options(name, upper, lower, atol, stderr, strict)
