@@ -9,6 +9,7 @@ import contextlib
 import datetime as _dt
 from pathlib import Path
 import shutil
+import time
 from typing import TYPE_CHECKING, Any
 
 from .records import (DEFAULT_CALIBRATION, cannot_write, expected_seconds, load_calibration,
@@ -41,7 +42,8 @@ def run(claims: Sequence[Claim], options: CampaignOptions | None = None, *, seed
     (another run on it: ValueError naming its pid), removes what an earlier run wrote there
     (``REPORT_FILES``; the store and anything else stay) and writes report.json before the
     first claim starts; report.json (and report.npz, when there are arrays) are rewritten,
-    atomically, after every claim, with ``"complete": false`` until the end. An exception
+    atomically, after every claim that ran (claims reused whole from the store at most every
+    ``REUSED_WRITE_EVERY`` seconds), with ``"complete": false`` until the end. An exception
     reaching the run (Ctrl-C, SystemExit, a failed write) rewrites it once more with
     ``"interrupted": "<what>"`` and propagates; a write that fails (a full disk) raises an
     OSError naming the file and leaves the files written before it intact.
@@ -113,6 +115,7 @@ def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: di
     if out is not None:
         _clear_previous(out)
         _write_partial(out, report, results)
+    last_write = [time.monotonic()]
     with interrupt_guard(), _progress(show, console) as progress:
         overall = progress.add_task("claims", total=len(claims)) if progress else None
 
@@ -124,13 +127,21 @@ def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: di
                 entry["simulations"] = result["simulations"]
             results[i] = {**result, "entry": entry}
             report["claims"] = [results[j]["entry"] for j in sorted(results)]
-            if out is not None:
+            if out is not None and (not result.get("reused")
+                                    or time.monotonic() - last_write[0] >= REUSED_WRITE_EVERY):
                 _write_partial(out, report, results)
+                last_write[0] = time.monotonic()
             if progress:
                 progress.update(overall, advance=1, description=f"claims (last: {claims[i].id})")
 
         campaign.run(specs, finished, [hints.get(c.id, 0.0) for c in claims])
     return results
+
+
+REUSED_WRITE_EVERY = 2.0
+"""Seconds between rewrites of report.json while claims come back whole from the store: a
+claim that ran is written at once; one reused waits (the store keeps it), so that a warm run
+does not rewrite a growing report once per claim."""
 
 
 def _clear_previous(out: Path) -> None:

@@ -58,3 +58,26 @@ def test_each_claim_run_alone_gets_the_verdict_and_contract_of_the_full_run(tmp_
     for i, c in enumerate(claims):
         alone = run([c], show=False, out=tmp_path / f"alone-{i}", figures=False, workers=0)
         same_results({"claims": [together["claims"][i]]}, alone)
+
+
+def test_a_warm_run_does_not_rewrite_the_report_once_per_reused_claim(tmp_path, monkeypatch):
+    """Claims that ran are written at once (an interrupted run keeps them); claims reused whole
+    from the store are written at most every REUSED_WRITE_EVERY seconds and at the end."""
+    import verification.runner as runner
+
+    def toy(i):
+        return Claim(f"toyw:c{i}", "x", "-", "s", lambda ctx: Outcome("confirmed", "ok"),
+                     statistical=False)
+    claims = [toy(i) for i in range(6)]
+    writes = []
+    real = runner._write_partial
+    monkeypatch.setattr(runner, "_write_partial",
+                        lambda *a: (writes.append(len(a[2])), real(*a))[1])
+    options = dict(show=False, figures=False, calibration=None, out=tmp_path / "out",
+                   store=tmp_path / "store")
+    assert run(claims, **options)["reused"] == 0
+    cold_writes, writes[:] = list(writes), []
+    warm = run(claims, **options)
+    assert warm["reused"] == 6 and [c["verdict"] for c in warm["claims"]] == ["confirmed"] * 6
+    assert cold_writes[:7] == [0, 1, 2, 3, 4, 5, 6]      # the header, then after every claim
+    assert writes[0] == 0 and len(writes) < len(cold_writes)

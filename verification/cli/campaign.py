@@ -47,7 +47,8 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     """Run claims, print the verdict table (within the terminal's width; --wide: with labels and
     summaries) and write the report.
 
-    report.json is rewritten after every claim ("complete": false until the end); a run that is
+    report.json is rewritten after every claim that ran (those reused from the store every few
+    seconds; "complete": false until the end); a run that is
     interrupted resumes from the result store when started again with the same options."""
     from ..runner import run as run_claims
     options = engine.campaign(_check_common(seed=seed, baseline=baseline), profile=profile.value,
