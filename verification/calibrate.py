@@ -497,7 +497,8 @@ def write_calibration_file(path: str | Path, result: dict) -> None:
 
 def rejudge(path: str | Path, claims: Sequence[Claim] | None = None,
             options: CampaignOptions | None = None, *,
-            progress: Callable[[str], object] | None = None, **option_fields: Any) -> dict:
+            progress: Callable[[str], object] | None = None, out: str | Path | None = None,
+            **option_fields: Any) -> dict:
     """Bring the calibration file ``path`` (``calibration/quick.json``, say) up to date from
     stored simulations: every stale record (``verification.records.load_calibration``) of a
     registered claim (or of ``claims``) is measured again at the file's profile and K with
@@ -506,13 +507,19 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None,
     {"rejudged": [ids], "current": [ids already current], "needs_simulating": [{"id",
     "missing", "estimated_seconds"}], "seconds"}. ``estimated_seconds``: one core's time to
     simulate the record afresh, from the committed baseline's timing of the claim. ``options``
-    as for :func:`calibrate` (the file's profile is used whatever they say)."""
+    as for :func:`calibrate` (the file's profile is used whatever they say). ``out``: a folder
+    to write the re-judged file to (``out/<path's name>``, with its tables) instead of
+    rewriting ``path``, which is then left as it is."""
     from .campaign import CampaignOptions
     from .catalogue import load_all
     from .declare import REGISTRY
 
     load_all()                       # the built-in claims (and plugins'), for their code hashes
     path = Path(path)
+    target = path
+    if out is not None:
+        from .store import check_folder
+        target = check_folder(out, "--out") / path.name
     data = load_calibration_data(path)
     shown = load_calibration(path)
     wanted = None if claims is None else {c.id for c in claims}
@@ -541,7 +548,9 @@ def rejudge(path: str | Path, claims: Sequence[Claim] | None = None,
         data = {**data, "claims": records,
                 "rejudged": {"claims": report["rejudged"], "seconds": out["seconds"]}}
         data["complete"] = all(r["runs"] >= int(data["seeds"]) for r in records)
-        write_calibration_file(path, data)
+    if report["rejudged"] or target != path:
+        write_calibration_file(target, data)
+    report["file"] = str(target)
     report["seconds"] = time.perf_counter() - start
     return report
 

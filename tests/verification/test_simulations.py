@@ -339,6 +339,10 @@ def test_calibration_simulates_once_per_model_and_rejudges_a_judge_edit_from_the
         "toy2101:cal"]
     assert "normal_draws" in empty["needs_simulating"][0]["missing"]
     assert json.loads(path.read_text()) == after               # left as it was
+    copy = rejudge(path, store=store, out=tmp_path / "elsewhere")      # the file left alone
+    assert copy["rejudged"] == ["toy2101:cal"] and json.loads(path.read_text()) == after
+    assert copy["file"] == str(tmp_path / "elsewhere" / "calibration.json")
+    assert (tmp_path / "elsewhere" / "calibration.md").exists()
 
 
 def test_an_edit_of_one_numerics_module_resimulates_exactly_the_claims_whose_simulations_use_it(

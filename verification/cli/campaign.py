@@ -181,7 +181,8 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               rejudge: Path | None = typer.Option(
                   None, "--rejudge", help="instead of running: bring the stale records of this "
                   "calibration file (e.g. calibration/quick.json) up to date from the stored "
-                  "simulations only, rewrite it, and list the records that still need "
+                  "simulations only, rewrite it (or, with --out elsewhere than its folder, "
+                  "write the re-judged copy there), and list the records that still need "
                   "simulating with their estimated time"),
               engine: EngineOptions = EngineOptions()):
     """Measure each claim's record over K fresh seeds: false refutations and pulls
@@ -204,7 +205,7 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
         _merge_calibrations(merge, out)
         return
     if rejudge:
-        _rejudge(rejudge, paper, claim, claims_file, options)
+        _rejudge(rejudge, paper, claim, claims_file, options, out)
         return
     note = (f"{out / 'calibration.json'} holds the runs finished so far; the same command "
             "resumes from the result store")
@@ -219,16 +220,19 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
 
 
-def _rejudge(path: Path, paper, claim, claims_file, options) -> None:
-
+def _rejudge(path: Path, paper, claim, claims_file, options, out: Path) -> None:
+    """--rejudge FILE: rewritten in place when --out is FILE's folder (the default for
+    calibration/quick.json), else the re-judged copy goes to --out."""
     from ..calibrate import rejudge
+    elsewhere = out.resolve() != path.resolve().parent
     try:
         chosen = _select(paper, claim, claims_file) if (paper or claim or claims_file) else None
         with _interrupt_note(f"{path} is unchanged; the same command resumes from the store"):
-            done = rejudge(path, chosen, options, progress=lambda msg: typer.echo(msg, err=True))
+            done = rejudge(path, chosen, options, progress=lambda msg: typer.echo(msg, err=True),
+                           out=out if elsewhere else None)
     except ValueError as exc:
         _fail(str(exc))
-    typer.echo(f"{path}: {len(done['rejudged'])} records re-judged from stored simulations "
+    typer.echo(f"{done['file']}: {len(done['rejudged'])} records re-judged from stored simulations "
                f"({done['seconds']:.0f} s), {len(done['current'])} already current")
     for row in done["needs_simulating"]:
         typer.echo(f"  {row['id']}: needs simulating, about {row['estimated_seconds'] / 60:.0f} "
