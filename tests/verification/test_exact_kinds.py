@@ -167,3 +167,19 @@ def test_a_value_on_its_bound_decides_nothing_at_zero_standard_error():
     assert tie.decision == "inconclusive"
     strict = checks.bound(Context(), [0.5, 2.0], upper=2.0, strict=True)
     assert strict.decision == "refuted" and strict.details["worst_index"] == 1   # the failing one
+
+
+def test_panel_trend_confirms_on_the_smallest_and_refutes_only_at_the_panels_z():
+    ctx = Context()
+    ok, i = checks.panel_trend(ctx, [5.0, 1.0, 3.0], [0.1, 0.1, 0.1], name="t", panel_name="p")
+    assert ok.decision == "confirmed" and i == 1
+    far, _ = checks.panel_trend(Context(), [5.0, -1.0], [0.1, 0.1], name="t", panel_name="p")
+    assert far.decision == "refuted" and far.details["worst_index"] == 1
+    z1 = checks.critical_value(1e-4, 1)[0]
+    zn = checks.critical_value(1e-4, 3)[0]
+    between = -0.5 * (z1 + zn) * 0.1           # below 0 at z₁, not at the panel's z
+    ctx2 = Context()
+    mid, _ = checks.panel_trend(ctx2, [5.0, between, 3.0], [0.1, 0.1, 0.1], name="t",
+                                panel_name="p")
+    assert mid.decision == "inconclusive"
+    assert [f.name for f in ctx2.ledger.families] == ["t", "p"]

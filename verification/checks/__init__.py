@@ -92,7 +92,7 @@ from .policies import __all__ as _policies
 __all__ = [*_policies, "POLICIES", "FlowComparison", "sgd_vs_flow", "sgd_states",
            "draw_sgd_vs_flow", "identity", "signs", "bound", "not_judged", "conclude"]
 
-POLICIES = ("estimate_vs_theory", "limit", "trend", "sequential", "exact", "identity", "signs",
+POLICIES = ("estimate_vs_theory", "limit", "trend", "panel_trend", "sequential", "exact", "identity", "signs",
             "bound", "not_judged", "realisable", "sgd_vs_flow")
 """The public policies: each decides one kind of comparison (or, ``realisable``, guards the states
 a verdict rests on). docs/check_library.md documents each (a test keeps it so). A claim closes

@@ -11,10 +11,10 @@ from .exact import exact
 from .limit import FINITE_SIZE_TERMS, limit
 from .realisable import OutsideRealisableSet, realisable
 from .sequential import confidence_sequence_radius, sequential
-from .trend import trend
+from .trend import panel_trend, trend
 
 __all__ = ["Z95", "PERTURBATIONS", "check_perturbation", "perturbed", "Contract", "Family",
            "Ledger", "Check", "OutsideRealisableSet", "critical_value", "welch_dof",
            "estimate_vs_theory", "limit", "FINITE_SIZE_TERMS", "trend", "sequential",
-           "confidence_sequence_radius", "exact", "realisable", "combine", "legs_summary",
+           "confidence_sequence_radius", "exact", "panel_trend", "realisable", "combine", "legs_summary",
            "MAX_EVIDENCE_ROWS", "DECISIONS"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..stats import finite
 from .contract import (Check, _check_resolve, critical_value, _perturbation, _required, _spend)
@@ -69,3 +71,28 @@ def trend(ctx, slope: float, stderr: float, sign: int, name: str = "trend",
     needs = f"a standard error below {abs(slope) / z:.3g} (now {stderr:.3g}): {more}, or a wider range"
     return ctx.ledger.record(Check("inconclusive", z, np.array([False]), score, res, details,
                                    needs=needs, columns=columns))
+
+
+def panel_trend(ctx, effects: ArrayLike, stderrs: ArrayLike, *, name: str, panel_name: str,
+                sign: int = 1, labels: Sequence[str] | None = None) -> tuple[Check, int]:
+    """The claimed sign of every effect of a panel (sign·e_i > 0 for all i), an
+    intersection–union test: :func:`trend` on the smallest standardised effect e_i/se_i
+    (confirmed there confirms all at α without a Bonferroni factor). A refutation at that
+    single z selected the smallest of n, so it is judged again on the whole panel at the
+    n-comparison z (:func:`bound` of sign·e_i against 0 with their standard errors, family
+    ``panel_name``): refuted when some lies beyond 0 by more than z_n·se_i, else undecided.
+    Under calibration's moved effect (``perturbed_effect``) the trend stands. An effect
+    without sampling error counts as ±inf standard errors by its sign, 0 when it is 0.
+    Returns (the check that decides, the index the trend judged)."""
+    e = np.asarray(effects, float).ravel()
+    se = np.asarray(stderrs, float).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        standardised = np.where(se > 0, sign * e / se,
+                                np.where(e == 0, 0.0, np.sign(sign * e) * np.inf))
+    i = int(np.argmin(standardised))
+    check = trend(ctx, float(e[i]), float(se[i]), sign, name=name)
+    if check.decision == "refuted" and "perturbed_effect" not in check.details:
+        from .exact_kinds import bound
+        check = bound(ctx, check.details["claimed_sign"] * e, lower=0.0, stderr=se,
+                      name=panel_name, labels=labels)
+    return check, i

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from numerics.multihead import bayes_posterior
 from theory.models.sagitova2026 import bsoftmax_bayes_parameters
-from ...checks import bound, conclude, estimate_vs_theory, exact, legs_summary, trend
+from ...checks import conclude, estimate_vs_theory, exact, legs_summary, panel_trend
 from ...declare import claim
 from ...domain import Choice, Domain, Integers, Interval
 from ...stats import finite
@@ -98,18 +97,9 @@ def judge_optimality(ctx, optimality):
     lies below it by more than z_n·se_i, else undecided (below 0 at z₁ only: the selected
     smallest of n is no evidence at z₁). Returns (the check that decides the leg, the index of
     the estimator the trend judged)."""
-    d = np.array([o["difference"] for o in optimality])
-    se = np.array([o["se"] for o in optimality])
-    # a difference without sampling error (an estimator equal to the judged one on every draw)
-    # counts as ±inf standard errors by its sign, 0 when it is exactly 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        standardised = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.sign(d) * np.inf))
-    i = int(np.argmin(standardised))
-    check = trend(ctx, float(d[i]), float(se[i]), +1, name=OPTIMALITY)
-    if check.decision == "refuted" and "perturbed_effect" not in check.details:
-        check = bound(ctx, check.details["claimed_sign"] * d, lower=0.0, stderr=se,
-                      name=PANEL_BELOW, labels=[o["estimator"] for o in optimality])
-    return check, i
+    return panel_trend(ctx, [o["difference"] for o in optimality],
+                       [o["se"] for o in optimality], name=OPTIMALITY, panel_name=PANEL_BELOW,
+                       labels=[o["estimator"] for o in optimality])
 
 
 @claim(f"{PAPER}:prop-iv1-bayes", "Prop. IV.1",

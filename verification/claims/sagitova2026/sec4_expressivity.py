@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...checks import (bound, combine, conclude, critical_value, estimate_vs_theory, legs_summary,
-                      not_judged, trend)
+                      not_judged, panel_trend, trend)
 from ...declare import claim
 from ...domain import Domain, Integers, Interval
 from ...stats import finite
@@ -121,15 +121,8 @@ def judge_gap(ctx, rows, activation, control="b-softmax"):
                              name=CONTROL_FAMILY, scale=np.abs(gaps),
                              resolve=CONTROL_RESOLVE)
     assert abs(ctl.z - z_n) < 1e-9 * z_n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        standardised = np.where(se > 0, gaps / se, np.sign(gaps) * np.inf)
-    worst = int(np.argmin(standardised))
-    trend_check = trend(ctx, float(gaps[worst]), float(se[worst]), +1, name=GAP_FAMILY)
-    gap = trend_check
-    if trend_check.decision == "refuted" and "perturbed_effect" not in trend_check.details:
-        # below 0 at z₁: the smallest of n signals refutes only at the n-signal z
-        gap = bound(ctx, trend_check.details["claimed_sign"] * gaps, lower=0.0, stderr=se,
-                    name=GAP_BELOW_FAMILY, labels=[f"s = {r['signal']}" for r in rows])
+    gap, _ = panel_trend(ctx, gaps, se, name=GAP_FAMILY, panel_name=GAP_BELOW_FAMILY,
+                             labels=[f"s = {r['signal']}" for r in rows])
     legs = {"control leg": ctl, "gap leg": gap}
     reach = deltas + z_n * ctl_se
     as_close = None
