@@ -14,10 +14,13 @@ from typing import Any
 
 from .context import PROFILES
 from .engine import Engine
+from .replication import REPLICATES
 from .store import ResultStore, check_folder, lock_folder, open_store
 from .tasks import ClaimTask, failed_result, run_claim_tasks
 
 __all__ = ["Campaign", "CampaignOptions", "checked_result"]
+
+MAX_REPLICATES = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +44,9 @@ class CampaignOptions:
     store: str | Path | ResultStore | None = None
     force: bool = False
     rejudge: bool = False
+    replicate: int = REPLICATES
+    """``run``: each statistical refutation is judged again at this many independent seeds and
+    reported ``refuted`` only if every one refutes (``verification.replication``); 0: not."""
 
     @classmethod
     def of(cls, options: CampaignOptions | None = None, **fields: Any) -> CampaignOptions:
@@ -60,6 +66,7 @@ class CampaignOptions:
         """What a report says of its options (the store as a path, the TLS files as paths)."""
         return {"workers": self.workers, "scheduler": self.scheduler,
                 "force": bool(self.force), "rejudge": bool(self.rejudge),
+                "replicate": self.replicate,
                 "dashboard": bool(self.dashboard),
                 "tls": {k: str(v) for k, v in self.tls.items()} if self.tls else None}
 
@@ -74,6 +81,10 @@ class Campaign:
 
         if options.profile not in PROFILES:
             raise ValueError(f"--profile {options.profile!r}; allowed: {PROFILES}")
+        if (not isinstance(options.replicate, int) or isinstance(options.replicate, bool)
+                or not 0 <= options.replicate <= MAX_REPLICATES):
+            raise ValueError(f"--replicate {options.replicate!r}; allowed: an integer in "
+                             f"[0, {MAX_REPLICATES}]")
         self.options = options
         self.profile = options.profile
         self.device = resolve_device(options.device)

@@ -78,6 +78,7 @@ def run(claims: Sequence[Claim], options: CampaignOptions | None = None, *, seed
         hints = expected_seconds(out, profile)      # the previous report's, before it is replaced
         try:
             results = _run_all(claims, specs, campaign, hints, report, out, show, console)
+            _replicate(claims, results, campaign, seed, report)
             report["complete"] = True
             if store is not None:
                 report["store_damaged"] = list(store.damaged)
@@ -136,6 +137,26 @@ def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: di
 
         campaign.run(specs, finished, [hints.get(c.id, 0.0) for c in claims])
     return results
+
+
+def _replicate(claims: Sequence[Claim], results: dict[int, dict], campaign, seed: int,
+               report: dict) -> None:
+    """Judge each statistical refutation again at ``options.replicate`` independent seeds
+    (``verification.replication``) before it is reported; the report lists what moved."""
+    from .replication import replicate
+
+    def run_tasks(pairs: list[tuple[int, int]]) -> dict[tuple[int, int], dict]:
+        got: dict[tuple[int, int], dict] = {}
+
+        def done(k: int, result: dict) -> None:
+            got[pairs[k]] = result["entry"]
+        campaign.run([campaign.task(claims[i], s) for i, s in pairs], done)
+        return got
+
+    moved = replicate(claims, results, seed, campaign.options.replicate, run_tasks)
+    report["claims"] = [results[j]["entry"] for j in sorted(results)]
+    report["replication"] = {"replicates": campaign.options.replicate,
+                             "not_replicated": [claims[i].id for i in moved]}
 
 
 REUSED_WRITE_EVERY = 2.0

@@ -32,6 +32,10 @@ Policies:
 - :func:`limit`: the d → ∞ limit by a weighted least-squares fit in the given finite-size
   basis, with a χ² goodness-of-fit test. A poor fit is reported (``poor_fit``), so that the claim
   adds dimensions or samples or says ``inconclusive``; the error bar is never widened.
+- :func:`extrapolate`: the d → ∞ limit judged by its finite-size behaviour: several declared
+  correction models, each tested (χ², leave-largest-out); the admissible ones' spread a
+  systematic; larger d added until they agree on the verdict; ``refuted`` only when every
+  admissible model refutes.
 - :func:`trend`: the sign of a slope (or any estimate with a standard error): ``confirmed`` when
   it has the claimed sign at z, ``refuted`` only when it has the opposite sign at z, otherwise
   ``inconclusive`` with the standard error that would decide.
@@ -92,8 +96,8 @@ from .policies import __all__ as _policies
 __all__ = [*_policies, "POLICIES", "FlowComparison", "sgd_vs_flow", "sgd_states",
            "draw_sgd_vs_flow", "identity", "signs", "bound", "not_judged", "conclude"]
 
-POLICIES = ("estimate_vs_theory", "limit", "trend", "panel_trend", "sequential", "exact", "identity", "signs",
-            "bound", "not_judged", "realisable", "sgd_vs_flow")
+POLICIES = ("estimate_vs_theory", "limit", "extrapolate", "trend", "panel_trend", "sequential",
+            "exact", "identity", "signs", "bound", "not_judged", "realisable", "sgd_vs_flow")
 """The public policies: each decides one kind of comparison (or, ``realisable``, guards the states
 a verdict rests on). docs/check_library.md documents each (a test keeps it so). A claim closes
 with :func:`conclude`, which builds its Outcome from the legs the policies judged."""

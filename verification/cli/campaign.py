@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..replication import REPLICATES
 from .common import (_CLAIMS_HELP, Device, EngineOptions, Profile, _check_common, _fail, _fail_all,
                _interrupt_note, _select, app, guard_app, store_app, with_engine_options)
 
@@ -43,6 +44,9 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
                                      "stored simulations (computing only those not stored)"),
         wide: bool = typer.Option(False, "--wide", help="print the verdict table with each claim's "
                                   "label and summary (always in report.md and report.html)"),
+        replicate: int = typer.Option(REPLICATES, help="judge each statistical refutation again "
+                                      "at this many independent seeds; it stays refuted only "
+                                      "if every one refutes (0: single-seed refutations)"),
         engine: EngineOptions = EngineOptions()):
     """Run claims, print the verdict table (within the terminal's width; --wide: with labels and
     summaries) and write the report.
@@ -52,7 +56,8 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
     interrupted resumes from the result store when started again with the same options."""
     from ..runner import run as run_claims
     options = engine.campaign(_check_common(seed=seed, baseline=baseline), profile=profile.value,
-                              device=device.value, force=force, rejudge=rejudge)
+                              device=device.value, force=force, rejudge=rejudge,
+                              replicate=replicate)
     note = (f"the report in {out} is marked incomplete (report.json: \"complete\": false); the "
             "same command resumes from the result store")
     try:

@@ -59,6 +59,14 @@ def deciding_column(check):
     return int(failing[np.argmax(check.score[failing])])
 
 
+def admissible_models(check, column):
+    """How many correction models ``checks.extrapolate`` admitted for ``column``, and the range
+    of their limits (each is in the evidence)."""
+    rows = [r for r in check.details["models"][column] if r["admissible"]]
+    lo, hi = min(r["limit"] for r in rows), max(r["limit"] for r in rows)
+    return f"{len(rows)} models, limits {lo:+.3g} … {hi:+.3g}"
+
+
 def self_comparison(phase):
     """In the high-temperature phase the sampler's bulk (w_bulk ≈ 1) is the analytic tilted
     Gaussian law whose limit is the paper's value by construction: its d → ∞ limit compared

@@ -1,0 +1,74 @@
+"""A refutation survives replication before it is published (``verification.replication``):
+a statistical claim refuted at the run's seed and not at independent seeds is reported
+``inconclusive`` with each replicate's verdict; one refuted at every seed stays refuted; an
+exact claim is not replicated."""
+
+from __future__ import annotations
+
+import pytest
+
+from verification import Outcome
+from verification.campaign import Campaign, CampaignOptions
+from verification.declare import Claim
+from verification.replication import (needs_replication, replicate, replicate_seed,
+                                      replicated_entry)
+from verification.runner import run
+
+
+def _lucky(ctx):
+    # a check that refutes at the run's seed 0 only: what a false refutation looks like
+    return Outcome("refuted" if ctx.seed == 0 else "confirmed", f"seed {ctx.seed}")
+
+
+def _steady(ctx):
+    return Outcome("refuted", f"seed {ctx.seed}")
+
+
+def test_seeds_are_independent_of_each_other_and_of_the_run_seed():
+    seeds = {replicate_seed(s, r) for s in range(5) for r in range(1, 4)}
+    assert len(seeds) == 15 and not seeds & set(range(5))
+    assert replicate_seed(3, 1) == replicate_seed(3, 1)
+
+
+def test_a_refutation_that_does_not_replicate_becomes_inconclusive(tmp_path):
+    claims = [Claim("toyrep:lucky", "toyrep", "-", "s", _lucky),
+              Claim("toyrep:steady", "toyrep", "-", "s", _steady),
+              Claim("toyrep:exact", "toyrep", "-", "s", _lucky, statistical=False)]
+    report = run(claims, show=False, out=tmp_path / "run", figures=False, workers=0)
+    lucky, steady, exact = report["claims"]
+    assert lucky["verdict"] == "inconclusive"
+    assert "not replicated" in lucky["summary"]
+    assert [r["verdict"] for r in lucky["replication"]["replicates"]] == ["confirmed"] * 2
+    assert steady["verdict"] == "refuted" and len(steady["replication"]["replicates"]) == 2
+    assert exact["verdict"] == "refuted" and "replication" not in exact
+    assert report["replication"] == {"replicates": 2, "not_replicated": ["toyrep:lucky"]}
+    alone = run(claims[:1], show=False, out=tmp_path / "single", figures=False, workers=0,
+                replicate=0)
+    assert alone["claims"][0]["verdict"] == "refuted"
+
+
+def test_replicate_reports_what_moved_and_keeps_the_rest():
+    claims = [Claim("a:x", "a", "-", "s", _lucky), Claim("a:y", "a", "-", "s", _steady)]
+    results = {0: {"entry": {"verdict": "refuted", "summary": "s0", "evidence": {}}},
+               1: {"entry": {"verdict": "confirmed", "summary": "ok"}}}
+    moved = replicate(claims, results, 0, 3, lambda pairs: {
+        p: {"verdict": "refuted" if k == 0 else "inconclusive", "summary": "-"}
+        for k, p in enumerate(pairs)})
+    assert moved == [0]
+    assert results[0]["entry"]["verdict"] == "inconclusive"
+    assert results[1]["entry"] == {"verdict": "confirmed", "summary": "ok"}
+
+
+def test_entries_and_claims_that_need_no_replication():
+    assert not needs_replication(Claim("a:x", "a", "-", "s", _lucky), {"verdict": "confirmed"})
+    assert not needs_replication(Claim("a:x", "a", "-", "s", _lucky, statistical=False),
+                                 {"verdict": "refuted"})
+    entry = replicated_entry({"verdict": "refuted", "summary": "s"}, 0,
+                             [{"seed": 5, "verdict": "refuted", "summary": "t"}])
+    assert entry["verdict"] == "refuted" and "replicated at seeds [5]" in entry["summary"]
+
+
+@pytest.mark.parametrize("bad", [-1, 11, 1.5, True, "2"])
+def test_replicate_option_is_checked_before_any_work(bad, tmp_path):
+    with pytest.raises(ValueError, match="--replicate"):
+        Campaign(CampaignOptions(replicate=bad), tmp_path / "out")
