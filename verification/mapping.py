@@ -8,10 +8,15 @@ The pipeline, one pass per function:
    (``Domain.sample``); each judged at the claim's α (``Claim.at``);
 2. ``locate_boundaries``: each setting paired with its nearest neighbour of another verdict
    (same choices), the segment between them bisected until it is shorter than ``BOUNDARY_TOL``
-   of every range;
-3. ``shrink``: the refuted setting nearest the reference moved towards it while it stays
-   refuted: along the segment, then coordinate by coordinate (integers down, choices to the
-   first), each move bisected to ``BOUNDARY_TOL``, until no move keeps it refuted.
+   of every range; ``replicate_boundaries`` then judges both settings of each final bracket
+   at ``replication.REPLICATES`` independent seeds (a boundary is ``confirmed`` when both keep
+   their verdicts);
+3. ``shrink``: the refuted setting nearest the reference whose refutation replicates at those
+   seeds, moved towards the reference while it stays refuted and replicated: along the segment,
+   then coordinate by coordinate (integers down, choices to the first), each move bisected to
+   ``BOUNDARY_TOL``, until no move keeps it refuted. An inconclusive setting (or a refutation
+   that does not replicate) is unknown, never taken for one where the claim holds: a bisection
+   stops there. A published counterexample is therefore refuted at three seeds.
 
 Why not python-adaptive or hypothesis: adaptive's learners refine a real-valued function over a
 box (no integer or choice coordinates, no constraints, and a verdict is a category, not a value
@@ -24,8 +29,10 @@ so a resumed map takes the same steps and reads them from the store.
 
 Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "profile",
 "complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage",
-"sequential"}], "boundary": [{"setting", "between"}], "counterexample": {"setting", "summary"} |
-null, "holds_at"}, map.md, map.html and figures/ (one panel per pair of ranged coordinates).
+"sequential"}], "boundary": [{"setting", "between", "bracket", "resolution", "replication",
+"confirmed"}], "counterexample": {"setting", "summary", "replication", "unknown", "judgements",
+"budget_exhausted"} | null, "refutations_not_replicated", "holds_at"}, map.md, map.html and
+figures/ (one panel per pair of ranged coordinates).
 
 A point judged by the ``sequential`` policy draws until its confidence sequence decides, so
 settings far from the boundary stop early and those near it draw up to the budget; a point's
@@ -42,6 +49,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .domain import setting_key
+from .replication import REPLICATES, replicate_seed
 from .records import write_json
 
 if TYPE_CHECKING:
@@ -66,7 +74,7 @@ class _Judge:
                  on_point: Callable[[dict], None], progress=None):
         self.campaign, self.claim, self.seed, self.figures = campaign, claim, seed, figures
         self.on_point, self.progress = on_point, progress
-        self.seen: dict[str, dict] = {}
+        self.seen: dict[tuple[int, str], dict] = {}
         self._stack = contextlib.ExitStack()
         self._entered = False
 
@@ -76,16 +84,18 @@ class _Judge:
     def __exit__(self, *exc) -> None:
         self._stack.__exit__(*exc)
 
-    def __call__(self, settings: Sequence[dict], stage: str) -> list[dict]:
+    def __call__(self, settings: Sequence[dict], stage: str, seed: int | None = None) -> list[dict]:
         """The point record of each setting ({"setting", "verdict", "summary", "contract",
-        "stage"}), judging those not seen yet."""
+        "stage"}), judging those not seen yet; at ``seed`` (a replication) instead of the map's
+        (such records are kept apart: ``replicated``)."""
         from .campaign import checked_result
         from .tasks import claim_task, failed_result
+        seed = self.seed if seed is None else int(seed)
         todo: dict[str, Any] = {}
         for s in settings:
-            key = setting_key(s)
+            key = self._key(s, seed)
             if key not in self.seen and key not in todo:
-                todo[key] = self.campaign.task(self.claim, self.seed, setting=s,
+                todo[key] = self.campaign.task(self.claim, seed, setting=s,
                                                figures=self.figures)
         pending = []
         for key, spec in todo.items():
@@ -105,9 +115,23 @@ class _Judge:
                 result = (failed_result(spec, result) if isinstance(result, Exception)
                           else checked_result(spec, result))
                 self._record(key, spec.setting, result, stage)
-        return [self.seen[setting_key(s)] for s in settings]
+        return [self.seen[self._key(s, seed)] for s in settings]
 
-    def _record(self, key: str, setting: dict, result: dict, stage: str) -> None:
+    @staticmethod
+    def _key(setting: dict, seed: int) -> tuple[int, str]:
+        return seed, setting_key(setting)
+
+    def replicated(self, setting: dict, verdict: str, stage: str) -> dict:
+        """``setting`` judged again at ``REPLICATES`` independent seeds: {"seeds", "verdicts",
+        "replicated": every one gave ``verdict``}."""
+        if not self.claim.statistical:         # an exact check answers the same at every seed
+            return {"seeds": [], "verdicts": [], "replicated": True, "exact": True}
+        seeds = [replicate_seed(self.seed, r) for r in range(1, REPLICATES + 1)]
+        verdicts = [self([setting], stage, seed=s)[0]["verdict"] for s in seeds]
+        return {"seeds": seeds, "verdicts": verdicts,
+                "replicated": all(v == verdict for v in verdicts)}
+
+    def _record(self, key: tuple[int, str], setting: dict, result: dict, stage: str) -> None:
         entry = result["entry"]
         point = {"setting": setting, "verdict": entry["verdict"], "summary": entry["summary"],
                  "contract": entry.get("contract"), "stage": stage,
@@ -118,6 +142,8 @@ class _Judge:
         if drawn:            # a sequential check stops when decided: how much it drew here
             point["sequential"] = drawn
         self.seen[key] = point
+        if key[0] != self.seed:         # a replication: not a point of the map's own seed
+            return
         self.on_point(point)
         if self.progress is not None:
             self.progress(point)
@@ -204,7 +230,19 @@ def locate_boundaries(claim: Claim, judge: _Judge, points: list[dict]) -> list[d
 def _boundary(domain, a: dict, b: dict) -> dict:
     return {"setting": _segment(domain, a["setting"], b["setting"], 0.5),
             "between": [a["verdict"], b["verdict"]],
-            "bracket": [a["setting"], b["setting"]]}
+            "bracket": [a["setting"], b["setting"]],
+            "resolution": [(p.get("contract") or {}).get("resolution") for p in (a, b)]}
+
+
+def replicate_boundaries(judge: _Judge, boundaries: list[dict]) -> None:
+    """Each boundary's two bracketing settings judged again at independent seeds: a boundary
+    is ``confirmed`` when both keep their verdicts (``replication``: one record per side)."""
+    for b in boundaries:
+        if "error_between" in b:
+            continue
+        reps = [judge.replicated(s, v, "boundary") for s, v in zip(b["bracket"], b["between"])]
+        b["replication"] = reps
+        b["confirmed"] = all(r["replicated"] for r in reps)
 
 
 def _unique(rows: list[dict]) -> list[dict]:
@@ -218,16 +256,24 @@ def _unique(rows: list[dict]) -> list[dict]:
 
 
 def shrink(claim: Claim, judge: _Judge, points: list[dict],
-           budget: int = MAX_SHRINK_JUDGEMENTS) -> dict | None:
-    """The minimal counterexample: the refuted setting nearest the reference, moved towards it
-    while it stays refuted (segment first, then each coordinate; each move bisected)."""
+           budget: int = MAX_SHRINK_JUDGEMENTS, notes: dict | None = None) -> dict | None:
+    """The minimal counterexample: the refuted setting nearest the reference whose refutation
+    replicates at independent seeds, moved towards the reference while it stays refuted and
+    replicated (segment first, then each coordinate; each move bisected). A setting that is
+    inconclusive, or refuted without replicating, is unknown: a bisection stops there rather
+    than take it for one where the claim holds. None when no sampled refutation replicates
+    (``notes["refutations_not_replicated"]`` lists those that did not)."""
     domain, ref = claim.domain, claim.domain.reference
-    refuted = [p for p in points if p["verdict"] == "refuted"]
+    refuted = sorted((p for p in points if p["verdict"] == "refuted"),
+                     key=lambda p: (domain.distance(p["setting"], ref), setting_key(p["setting"])))
     if not refuted:
         return None
-    best = min(refuted, key=lambda p: (domain.distance(p["setting"], ref),
-                                       setting_key(p["setting"])))
     walk = _Shrink(domain, judge, budget)
+    best, rejected = _replicated_start(walk, refuted)
+    if notes is not None:
+        notes["refutations_not_replicated"] = rejected
+    if best is None:
+        return None
     changed = True
     while changed and not walk.exhausted:
         changed = False
@@ -243,44 +289,78 @@ def shrink(claim: Claim, judge: _Judge, points: list[dict],
                                                               best["setting"], ref):
                 best, changed = new, True
     return {"setting": best["setting"], "summary": best["summary"],
-            "judgements": walk.spent, "budget_exhausted": walk.exhausted}
+            "replication": best["replication"], "unknown": walk.unknown, "judgements": walk.spent,
+            "budget_exhausted": walk.exhausted}
+
+
+def _replicated_start(walk: _Shrink, refuted: list[dict]) -> tuple[dict | None, list[dict]]:
+    """The first of ``refuted`` (nearest the reference first) whose refutation replicates, and
+    those before it that did not."""
+    rejected = []
+    for p in refuted:
+        if walk.exhausted:
+            break
+        rep = walk.replication(p["setting"])
+        if rep["replicated"]:
+            return {**p, "replication": rep}, rejected
+        rejected.append({"setting": p["setting"], **rep})
+    return None, rejected
 
 
 class _Shrink:
-    """The judgements one shrink spends (at most ``budget``)."""
+    """The judgements one shrink spends (at most ``budget``, replications included)."""
 
     def __init__(self, domain, judge: _Judge, budget: int):
         self.domain, self.judge, self.budget, self.spent = domain, judge, budget, 0
+        self.unknown: list[dict] = []
+        """Settings met on the way that are neither refuted (and replicated) nor confirmed."""
 
     @property
     def exhausted(self) -> bool:
         return self.spent >= self.budget
 
-    def refuted_at(self, s: dict) -> dict | None:
+    def replication(self, setting: dict) -> dict:
+        rep = self.judge.replicated(setting, "refuted", "shrink")
+        self.spent += len(rep["seeds"])
+        return rep
+
+    def state(self, s: dict) -> tuple[str, dict | None]:
+        """("refuted", point) for a refutation that replicates; ("holds", None) where the claim
+        is confirmed; ("unknown", None) otherwise (and outside the domain: "holds", as before)."""
         if not self.domain.satisfies(s):
-            return None
+            return "holds", None
         self.spent += 1
         p = self.judge([s], "shrink")[0]
-        return p if p["verdict"] == "refuted" else None
+        if p["verdict"] == "confirmed":
+            return "holds", None
+        if p["verdict"] == "refuted":
+            rep = self.replication(s)
+            if rep["replicated"]:
+                return "refuted", {**p, "replication": rep}
+        self.unknown.append({"setting": s, "verdict": p["verdict"]})
+        return "unknown", None
 
     def move(self, current: dict, target: dict) -> dict:
         """The refuted setting nearest ``target`` on the segment from ``current`` (bisected to
-        ``BOUNDARY_TOL``, the verdict taken as monotone along it); a choice moves whole."""
-        hit = self.refuted_at(target)
+        ``BOUNDARY_TOL``, the verdict taken as monotone along it, stopping at an unknown
+        setting); a choice moves whole."""
+        state, hit = self.state(target)
         if hit is not None:
             return hit
         if any(target[k] != current["setting"][k] for k in self.domain.choices):
             return current
-        far, near = current, target         # far: refuted; near: not
+        far, near = current, target         # far: refuted; near: not (or unknown)
         while not _close(self.domain, far["setting"], near) and not self.exhausted:
             mid = _segment(self.domain, far["setting"], near, 0.5)
             if mid in (far["setting"], near):
                 break
-            hit = self.refuted_at(mid)
-            if hit is not None:
+            state, hit = self.state(mid)
+            if state == "refuted":
                 far = hit
-            else:
+            elif state == "holds":
                 near = mid
+            else:
+                break
         return far
 
 
@@ -348,7 +428,9 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
             if refine:
                 doc["boundary"] = locate_boundaries(claim, judge, sampled)
                 flush()
-                doc["counterexample"] = shrink(claim, judge, sampled)
+                replicate_boundaries(judge, doc["boundary"])
+                flush()
+                doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
         judged = [p for p in sampled if p["verdict"] in JUDGED]
         doc["holds_at"] = (sum(p["verdict"] == "confirmed" for p in judged) / len(judged)
                            if judged else None)

@@ -10,7 +10,7 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI
 
-from ...checks import conclude, extrapolate, identity, legs_summary, limit
+from ...checks import conclude, extrapolate, identity, legs_summary
 from ...declare import claim
 from ...domain import Integers, Interval
 from ...simulations.dohmatob2025.risk import (cor1_difference, oracle_identity, phase_row,
@@ -267,25 +267,36 @@ def _off_transition(alpha, beta, gamma):
 def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
     """At one (α, β, γ): (i) symbolic: Prop. 1's R̄ at the oracle equals (1 − p(1))²·σ̄_γ(1);
     (ii) the learnability transition: Monte Carlo R(u*, v*) at e^{αd} tokens → 0 where c > ψ
-    and → σ̄_γ(1) where c < ψ, extrapolated in d (1/√d corrections, model dependence in the
-    error bar). Global minimality of the oracle is not checked here. ``oracle_formula``: the
-    oracle risk compared (None: the paper's)."""
+    and → σ̄_γ(1) where c < ψ, its limit judged by its finite-size behaviour (``extrapolate``).
+    Global minimality of the oracle is not checked here. ``oracle_formula``: the oracle risk
+    compared (None: the paper's)."""
     (identity_sim,) = ctx.map(oracle_identity, [{"link": link, "formula": oracle_formula}])
     ((sbar,),) = ctx.map(sigma_bar, [{"link": link, "gammas": [gamma]}])
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
     checks = _simulate_prop2(ctx, link, alpha, beta, gamma, dims, sbar)
-    # R(u*, v*) at the setting, 1/√d corrections fitted explicitly. On the learnable side
-    # R(u*, v*) falls below float64 resolution (every sample exactly 0, se 0): the sampler's
-    # resolution NUMERICAL_FLOOR is added in quadrature to each standard error (negligible
-    # elsewhere: se ~1e-2), so that such points carry a finite weight.
-    se_eff = np.hypot(np.array([c["mc_stderr"] for c in checks]).T, NUMERICAL_FLOOR)
+    # On the learnable side R(u*, v*) falls below float64 resolution (every sample exactly 0,
+    # se 0): the sampler's resolution NUMERICAL_FLOOR is added in quadrature to each standard
+    # error (negligible elsewhere: se ~1e-2), so that such points carry a finite weight.
+    def floored(rows):
+        return np.hypot(np.asarray(rows, float), NUMERICAL_FLOOR)
+
+    def grow(new_dims):
+        (more,) = _simulate_prop2(ctx, link, alpha, beta, gamma, new_dims, sbar)
+        for key in ("d", "mc", "mc_stderr"):
+            checks[0][key] = checks[0][key] + more[key]
+        return np.array([more["mc"]]).T, floored([more["mc_stderr"]]).T
+
     # One family per side (a different claimed value: 0 or σ̄_γ(1)), the same side at every
-    # setting one family; each must tell its side's value from the other side's (PROP2_RESOLVE)
+    # setting one family; each must tell its side's value from the other side's (PROP2_RESOLVE).
+    # The corrections are Prop. 1's (the same sampler and the same p(µ) smearing).
     side = checks[0]["side"]
-    check = limit(ctx, dims, np.array([c["mc"] for c in checks]).T, se_eff,
-                  [c["paper_limit"] for c in checks], terms=("1/sqrt(d)",),
-                  name=PROP2_FAMILIES[side], scale=sbar, resolve=PROP2_RESOLVE,
-                  labels=[f"{side}, {rem_phase(alpha, beta)}, α={alpha}, β={beta}, γ={gamma}"])
+    check = extrapolate(ctx, dims, np.array([c["mc"] for c in checks]).T,
+                        floored([c["mc_stderr"] for c in checks]).T,
+                        [c["paper_limit"] for c in checks], corrections=PROP1_CORRECTIONS,
+                        grow=grow, max_dim=ctx.pick(*PROP1_MAX_DIM), name=PROP2_FAMILIES[side],
+                        scale=sbar, resolve=PROP2_RESOLVE,
+                        labels=[f"{side}, {rem_phase(alpha, beta)}, α={alpha}, β={beta}, "
+                                f"γ={gamma}"])
     for k, c in enumerate(checks):
         c.update(extrapolated=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
@@ -319,7 +330,7 @@ def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
     side = _side(a_, b_, g_)
     return [{"alpha": a_, "beta": b_, "gamma": g_, "psi": _psi(a_, b_),
              "c": float(np.sqrt(1 - g_**2)), "side": side, "phase": rem_phase(a_, b_),
-             "paper_limit": 0.0 if side == "learnable" else sbar, "d": dims,
+             "paper_limit": 0.0 if side == "learnable" else sbar, "d": list(dims),
              "mc": [m for m, _ in mcs], "mc_stderr": [se for _, se in mcs]}]
 
 
@@ -347,7 +358,8 @@ def _prop2_says(link, sim, oracle, check, checks, sbar):
             return (f"{link}: R(u*, v*) → {w['extrapolated']:.4f} ± {w['stderr']:.2g} "
                     f"({w['side']}, {w['phase']}, α={w['alpha']}, β={w['beta']}, "
                     f"γ={w['gamma']}), paper: {w['paper_limit']:.4f} "
-                    f"({w['z_score']:.1f} se, z = {check.z:.2f})")
+                    f"({w['z_score']:.1f} se, z = {check.z:.2f}; every admissible correction "
+                    f"model refutes: {admissible_models(check, k)})")
         if verdict == "inconclusive":
             if oracle.decision == "inconclusive":
                 return f"{link}: the identity at the oracle is undecided: {oracle.needs}"
