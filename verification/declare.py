@@ -11,7 +11,7 @@ plugins; ``verification.runner`` runs them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +78,9 @@ class Claim:
     points: dict[str, tuple[dict, ...]] | None = None
     """The settings each profile judges ({"quick": [...], "full": [...]}); None: the
     reference alone."""
+    transitions: tuple[dict, ...] = ()
+    """Settings next to a transition the paper states (validated): calibration over the domain
+    (``verification.domain_calibration``) judges them first."""
 
     def settings(self, profile: str) -> tuple[dict, ...]:
         """The settings ``profile`` judges (validated when the claim was declared)."""
@@ -181,20 +184,24 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
           reading: str = "", alpha: float | None = None,
           mutations: dict[str, Callable[[], dict]] | None = None,
           domain: Domain | dict | None = None, reference: dict | None = None,
-          where: Any = (), points: dict | list | None = None
+          where: Any = (), points: dict | list | None = None,
+          transitions: Sequence[dict] = ()
           ) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
     """Register a claim check under ``id`` ('<paper>:<claim>'); ``alpha`` its own
     false-refutation probability (default ``verification.context.DEFAULT_ALPHA``).
 
     domain/where/reference: what the statement quantifies over (``verification.domain``); the
     check then takes each coordinate as a keyword argument. points: the settings the profiles
-    judge, {"quick": [...], "full": [...]} or one list for both (default: the reference)."""
+    judge, {"quick": [...], "full": [...]} or one list for both (default: the reference).
+    transitions: settings next to a transition the paper states, which calibration over the
+    domain judges first."""
     if alpha is not None and not 0 < alpha < 1:
         raise ValueError(f"claim {id}: alpha={alpha!r}; allowed: 0 < alpha < 1")
     paper = id.split(":", 1)[0]
     try:
         dom = as_domain(domain, reference, where)
         named = _points(dom, points)
+        near = tuple(dom.validate(dict(t), what="transition setting") for t in transitions)
     except ValueError as exc:
         raise ValueError(f"claim {id}: {exc}") from None
 
@@ -203,7 +210,8 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
             raise ValueError(f"claim {id} registered twice")
         _takes_coordinates(id, fn, dom)
         REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
-                            mutations, _module_of(fn), domain=dom, points=named)
+                            mutations, _module_of(fn), domain=dom, points=named,
+                            transitions=near)
         fn.claim = REGISTRY[id]
         return fn
 

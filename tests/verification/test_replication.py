@@ -72,3 +72,28 @@ def test_entries_and_claims_that_need_no_replication():
 def test_replicate_option_is_checked_before_any_work(bad, tmp_path):
     with pytest.raises(ValueError, match="--replicate"):
         Campaign(CampaignOptions(replicate=bad), tmp_path / "out")
+
+
+def test_calibration_over_the_domain_counts_seed_dependent_refutations(tmp_path):
+    """A claim refuted at x > 0.5 at every seed (a finding) and at x < 0.2 at odd seeds only
+    (a false refutation of the single-seed check), judged at its transition setting first."""
+    from verification.domain import Domain
+    from verification.domain_calibration import calibrate_domain
+
+    def check(ctx, x):
+        wrong = x > 0.5 or (x < 0.2 and ctx.seed % 2 == 1)
+        return Outcome("refuted" if wrong else "confirmed", f"x={x}")
+    claim = Claim("toydom:x", "toydom", "-", "s", check,
+                  domain=Domain({"x": (0.0, 1.0)}, reference={"x": 0.3}),
+                  transitions=({"x": 0.49}, {"x": 0.51}))
+    result = calibrate_domain([claim], settings=16, seeds=4, out=tmp_path / "cal", workers=0)
+    rec = result["claims"][0]
+    assert rec["coverage"] == {"settings": 16, "near_transitions": 2, "seeds": [1, 2, 3, 4]}
+    assert [r["setting"]["x"] for r in rec["settings"][:2]] == [0.49, 0.51]
+    low = [r for r in rec["settings"] if r["setting"]["x"] < 0.2]
+    assert low and rec["false_refutations"] == 2 * len(low)
+    high = [r for r in rec["settings"] if r["setting"]["x"] > 0.5]
+    assert len(rec["consistent_refutations"]) == len(high)
+    assert (tmp_path / "cal" / "domain.json").exists()
+    with pytest.raises(ValueError, match="--domain"):
+        calibrate_domain([claim], settings=0, out=tmp_path / "bad")

@@ -179,6 +179,11 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               out: Path = typer.Option(Path("calibration"), help="folder for calibration.json "
                                        "and calibration.md"),
               force: bool = typer.Option(False, help="recompute every run"),
+              domain: int | None = typer.Option(
+                  None, "--domain", min=1, help="instead of the reference: judge each claim at "
+                  "this many settings of its domain (its declared transition settings first, "
+                  "then Sobol points) × --seeds seeds, and write domain.json (false "
+                  "refutations: settings refuted at some seeds and not at others)"),
               merge: list[Path] | None = typer.Option(
                   None, "--merge", help="instead of running: combine these calibration.json "
                   "files (parts of one calibration; repeatable, later ones win per claim) into "
@@ -205,7 +210,13 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
         errors.append("--merge combines finished files; it takes no --paper/--claim/--claims")
     if merge and rejudge:
         errors.append("--merge and --rejudge are two different jobs; give one")
+    if domain is not None and (merge or rejudge):
+        errors.append("--domain runs a calibration over the domain; it takes no --merge or "
+                      "--rejudge")
     options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
+    if domain is not None:
+        _calibrate_domain(paper, claim, claims_file, domain, seeds, options, out)
+        return
     if merge:
         _merge_calibrations(merge, out)
         return
@@ -223,6 +234,24 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
         _fail(str(exc))
     typer.echo("\n".join(summary_rows(result)))
     typer.echo(f"calibration: {out / 'calibration.json'} ({result['seconds']:.0f} s)")
+
+
+def _calibrate_domain(paper, claim, claims_file, settings: int, seeds: int, options,
+                      out: Path) -> None:
+    from ..domain_calibration import calibrate_domain
+    try:
+        claims = _select(paper, claim, claims_file)
+        with _interrupt_note(f"{out / 'domain.json'} holds the claims finished so far; the same "
+                             "command resumes from the result store"):
+            result = calibrate_domain(claims, settings, seeds, options, out=out,
+                                      progress=lambda msg: typer.echo(msg, err=True))
+    except ValueError as exc:
+        _fail(str(exc))
+    for rec in result["claims"]:
+        typer.echo(f"{rec['claim']}: {rec['runs']} runs, {rec['false_refutations']} false "
+                   f"refutations, consistent refutations at {len(rec['consistent_refutations'])} "
+                   f"of {rec['coverage']['settings']} settings")
+    typer.echo(f"domain calibration: {out / 'domain.json'} ({result['seconds']:.0f} s)")
 
 
 def _rejudge(path: Path, paper, claim, claims_file, options, out: Path) -> None:

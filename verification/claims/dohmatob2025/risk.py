@@ -36,6 +36,8 @@ token's noise γ (c = √(1 − γ²)). β_c = √(2α) runs over [0.2, 1.41]: e
 both REM phases (high temperature β < β_c, frozen β ≥ β_c)."""
 PROP1_SETTINGS = [{"alpha": 0.1, "beta": 0.3, "gamma": 0.6},   # β_c = 0.447: high temperature,
                   {"alpha": 0.1, "beta": 1.0, "gamma": 0.6}]   # frozen; c = 0.8 > ψ: learnable
+PROP1_TRANSITIONS = [{"alpha": 0.1, "beta": 0.42, "gamma": 0.6},    # β_c = √(2α) = 0.447:
+                     {"alpha": 0.1, "beta": 0.475, "gamma": 0.6}]   # either side of the REM's
 PROP1_CORRECTIONS = ("1/sqrt(d)", "1/d", "exp(-c·d)", "exp(-c·d)/sqrt(d)", "plateau")
 PROP1_MAX_DIM = (6400, 12800)
 """The largest d the quick and full profiles may add (the e^{αd}-key sampler's cost is linear in
@@ -175,6 +177,7 @@ per_link("prop1-risk", "Prop. 1",
                   "corrections in 1/√d, 1/d, e^{−c·d} or decayed, larger d until the admissible "
                   "models agree on the verdict).",
           domain=RISK_DOMAIN, reference=PROP1_SETTINGS[0], points=PROP1_SETTINGS,
+          transitions=PROP1_TRANSITIONS,
           mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * rbar(link)},
                                   DROPPED_H2: lambda: {"formula": rbar_terms(link, h2=0)}})
 
