@@ -1,9 +1,10 @@
 """Calibration over a claim's domain, not only its reference: each claim is judged at sampled
 settings of its whole domain (scrambled Sobol points, plus the settings next to a transition the
 paper states, ``Claim.transitions``) at several seeds, single-seed verdicts as ``run`` judges
-them before replication. A setting refuted at some seeds and not at others is a false
-refutation of the single-seed check (the claim cannot be both true and false there); one
-refuted at every seed is a consistent finding, for the claim's own record to explain.
+them before replication. A setting refuted at some seeds and confirmed at others holds a false
+refutation of the single-seed check (the claim cannot be both true and false there: each of
+its refutations is counted); one refuted and never confirmed is a consistent finding (an
+inconclusive seed there lacked the power), for the claim's own record to explain.
 
 Output: ``domain.json`` = {"profile", "seeds", "settings_requested", "seconds", "complete",
 "claims": [{"claim", "settings": [{"setting", "near_transition", "verdicts", "refuted"}],
@@ -40,10 +41,10 @@ def domain_record(claim: Claim, rows: list[dict], seeds: Sequence[int]) -> dict:
         row = {"setting": r["setting"], "near_transition": r["near_transition"],
                "verdicts": verdicts, "refuted": refuted}
         out_rows.append(row)
-        if 0 < refuted < len(seeds):
+        if refuted and "confirmed" in verdicts:
             false += refuted
             dependent.append(setting_key(r["setting"]))
-        elif refuted == len(seeds):
+        elif refuted:
             consistent.append(setting_key(r["setting"]))
     done = sum(v is not None for r in out_rows for v in r["verdicts"])
     return {"claim": claim.id, "settings": out_rows, "runs": done,
