@@ -16,11 +16,7 @@ from .pgd import autograd_flow, projected_gd
 from .reduced import HeadReduced, OverlapReduced, ReducedModel, reduced
 from .sgd import SGDResult, SimulationConfig
 
-# the built-in kinds register themselves (one file each), in this order; last, as they use
-# everything above
-from .kinds import token_sum  # noqa: F401, I001
-from .kinds import dohmatob  # noqa: F401, I001
-from .kinds import multihead  # noqa: F401, I001
+from . import models  # noqa: F401, I001  the built-in kinds register; last, they use all above
 
 __all__ = ["compiled", "CompiledModel", "generate", "ClosedForm", "GaussHermite", "MonteCarlo",
            "QuasiMonteCarlo", "direct_risk_mc", "integrate", "Trajectory", "Status", "projected_gd",

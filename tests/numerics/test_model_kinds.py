@@ -157,7 +157,7 @@ def test_unregister_names_the_kinds_for_an_unknown_one():
 
 def test_the_simulators_view_and_the_config_check():
     assert numerics.SIMULATORS[ToyRegression] == {"sgd": ToySGD}
-    assert set(numerics.SIMULATORS[numerics.kinds.dohmatob.dm.DohmatobModel]) == {
+    assert set(numerics.SIMULATORS[numerics.models.dohmatob.dm.DohmatobModel]) == {
         "rem", "rem-torch", "brute-force", "direct", "pgd"}
     params, config = TOY.trials()["sgd"]
     with pytest.raises(TypeError, match="config: a SimulationConfig; allowed: a ToyConfig "
@@ -332,7 +332,7 @@ def test_the_sgd_simulators_record_the_reduced_models_order_parameters(method):
 
 
 def test_dohmatobs_samplers_check_their_config_and_params_before_work():
-    from numerics.kinds.dohmatob import PGDConfig, RiskSampling
+    from numerics.models.dohmatob import PGDConfig, RiskSampling
     declaration = KINDS["dohmatob-student"].example()[0]
     with pytest.raises(ValueError, match="RiskSampling: state=\\['mu'\\]; allowed: a mapping of "
                                          "exactly \\['mu', 'nu', 'zeta', 'eta', 'rho'\\]"):

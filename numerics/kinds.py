@@ -6,10 +6,11 @@ declare → derive → compile → reduce → simulate → Monte Carlo risk.
 >>> kind.reduce(declaration, params)          # = numerics.reduced.reduced(declaration, params)
 >>> simulate(declaration, params, config, "gram")
 
-The built-in kinds register themselves in ``numerics.kinds.token_sum``, ``.dohmatob`` and
+The built-in kinds register themselves in ``numerics.models.token_sum``, ``.dohmatob`` and
 ``.multihead`` (imported by ``numerics``); a new kind is one ``register(Kind(...))`` in one
 file (docs/tutorial.md shows a toy kind). This module imports no kind: the numerical layers
-below (``numerics.compiled``, ``numerics.reduced``, ``numerics.sgd``) ask it at call time.
+(``numerics.compiled``, ``numerics.reduced``, ``numerics.sgd``) ask it at call time, and the
+kinds, above them, wire their steps in.
 """
 
 from __future__ import annotations

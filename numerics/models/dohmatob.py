@@ -34,7 +34,7 @@ from ..rem import brute_force_softmax_risk, direct_softmax_risk, softmax_risk_mc
 from ..rem_torch import softmax_risk_mc_torch
 from ..sgd.base import DTYPES, SGDResult, check_device_name
 from ..softmax_attention import pgd_empirical
-from . import Kind, register
+from ..kinds import Kind, register
 
 __all__ = ["DOHMATOB", "RiskSampling", "PGDConfig", "link_code", "ExtremeValueRisk",
            "ExtremeValueRiskTorch", "BruteForceRisk", "DirectRisk", "EmpiricalPGD"]

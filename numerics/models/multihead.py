@@ -17,7 +17,7 @@ from ..compiled import compile_heads
 from ..multihead.montecarlo import reduced_loss
 from ..reduced.registry import reduce_heads
 from ..sgd import MultiHeadGramSGD, MultiHeadSGD, SimulationConfig
-from . import Kind, register
+from ..kinds import Kind, register
 
 __all__ = ["MULTI_HEAD", "head_state"]
 

@@ -11,7 +11,7 @@ from ..compiled import CompiledModel
 from ..montecarlo import direct_risk_mc
 from ..reduced.registry import reduce_token_sum
 from ..sgd import DirectSGD, GramSGD, SimulationConfig
-from . import Kind, register
+from ..kinds import Kind, register
 
 __all__ = ["TOKEN_SUM"]
 
