@@ -29,8 +29,10 @@ from theory.model import Model, check_params, projection
 from theory.multihead import MultiHeadModel
 
 from .codegen import generate
+from .kinds import kind_of
 
-__all__ = ["CompiledDerivation", "CompiledModel", "CompiledHeads", "TokenCode", "compiled"]
+__all__ = ["CompiledDerivation", "CompiledModel", "CompiledHeads", "TokenCode", "compiled",
+           "compile_derivation", "compile_heads"]
 
 
 class CompiledDerivation:
@@ -219,23 +221,31 @@ class CompiledHeads:
         return self._gen(outs)
 
 
+def compile_derivation(model, backend: str = "numpy", rule=None) -> CompiledDerivation:
+    """The compile step of a declaration whose derivation is an :class:`OverlapDerivation`
+    (Dohmatob's student, a user's kind stated in overlaps)."""
+    derived = derive(model)
+    if not isinstance(derived, OverlapDerivation):
+        raise TypeError(f"compiled: the derivation of a {type(model).__name__} is a "
+                        f"{type(derived).__name__}; allowed: an OverlapDerivation")
+    return CompiledDerivation(derived, backend, rule, name=getattr(model, "name", ""))
+
+
+def compile_heads(model, backend: str = "numpy", rule=None) -> CompiledHeads:
+    """The multi-head kind's compile step (its functions need no expectation rule)."""
+    return CompiledHeads(model, backend)
+
+
 @memo_by_model
 def _compile(model, backend: str, rule):
-    if isinstance(model, MultiHeadModel):
-        return CompiledHeads(model, backend)
-    if isinstance(model, Model):
-        return CompiledModel(model, backend, rule)
-    derived = derive(model)
-    if isinstance(derived, OverlapDerivation):
-        return CompiledDerivation(derived, backend, rule, name=getattr(model, "name", ""))
-    raise TypeError(f"compiled: cannot compile a {type(model).__name__}; allowed: a theory.Model, "
-                    "a MultiHeadModel, or a declaration whose derivation is an OverlapDerivation")
+    return kind_of(model).compile(model, backend, rule)
 
 
 def compiled(model, backend: str = "numpy", rule=None):
     """The (cached) generated code of a declaration of any kind for ``backend`` ('numpy' or
-    'torch'): :class:`CompiledModel`, :class:`CompiledDerivation` or :class:`CompiledHeads`
-    (module docstring)."""
+    'torch'): its kind's ``compile`` (``numerics.kinds``), for the built-in kinds
+    :class:`CompiledModel`, :class:`CompiledDerivation` or :class:`CompiledHeads` (module
+    docstring). A TypeError names the registered kinds for anything else."""
     if backend not in ("numpy", "torch"):
         raise ValueError(f"backend={backend!r}; allowed: 'numpy', 'torch'")
     return _compile(model, backend, rule)

@@ -145,17 +145,18 @@ def memo_by_model(build):
     return get
 
 
+Model.derivation_class = Derived
+
+
 @memo_by_model
 def derive(model) -> object:
-    """The (cached) derivations of a declaration of any kind: :class:`Derived` for a
-    :class:`theory.Model`, ``model.derivation()`` for any other kind (an
+    """The (cached) derivations of a declaration of any kind: ``model.derivation()``, the one
+    protocol of every declaration (:class:`Derived` for a :class:`theory.Model`, an
     :class:`OverlapDerivation` for Dohmatob's student, ``theory.multihead.HeadDerivation`` for
     multi-head attention)."""
-    if isinstance(model, Model):
-        return Derived(model)
     make = getattr(model, "derivation", None)
-    if make is None:
+    if not callable(make):
         raise TypeError(f"derive: a {type(model).__name__} is not a model declaration; allowed: "
-                        "a theory.Model or a declaration with a derivation() method "
-                        "(DohmatobModel, MultiHeadModel)")
+                        "a declaration with a derivation() method (Model, DohmatobModel, "
+                        "MultiHeadModel, or a kind's own)")
     return make()

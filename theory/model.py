@@ -22,6 +22,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import sympy as sp
@@ -274,6 +275,16 @@ class Model:
                       risk_offset=risk_offset, dimension=dimension, citation=citation)
         for key, value in values.items():
             object.__setattr__(self, key, value)
+
+    derivation_class: ClassVar[type]
+    """The class of its derivations, ``theory.Derived``, set where that class is defined
+    (``theory.derived`` imports this module, so this module cannot import it)."""
+
+    def derivation(self):
+        """Everything SymPy derives from this model, a ``theory.Derived`` (use
+        ``theory.derive(model)``, which keeps it once per model): the protocol every
+        declaration derives through."""
+        return self.derivation_class(self)
 
     # --- the geometry's attributes, delegated ---------------------------------------------
     @property

@@ -26,6 +26,10 @@ __all__ = ["code_hash", "import_closure", "import_statements", "orchestration", 
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_PACKAGES = ("theory", "numerics", "verification")
+REGISTRIES = {"numerics.kinds": "numerics.models"}
+"""A registry module → the package whose modules register into it: code that asks the registry
+(``numerics.compiled``, ``reduced``, ``simulate`` ask ``numerics.kinds``) runs what they
+registered, so their files count with it though the registry does not import them."""
 COLLECTING_PACKAGES = ("verification.claims",)
 """Packages whose ``__init__`` only imports modules to register them: its file counts, the
 modules it collects do not (a claim does not use the other papers' claims)."""
@@ -112,6 +116,7 @@ def _imports(path: Path) -> tuple[frozenset[str], frozenset[str]]:
         found |= subs                        # `from pkg import submodule`
         if len(subs) < len(names):           # `from pkg import name`: pkg's __init__ is used
             found.add(mod)
+    found |= {REGISTRIES[m] for m in found if m in REGISTRIES}
     parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
     suite = frozenset(m for m in found if _module_file(m) is not None)
     return suite, frozenset(m for m in parents - suite if _module_file(m) is not None)

@@ -4,27 +4,29 @@
 >>> rm = reduced("marion2025")                     # the paper's model with default parameters
 >>> y = rm.default_state(); rm.loss(y), rm.rhs(y)   # (value, standard error), dq/dt
 
-The kinds (``KINDS``, ``registry.Kind``): a token-sum ``theory.Model``, Dohmatob's student
-``theory.models.dohmatob2025.DohmatobModel`` (its link a field) and a multi-head
-``theory.multihead.MultiHeadModel``; each is reduced by ``reduced(declaration, params, **kw)``.
+The kinds (``KINDS``, the registry ``numerics.kinds``): a token-sum ``theory.Model``, Dohmatob's
+student ``theory.models.dohmatob2025.DohmatobModel`` (its link a field) and a multi-head
+``theory.multihead.MultiHeadModel``; each is reduced by ``reduced(declaration, params, **kw)``,
+which asks ``kind_of(declaration).reduce``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from theory.model import Geometry, Model
+from theory.model import Geometry
 
+from ..kinds import KINDS, Kind, find_kind, kind_of
 from .base import Equation, ReducedModel
 from .heads import HeadReduced
 from .overlap import OverlapReduced
-from .registry import KINDS, PAPERS, Kind, kind_of, paper_model
+from .registry import PAPERS, paper_model
 
 __all__ = ["ReducedModel", "Equation", "OverlapReduced", "HeadReduced", "reduced", "paper_model",
            "PAPERS", "KINDS", "Kind", "kind_of"]
 
 
-def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] | None = None,
+def reduced(obj: str | Geometry | object, params: Mapping[str, object] | None = None,
             **kw) -> ReducedModel:
     """The reduced model of ``obj``:
 
@@ -50,13 +52,15 @@ def reduced(obj: str | Model | Geometry | object, params: Mapping[str, object] |
             raise ValueError(f"reduced({obj!r}): keywords {sorted(kw)} are not allowed with a "
                              "paper's name; give params={...}")
         return paper_model(obj, params)
-    if any(isinstance(obj, k.declaration) for k in KINDS.values()):
-        return kind_of(obj).reduce(obj, params, **kw)
+    kind = find_kind(obj)
+    if kind is not None:
+        return kind.reduce(obj, params, **kw)
     if isinstance(obj, Geometry):
         if "risk" not in kw:
             raise ValueError("reduced(geometry): give risk= (a SymPy expression in its overlaps)")
         risk = kw.pop("risk")
         return OverlapReduced.from_risk(obj, risk, kw.pop("param_spec", ()), params, **kw)
     raise TypeError(f"reduced: cannot reduce a {type(obj).__name__}; allowed: a paper's name, "
-                    "Model, DohmatobModel, MultiHeadModel (with prior=), Geometry (with risk=), "
-                    "ReducedModel")
+                    "a declaration of a registered kind ("
+                    + ", ".join(k.declaration.__name__ for k in KINDS.values())
+                    + "; a MultiHeadModel with prior=), a Geometry (with risk=), a ReducedModel")

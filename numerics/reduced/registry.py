@@ -11,22 +11,21 @@ any). Overrides are given by name; values may be strings (they come from the com
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy as sp
 
-from theory.model import Model, Param, check_params
+from theory.model import Param, check_params
 from theory.models import sagitova2026 as _sm
-from theory.models.dohmatob2025 import DohmatobModel
-from theory.multihead import MultiHeadModel
 
+from ..kinds import KINDS, Kind, kind_of
 from .base import ReducedModel
 from .heads import HeadReduced
 from .overlap import OverlapReduced
 
 __all__ = ["Choice", "PAPERS", "paper_model", "dohmatob_reduced", "SAGITOVA_PARAMS", "SAGITOVA_DEFAULTS",
-           "Kind", "KINDS", "kind_of"]
+           "Kind", "KINDS", "kind_of", "reduce_token_sum", "reduce_dohmatob", "reduce_heads"]
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,8 @@ def _split(params: Mapping[str, object] | None, choices: tuple[Choice, ...],
 # --- Marion et al. 2025 ---------------------------------------------------------------------
 def _marion(params):
     from theory.models import marion2025 as mm
-    return _reduce_token_sum(mm.MODEL, {**mm.DEFAULT_PARAMS, **dict(params or {})},
-                             default_state=mm.DEFAULT_STATE)
+    return reduce_token_sum(mm.MODEL, {**mm.DEFAULT_PARAMS, **dict(params or {})},
+                            default_state=mm.DEFAULT_STATE)
 
 
 # --- Dohmatob 2025 --------------------------------------------------------------------------
@@ -107,10 +106,10 @@ def dohmatob_reduced(link=None, risk: sp.Expr | None = None,
     """
     dm = _dm()
     model = dm.DohmatobModel(_link_choice(dm.DEFAULT_LINK if link is None else link))
-    return _reduce_dohmatob(model, params, risk=risk, extra_params=extra_params)
+    return reduce_dohmatob(model, params, risk=risk, extra_params=extra_params)
 
 
-def _reduce_dohmatob(model, params: Mapping[str, object] | None = None, *,
+def reduce_dohmatob(model, params: Mapping[str, object] | None = None, *,
                      risk: sp.Expr | None = None, extra_params: tuple[Param, ...] = (),
                      **kw) -> OverlapReduced:
     """The Dohmatob kind's reduced model: the overlap flow of the model's R̄ (or ``risk``) on its
@@ -131,7 +130,7 @@ def _reduce_dohmatob(model, params: Mapping[str, object] | None = None, *,
 def _dohmatob(params):
     dm = _dm()
     values = {"link": dm.DEFAULT_LINK, **dm.DEFAULT_PARAMS, **dict(params or {})}
-    return _reduce_dohmatob(dm.MODEL, values)
+    return reduce_dohmatob(dm.MODEL, values)
 
 
 # --- Sagitova et al. 2026 -------------------------------------------------------------------
@@ -141,21 +140,19 @@ SAGITOVA_DEFAULTS = _sm.DEFAULT_PARAMS
 ``DEFAULT_PARAMS``) and kept here under their old names."""
 
 def _sagitova(params):
-    from theory.models import sagitova2026 as sm
     from theory.multihead import MultiHeadModel
-    values = {**sm.DEFAULT_PARAMS, **dict(params or {})}
-    words = {k: str(values.pop(k)) for k in sm.WORDS}
-    v = check_params(sm.PARAMS, values, "sagitova2026")
-    H, F = int(v["H"]), 2
+    values = {**_sm.DEFAULT_PARAMS, **dict(params or {})}
+    words = {k: str(values.pop(k)) for k in _sm.WORDS}
+    v = check_params(_sm.PARAMS, values, "sagitova2026")
+    H = int(v["H"])
     if int(v["n"]) % 4:
         raise ValueError(f"parameter n={int(v['n'])} is out of range; allowed: a multiple of 4, ≥ 8")
-    model = MultiHeadModel(H, int(v["L"]), F, words["activation"], delta=v["delta"],
+    model = MultiHeadModel(H, int(v["L"]), _sm.FEATURES, words["activation"], delta=v["delta"],
                            output=words["output"])
-    default = {f"m[{h},{h % F}]": 0.1 for h in range(H)}
-    return _reduce_heads(model, {"n": int(v["n"]), "seed": int(v["seed"]),
-                                 "sgd_noise": v["sgd_noise"]},
-                         prior=sm.flipping_spike(v["nu1"], v["nu2"]), name="sagitova2026",
-                         default_state=default)
+    return reduce_heads(model, {"n": int(v["n"]), "seed": int(v["seed"]),
+                                "sgd_noise": v["sgd_noise"]},
+                        prior=_sm.flipping_spike(v["nu1"], v["nu2"]), name="sagitova2026",
+                        default_state=_sm.default_state(H))
 
 
 PAPERS = {"marion2025": _marion, "dohmatob2025": _dohmatob, "sagitova2026": _sagitova}
@@ -181,16 +178,16 @@ def paper_model(paper: str, params: Mapping[str, object] | None = None) -> Reduc
     return kind_of(mod.MODEL).reduce(mod.MODEL, bound, **kw)
 
 
-# --- the kinds of model ----------------------------------------------------------------------
-def _reduce_token_sum(model, params: Mapping[str, object] | None = None, **kw) -> OverlapReduced:
+# --- the reduce steps of the built-in kinds (``numerics.kinds``) -----------------------------
+def reduce_token_sum(model, params: Mapping[str, object] | None = None, **kw) -> OverlapReduced:
     """The token-sum kind: the risk derived from the model's token sum (``theory.derive``)."""
     rm = OverlapReduced.from_model(model, params, **kw)
     rm.declaration = model
     return rm
 
 
-def _reduce_heads(model, params: Mapping[str, object] | None = None, *, prior=None,
-                  **kw) -> HeadReduced:
+def reduce_heads(model, params: Mapping[str, object] | None = None, *, prior=None,
+                 **kw) -> HeadReduced:
     """The multi-head kind: ``params`` are HeadReduced's settings (n, seed, sgd_noise) and the
     prior (in ``params``, as ``numerics.sgd.simulate`` takes it, or as the keyword)."""
     values = {**dict(params or {}), **kw}
@@ -201,73 +198,3 @@ def _reduce_heads(model, params: Mapping[str, object] | None = None, *, prior=No
     rm = HeadReduced(model, prior, **values)
     rm.declaration = model
     return rm
-
-
-def _token_sum_example():
-    from theory.models import marion2025 as mm
-    return mm.MODEL, dict(mm.DEFAULT_PARAMS), {"default_state": mm.DEFAULT_STATE}
-
-
-def _dohmatob_example():
-    dm = _dm()
-    return dm.build("quadratic"), dict(dm.DEFAULT_PARAMS), {}
-
-
-def _heads_example():
-    from theory.models.sagitova2026 import flipping_spike
-    from theory.multihead import MultiHeadModel
-    return (MultiHeadModel(2, 3, 2, "softmax"), {"n": 2**12, "seed": 0},
-            {"prior": flipping_spike(4.0, 1.5),
-             "default_state": {"m[0,0]": 0.3, "m[1,1]": 0.2, "r[0,0]": 0.1, "r[1,1]": 0.1}})
-
-
-@dataclass(frozen=True)
-class Kind:
-    """A kind of model: the type of its declaration (``theory``) and how it is reduced.
-
-    Every kind goes declare → derive → compile → ReducedModel → simulate, one step each:
-    ``theory.derive(declaration)`` (the one derivation cache), ``numerics.compiled(declaration,
-    backend)`` (the one compile step), ``kind.reduce(declaration, params, **kw)`` (=
-    ``numerics.reduced.reduced``), a :class:`ReducedModel` whose ``equations()`` are what SymPy
-    derives, ``loss``/``rhs``/``jacobian``/``hessian`` evaluate the generated code at a packed
-    state and ``integrate`` runs the flow; and, for kinds with SGD simulators,
-    ``numerics.sgd.simulate(declaration, params, config, method)``. ``params`` are the
-    declaration's parameters by name (the multi-head kind's: n, seed, sgd_noise and the prior,
-    also accepted as the keyword ``prior``); None leaves an overlap kind unbound (equations
-    only). ``example()`` is (declaration, params, keywords) of a small setting, for tests and
-    notebooks."""
-
-    name: str
-    declaration: type
-    reduce: Callable[..., ReducedModel]
-    example: Callable[[], tuple[object, dict, dict]]
-    doc: str = ""
-
-
-def _kinds() -> dict[str, Kind]:
-    return {
-        "token-sum": Kind("token-sum", Model, _reduce_token_sum, _token_sum_example,
-                          "a theory.Model: ŷ = Σ_ℓ t(x_ℓ); the risk derived in its overlaps "
-                          "(Marion et al. 2025)"),
-        "dohmatob-student": Kind("dohmatob-student", DohmatobModel, _reduce_dohmatob,
-                                 _dohmatob_example,
-                                 "Dohmatob's student: R̄ of Prop. 1 for a link σ, stated in the "
-                                 "overlaps (Dohmatob 2025)"),
-        "multi-head": Kind("multi-head", MultiHeadModel, _reduce_heads, _heads_example,
-                           "H heads on (m, r, b, v), quasi-Monte Carlo loss and flow (Sagitova "
-                           "et al. 2026)"),
-    }
-
-
-KINDS: dict[str, Kind] = _kinds()
-"""The registry of model kinds, by name: token-sum, dohmatob-student, multi-head."""
-
-
-def kind_of(obj: object) -> Kind:
-    """The kind whose declaration ``obj`` is; TypeError naming the kinds for anything else."""
-    kinds = KINDS
-    for kind in kinds.values():
-        if isinstance(obj, kind.declaration):
-            return kind
-    raise TypeError(f"cannot reduce a {type(obj).__name__}; allowed: "
-                    + ", ".join(f"{k.declaration.__name__} ({k.name})" for k in kinds.values()))

@@ -32,7 +32,7 @@ import numpy as np
 from theory.model import Model
 
 __all__ = ["SimulationConfig", "SGDResult", "SGDSimulator", "resolve_device", "psd_factor",
-           "realise_overlaps", "model_code"]
+           "realise_overlaps", "model_code", "check_device_name"]
 
 DTYPES = ("float32", "float64")
 
@@ -41,7 +41,7 @@ def resolve_device(device: str = "auto") -> str:
     """'auto' picks CUDA when available, else CPU; 'cpu', 'cuda' and 'cuda:N' are taken as
     given (CUDA ones only when a CUDA device is present)."""
     import torch
-    _check_device_name(device)
+    check_device_name(device)
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if str(device).startswith("cuda") and not torch.cuda.is_available():
@@ -50,7 +50,8 @@ def resolve_device(device: str = "auto") -> str:
     return device
 
 
-def _check_device_name(device) -> None:
+def check_device_name(device) -> None:
+    """A ValueError unless ``device`` is 'auto', 'cpu', 'cuda' or 'cuda:N'."""
     ok = device in ("auto", "cpu", "cuda") or (isinstance(device, str) and device.startswith("cuda:")
                                                and device[5:].isdigit())
     if not ok:
@@ -97,7 +98,7 @@ class SimulationConfig:
             v = getattr(self, key)
             if not (_is_int(v) and v >= 0):
                 raise ValueError(f"{name}: {key}={v!r}; allowed: an integer ≥ 0")
-        _check_device_name(self.device)
+        check_device_name(self.device)
         if self.dtype not in DTYPES:
             raise ValueError(f"{name}: dtype={self.dtype!r}; allowed: 'float32', 'float64'")
 
@@ -176,6 +177,9 @@ class SGDSimulator:
     SGD simulation batched over S independent seeds. A model kind sets ``self.L`` (tokens per
     sample) and implements ``gram``, ``step``, ``order_parameters``, ``_embed`` and
     ``_residual`` (module docstring)."""
+
+    config_class = SimulationConfig
+    """The config class every SGD simulator takes (``numerics.simulate`` checks it)."""
 
     def __init__(self, config: SimulationConfig):
         import torch

@@ -1,27 +1,175 @@
-"""The registry of model kinds (``numerics.reduced.KINDS``): every kind goes declare → derive →
-compile → ReducedModel → simulate through one calling convention, on each kind's small
-example setting (``Kind.example``)."""
+"""The registry of model kinds (``numerics.kinds``): every registered kind goes declare →
+derive → compile → reduce → simulate (each of its methods, Dohmatob's samplers included) →
+Monte Carlo risk through one calling convention, on its own small settings (``Kind.example``,
+``Kind.trials``). A toy kind (linear regression on a free vector) is added by the one
+registration below and runs the same path."""
+
+from __future__ import annotations
 
 import copy
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from numerics.reduced import KINDS, ReducedModel, kind_of, reduced
+import numerics
+from numerics import KINDS, Kind, ReducedModel, kind_of, reduced, register, simulate, unregister
+from numerics.compiled import compile_derivation
+from numerics.sgd import SGDResult, SimulationConfig
+from theory import OverlapDerivation, derive
+from theory.model import Geometry, Param, Vector
+
+BUILT_IN = ("token-sum", "dohmatob-student", "multi-head")
 
 
-def test_the_registry_holds_the_three_kinds_and_each_declaration_finds_its_kind():
-    assert set(KINDS) == {"token-sum", "dohmatob-student", "multi-head"}
+# --- the toy kind: ŷ = xᵀw, y = xᵀw* + sξ, x ~ N(0, I_d); R = q − 2m + 1 + s² ---------------
+m, q, s, d = sp.symbols("m q s d", real=True)
+TOY_GEOMETRY = Geometry(hidden=("w_star",), trainable=(Vector("w", "free"),),
+                        overlaps={("w", "w_star"): m, ("w", "w"): q}, name="toy")
+TOY_PARAMS = (Param(d, 1, math.inf, integer=True, doc="dimension"),
+              Param(s, 0, math.inf, open_high=True, doc="label noise"))
+
+
+@dataclass(frozen=True)
+class ToyRegression:
+    name: str = "toy regression"
+
+    def derivation(self) -> OverlapDerivation:
+        return OverlapDerivation(TOY_GEOMETRY, q - 2 * m + 1 + s**2, TOY_PARAMS)
+
+
+def toy_reduce(declaration, params=None, **kw):
+    rm = numerics.OverlapReduced(derive(declaration), params, name=declaration.name, **kw)
+    rm.declaration = declaration
+    return rm
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyConfig:
+    lr: float
+    steps: int
+    seed: int = 0
+
+    def __post_init__(self):
+        if not (self.lr > 0 and self.steps >= 1 and self.seed >= 0):
+            raise ValueError(f"ToyConfig: lr={self.lr}, steps={self.steps}, seed={self.seed}; "
+                             "allowed: lr > 0, steps ≥ 1, seed ≥ 0")
+
+
+class ToySGD:
+    """Online SGD w ← w − lr·2(xᵀw − y)x, one sample a step, from w = 0."""
+
+    config_class = ToyConfig
+
+    def __init__(self, declaration, params, config):
+        self.p = numerics.compiled(declaration).check_params(params)
+        self.cfg = config
+
+    def run(self, progress=None, until=None) -> SGDResult:
+        rng, dim = np.random.default_rng(self.cfg.seed), int(self.p["d"])
+        w, w_star = np.zeros(dim), np.eye(dim)[0]
+        rec = {"m": [], "q": []}
+        for _ in range(self.cfg.steps + 1):
+            rec["m"].append([w @ w_star])
+            rec["q"].append([w @ w])
+            x = rng.standard_normal(dim)
+            w = w - self.cfg.lr * 2 * (x @ w - x @ w_star - self.p["s"] * rng.standard_normal()) * x
+        return SGDResult(t=np.arange(self.cfg.steps + 1) * self.cfg.lr, loss=None, names=("m", "q"),
+                         state={k: np.array(v) for k, v in rec.items()})
+
+
+def toy_risk(declaration, params, state, n, seed):
+    """E(ŷ − y)² at vectors realising (m, q) in the plane, by Monte Carlo."""
+    rng = np.random.default_rng(seed)
+    w = np.array([state["m"], math.sqrt(state["q"] - state["m"] ** 2)])
+    z, xi = rng.standard_normal((n, 2)), rng.standard_normal(n)
+    e = (z @ (w - [1.0, 0.0]) - params["s"] * xi) ** 2
+    return float(e.mean()), float(e.std(ddof=1) / math.sqrt(n))
+
+
+TOY = Kind(
+    "toy", ToyRegression, compile=compile_derivation, reduce=toy_reduce,
+    example=lambda: (ToyRegression(), {"d": 8, "s": 0.1}, {"default_state": {"m": 0.2, "q": 0.5}}),
+    simulators={"sgd": ToySGD}, risk=toy_risk,
+    trials=lambda: {"sgd": ({"d": 8, "s": 0.1}, ToyConfig(lr=0.01, steps=20)),
+                    "risk": ({"d": 8, "s": 0.1}, {"m": 0.2, "q": 0.5})},
+    doc="linear regression on a free vector (a test's toy kind)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy_registered():
+    register(TOY)                 # the one registration of the toy kind
+    yield TOY
+    unregister("toy")
+
+
+KIND_NAMES = BUILT_IN + ("toy",)
+
+
+def test_the_tests_run_every_registered_kind():
+    assert tuple(KINDS) == KIND_NAMES
+
+
+# --- the registry -----------------------------------------------------------------------------
+def test_each_declaration_finds_its_kind_along_its_mro():
     for kind in KINDS.values():
         declaration, _, _ = kind.example()
         assert isinstance(declaration, kind.declaration) and kind_of(declaration) is kind
-    with pytest.raises(TypeError, match=r"cannot reduce a str; allowed: Model \(token-sum\)"):
+
+    class Variant(ToyRegression):             # a subclass belongs to its base's kind
+        pass
+    assert kind_of(Variant()) is TOY
+    with pytest.raises(TypeError, match=r"a str is not a declaration of a registered model kind; "
+                                        r"allowed: Model \(token-sum\), DohmatobModel"):
         kind_of("marion2025")
 
 
-@pytest.fixture(scope="module", params=sorted(KINDS))
-def kind(request):
+def _kind(**changes) -> Kind:
+    fields = dict(name="other", declaration=type("Other", (ToyRegression,), {}),
+                  compile=compile_derivation, reduce=toy_reduce, example=TOY.example)
+    return Kind(**{**fields, **changes})
+
+
+@pytest.mark.parametrize("changes, error, message", [
+    ({"name": "toy"}, ValueError, "name='toy' is taken; registered: "),
+    ({"name": ""}, ValueError, "name=''; allowed: a non-empty string"),
+    ({"declaration": ToyRegression()}, TypeError, "declaration=ToyRegression.*allowed: a class"),
+    ({"declaration": ToyRegression}, ValueError, "ToyRegression is already the declaration of 'toy'"),
+    ({"declaration": int}, TypeError, "int has no derivation\\(\\) method"),
+    ({"reduce": None}, TypeError, "reduce is not callable"),
+    ({"risk": 3}, TypeError, "risk is neither None nor callable"),
+    ({"simulators": {"sgd": object}}, TypeError, "object\\) names no config_class"),
+    ({"simulators": {"sgd": 3}}, TypeError, "is a int; allowed: a class"),
+])
+def test_register_refuses_a_bad_kind_and_registers_nothing(changes, error, message):
+    before = dict(KINDS)
+    with pytest.raises(error, match=message):
+        register(_kind(**changes))
+    assert dict(KINDS) == before
+
+
+def test_unregister_names_the_kinds_for_an_unknown_one():
+    with pytest.raises(KeyError, match="no kind 'nope'; registered: "):
+        unregister("nope")
+
+
+def test_the_simulators_view_and_the_config_check():
+    assert numerics.SIMULATORS[ToyRegression] == {"sgd": ToySGD}
+    assert set(numerics.SIMULATORS[numerics.models.dohmatob.dm.DohmatobModel]) == {
+        "rem", "rem-torch", "brute-force", "direct", "pgd"}
+    params, config = TOY.trials()["sgd"]
+    with pytest.raises(TypeError, match="config: a SimulationConfig; allowed: a ToyConfig "
+                                        "\\(method 'sgd' of the toy kind\\)"):
+        simulate(ToyRegression(), params, SimulationConfig(lr=0.1, steps=1), "sgd")
+    with pytest.raises(ValueError, match="method='gram'; allowed: \\['sgd'\\]"):
+        simulate(ToyRegression(), params, config, "gram")
+
+
+# --- every kind's whole path --------------------------------------------------------------------
+@pytest.fixture(scope="module", params=KIND_NAMES)
+def kind(request, toy_registered):
     return KINDS[request.param]
 
 
@@ -39,6 +187,9 @@ def test_reduce_is_the_kinds_reduce_and_keeps_the_declaration(kind, path):
     assert isinstance(rm, ReducedModel) and rm.declaration is declaration
     again = kind.reduce(declaration, params, **kw)
     assert type(again) is type(rm) and again.state_names == rm.state_names
+    assert kind.derive(declaration) is derive(declaration)
+    with pytest.raises(TypeError, match=f"{kind.name}: a str is not a"):
+        kind.derive("x")
 
 
 def test_derive_gives_the_loss_and_one_flow_equation_per_coordinate(kind, path):
@@ -57,7 +208,7 @@ def test_derive_gives_the_loss_and_one_flow_equation_per_coordinate(kind, path):
     assert isinstance(risk, sp.Expr) and {s.name for s in risk.free_symbols} & set(rm.state_names)
 
 
-def test_compile_evaluate_and_simulate(kind, path):
+def test_compile_evaluate_and_integrate(kind, path):
     """Generated code at one state: finite loss, right-hand side, Jacobian; a short trajectory
     stays finite and realisable, and the loss decreases along the (gradient) flow."""
     _, _, _, rm = path
@@ -93,12 +244,10 @@ def test_the_loss_matches_a_direct_evaluation(kind, path):
     assert rm.loss(y)[0] == pytest.approx(float(evaluate(risk, subs)), rel=1e-9, abs=1e-12)
 
 
-# --- one derivation cache, one compile step, one simulator convention -------------------------
 def test_derive_and_compile_are_one_step_each_kept_once_per_model(kind, path):
     """``theory.derive`` and ``numerics.compiled`` take a declaration of any kind and keep their
     result once per model: an equal declaration built again gets the same objects."""
     from numerics.compiled import CompiledDerivation, CompiledHeads, compiled
-    from theory import derive
     declaration, _, _, _ = path
     twin = copy.deepcopy(declaration)             # built again: equal, not identical
     assert twin == declaration and twin is not declaration
@@ -109,12 +258,46 @@ def test_derive_and_compile_are_one_step_each_kept_once_per_model(kind, path):
     assert isinstance(compiled(declaration), expected)
 
 
+def test_every_simulator_of_the_kind_runs_through_simulate(kind, path):
+    """``numerics.simulate(declaration, params, config, method)`` for each of the kind's
+    methods (Dohmatob's samplers included) on the kind's trial settings: a trajectory whose
+    records are finite, or a finite estimate with a positive standard error."""
+    declaration, _, _, rm = path
+    trials = kind.trials()
+    assert set(kind.simulators) <= set(trials), "a simulator without a trial"
+    for method in kind.simulators:
+        params, config = trials[method]
+        res = simulate(declaration, params, config, method)
+        if isinstance(res, SGDResult):
+            assert len(res.t) >= 2 and res.t[0] == 0.0, method
+            assert all(np.all(np.isfinite(res[n])) for n in res.names), method
+            if kind.name != "multi-head":
+                assert set(res.names) == set(rm.state_names), method
+        else:
+            value, stderr = res
+            assert np.isfinite(value) and 0 < stderr < np.inf, (method, value, stderr)
+
+
+def test_the_monte_carlo_risk(kind, path):
+    """The kind's Monte Carlo risk at a state: finite, with a standard error; where the reduced
+    model states the same risk (token-sum at finite d, the toy, multi-head) it agrees with it
+    within five standard errors. Dohmatob's R̄ is the d → ∞ limit: only finiteness here (its
+    claims test the limit)."""
+    declaration, _, kw, _ = path
+    params, state = kind.trials()["risk"]
+    mean, se = kind.risk(declaration, params, state, 4000, 3)
+    assert np.isfinite(mean) and 0 < se < np.inf
+    if kind.name == "dohmatob-student":
+        return
+    bound = params if kind.name != "multi-head" else {"n": 2**12, "seed": 0}
+    rm = reduced(declaration, bound, **{k: v for k, v in kw.items() if k != "default_state"})
+    exact, exact_se = rm.loss(rm.pack(state, base=np.zeros(len(rm.state_names))))
+    assert abs(mean - exact) <= 5 * math.hypot(se, exact_se), (mean, se, exact, exact_se)
+
+
 def test_two_user_functions_of_one_name_are_two_models():
     """The cache keys a function by identity: two activations whose weights functions share a
     name (one per user file) derive their own expressions."""
-    import sympy as sp
-
-    from theory import derive
     from theory.multihead import Activation, MultiHeadModel
 
     def make(k):
@@ -128,27 +311,40 @@ def test_two_user_functions_of_one_name_are_two_models():
 
 
 @pytest.mark.parametrize("method", ["direct", "gram"])
-def test_simulate_is_one_call_for_every_kind_with_simulators(kind, path, method):
-    """``numerics.sgd.simulate(declaration, params, config, method)``: the same call runs the
-    token-sum and the multi-head simulators, whose records name the reduced model's order
-    parameters; a kind without simulators gets a TypeError naming those that have them."""
-    from numerics.sgd import SIMULATORS, SimulationConfig, simulate
-    declaration, params, kw, rm = path
-    config = SimulationConfig(lr=0.01, steps=4, seeds=2, record_every=2, device="cpu")
-    if not any(isinstance(declaration, t) for t in SIMULATORS):
-        with pytest.raises(TypeError, match="no SGD simulator for a DohmatobModel; allowed: Model"):
-            simulate(declaration, {}, config, method)
-        return
-    if kind.name == "multi-head":
-        sim_params = {"D": 16, "prior": kw["prior"]}
-        names = ("m", "r", "b", "v")
-    else:
-        sim_params = {**rm.params, "d": 16}
-        names = tuple(rm.state_names)
-    res = simulate(declaration, sim_params, config, method)
-    assert res.names == names and res.t.tolist() == [0.0, 0.02, 0.04]
-    assert all(np.all(np.isfinite(res[n])) for n in names)
-    if kind.name == "multi-head":
-        assert res.extras["sgd_noise"] == pytest.approx(0.01 * 16 / 1)
-    with pytest.raises(ValueError, match="method='exact'; allowed: \\['direct', 'gram'\\]"):
-        simulate(declaration, sim_params, config, "exact")
+def test_the_sgd_simulators_record_the_reduced_models_order_parameters(method):
+    """The token-sum and the multi-head simulators through ``numerics.sgd.simulate`` (the same
+    function as ``numerics.simulate``): records named as the reduced model's order parameters,
+    on the flow's time axis; an unknown method names the kind's methods."""
+    from numerics.sgd import simulate as sgd_simulate
+    assert sgd_simulate is simulate
+    for name in ("token-sum", "multi-head"):
+        kind = KINDS[name]
+        declaration, _, _ = kind.example()
+        params, config = kind.trials()[method]
+        res = simulate(declaration, params, config, method)
+        names = ("m", "r", "b", "v") if name == "multi-head" else tuple(
+            reduced(declaration, kind.example()[1]).state_names)
+        assert res.names == names and res.t.tolist() == [0.0, 0.02, 0.04]
+        if name == "multi-head":
+            assert res.extras["sgd_noise"] == pytest.approx(0.01 * 16 / 1)
+        with pytest.raises(ValueError, match="method='exact'; allowed: \\['direct', 'gram'\\]"):
+            simulate(declaration, params, config, "exact")
+
+
+def test_dohmatobs_samplers_check_their_config_and_params_before_work():
+    from numerics.models.dohmatob import PGDConfig, RiskSampling
+    declaration = KINDS["dohmatob-student"].example()[0]
+    with pytest.raises(ValueError, match="RiskSampling: state=\\['mu'\\]; allowed: a mapping of "
+                                         "exactly \\['mu', 'nu', 'zeta', 'eta', 'rho'\\]"):
+        RiskSampling(state={"mu": 0.1}, n_samples=10)
+    with pytest.raises(ValueError, match="RiskSampling: n_samples=1; allowed: an integer ≥ 2"):
+        RiskSampling(state=dict.fromkeys(("mu", "nu", "zeta", "eta", "rho"), 0.0), n_samples=1)
+    with pytest.raises(ValueError, match="PGDConfig: lr=0; allowed: a finite number > 0"):
+        PGDConfig(lr=0, steps=1, n_train=1, n_test=1)
+    params, config = KINDS["dohmatob-student"].trials()["rem"]
+    with pytest.raises(ValueError, match="parameter gamma=1.5 is out of range"):
+        simulate(declaration, {**params, "gamma": 1.5}, config, "rem")
+    with pytest.raises(ValueError, match="params=\\['d'\\]; allowed for 'pgd': exactly"):
+        simulate(declaration, {"d": 8}, KINDS["dohmatob-student"].trials()["pgd"][1], "pgd")
+    with pytest.raises(ValueError, match="until: not allowed for a risk sampler"):
+        simulate(declaration, params, config, "rem", until=lambda state: True)

@@ -27,7 +27,7 @@ from ..headstate import HeadState
 from ..model import Param
 
 __all__ = ["DiscretePrior", "GaussianPrior", "flipping_spike", "bsoftmax_bayes_parameters", "at_prior",
-           "at_moments", "PARAMS", "DEFAULT_PARAMS", "WORDS"]
+           "at_moments", "PARAMS", "DEFAULT_PARAMS", "WORDS", "FEATURES", "default_state"]
 
 
 def _sym(name):
@@ -51,6 +51,15 @@ WORDS = ("activation", "output")
 DEFAULT_PARAMS = {"H": 2, "L": 4, "activation": "softmax", "output": "mean", "delta": 0.0,
                   "nu1": 4.0, "nu2": 1.5, "sgd_noise": 0.0, "n": 2**14, "seed": 0}
 """Two softmax heads, L = 4, F = 2 features, the flipping-spike prior ν = (4, 1.5)."""
+FEATURES = 2
+"""F: the paper's model has two spike features, those of the flipping spike θ = (√ν₁, ±√ν₂)."""
+
+
+def default_state(H: int) -> dict[str, float]:
+    """The command line's initial state of H heads: head h slightly aligned with feature
+    h mod F (m[h, h mod F] = 0.1), every other order parameter 0."""
+    return {f"m[{h},{h % FEATURES}]": 0.1 for h in range(H)}
+
 
 
 def _as_2d(x, name):
