@@ -45,7 +45,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("execution: tasks, where they run, where results and records are kept",
           ("verification.layers", "verification.codehash", "verification.store",
            "verification.storeops", "verification.records", "verification.simtasks",
-           "verification.engine", "verification.tasks",
+           "verification.engine", "verification.tasks", "verification.figures",
            "verification.campaign"), hashed=False),
     Layer("reports: what is written about a run", ("verification.report", "verification.guard"),
           hashed=False),
