@@ -534,8 +534,9 @@ def map_html(doc: dict, pngs: dict[str, bytes]) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Map of {esc(doc['claim'])}"
             "</title><style>body{font-family:sans-serif;max-width:70em;margin:auto}"
             "td,th{border-bottom:1px solid #ddd;padding:2px 6px;font-size:90%}"
-            "img{max-width:100%}</style></head><body>"
+            "img{max-width:100%}.scroll{overflow-x:auto}td code{overflow-wrap:anywhere}"
+            "</style></head><body>"
             f"<h1>Map of {esc(doc['claim'])}</h1><blockquote>{esc(doc['statement'])}</blockquote>"
             f"<p>{esc(map_summary(doc))}</p>{ce_html}{figs}"
-            f"<table><tr><th>stage</th><th>setting</th><th>verdict</th><th>summary</th></tr>"
-            f"{rows}</table></body></html>\n")
+            f"<div class='scroll'><table><tr><th>stage</th><th>setting</th><th>verdict</th>"
+            f"<th>summary</th></tr>{rows}</table></div></body></html>\n")
