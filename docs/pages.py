@@ -32,7 +32,7 @@ def _domain(claim) -> str:
     coords = claim.domain.coordinates
     if not coords:
         return "—"
-    return "; ".join(f"{name} {c.describe()}" for name, c in coords.items())
+    return "; ".join(f"{name} ∈ {c.describe()}" for name, c in coords.items())
 
 
 def _maps() -> dict[str, str]:
