@@ -66,7 +66,8 @@ def _fixture_report(folder: Path, statement: str) -> dict:
         entry("marion2025:a", "confirmed",
               evidence={"latex": {r"\bar R": r"\gamma^{2}(p^{2} - 2 p \nu + 1)"}}),
         entry("dohmatob2025:b", "refuted"), entry("marion2025:c", "inconclusive"),
-        entry("sagitova2026:d", "error")]}
+        entry("sagitova2026:d", "error",       # a long unbreakable cell: the table must still fit
+              summary="closest to " + ",".join(f"x{i}=0.5573771884288645" for i in range(12)))]}
     (folder / "figures").mkdir(parents=True)
     png = render_png({"trace": lambda fig: fig.add_subplot().plot([0, 1, 2], [1, 0, 1])})["trace"]
     (folder / "figures" / "trace.png").write_bytes(png)
