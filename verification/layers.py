@@ -46,6 +46,7 @@ LAYERS: tuple[Layer, ...] = (
           ("verification.layers", "verification.codehash", "verification.store",
            "verification.storeops", "verification.records", "verification.simtasks",
            "verification.engine", "verification.tasks", "verification.replication",
+           "verification.figures",
            "verification.campaign"), hashed=False),
     Layer("reports: what is written about a run", ("verification.report", "verification.guard"),
           hashed=False),

@@ -476,20 +476,34 @@ def draw_pair(fig, doc: dict, x: str, y: str) -> None:
     if ce:
         ax.scatter([ce["setting"][x]], [ce["setting"][y]], marker="*", s=220, c="#cf222e",
                    edgecolors="k", linewidths=0.8, label="minimal counterexample", zorder=5)
-    ref = doc["reference"]
+    ref = doc["reference"]          # above the star: a counterexample near it must not hide it
     ax.scatter([ref[x]], [ref[y]], marker="D", s=40, facecolors="none", edgecolors="k",
-               label="reference")
-    from matplotlib.ticker import NullFormatter
+               linewidths=1.5, label="reference", zorder=6)
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     for scale, axis, name in ((ax.set_xscale, ax.xaxis, x), (ax.set_yscale, ax.yaxis, y)):
-        if coords[name].get("log"):
+        if coords[name].get("log"):     # 1, 2, 5 per decade as plain numbers, no minor labels
             scale("log")
-            axis.set_minor_formatter(NullFormatter())     # minor labels overlap on short ranges
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    others = [k for k in coords if k not in (x, y)]
-    ax.set_title(f"{doc['claim']}: {x} × {y}" + (f" (projected over {', '.join(others)})"
-                                                 if others else ""), fontsize=9)
+    ax.set_title(f"{doc['claim']}: {x} × {y}" + _others(doc, x, y), fontsize=9)
     ax.legend(fontsize=7, loc="best")
+
+
+def _others(doc: dict, x: str, y: str) -> str:
+    """How a panel treats the coordinates it does not show: a coordinate that takes one value
+    over every judged setting is named as fixed at it, the others as projected over."""
+    fixed, varied = [], []
+    for k in doc["domain"]["coordinates"]:
+        if k in (x, y):
+            continue
+        values = {p["setting"].get(k) for p in doc["points"]}
+        (fixed if len(values) == 1 else varied).append(
+            f"{k} = {next(iter(values))} fixed" if len(values) == 1 else k)
+    parts = ([f"projected over {', '.join(varied)}"] if varied else []) + fixed
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _pairs_of(doc: dict) -> list[tuple[str, str]]:
@@ -602,8 +616,9 @@ def map_html(doc: dict, pngs: dict[str, bytes]) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Map of {esc(doc['claim'])}"
             "</title><style>body{font-family:sans-serif;max-width:70em;margin:auto}"
             "td,th{border-bottom:1px solid #ddd;padding:2px 6px;font-size:90%}"
-            "img{max-width:100%}</style></head><body>"
+            "img{max-width:100%}.scroll{overflow-x:auto}td code{overflow-wrap:anywhere}"
+            "</style></head><body>"
             f"<h1>Map of {esc(doc['claim'])}</h1><blockquote>{esc(doc['statement'])}</blockquote>"
             f"<p>{esc(map_summary(doc))}</p>{ce_html}{figs}"
-            f"<table><tr><th>stage</th><th>setting</th><th>verdict</th><th>summary</th></tr>"
-            f"{rows}</table></body></html>\n")
+            f"<div class='scroll'><table><tr><th>stage</th><th>setting</th><th>verdict</th>"
+            f"<th>summary</th></tr>{rows}</table></div></body></html>\n")

@@ -227,6 +227,8 @@ _CSS = (f"body{{font-family:sans-serif;max-width:1000px;margin:auto;padding:0 1e
         f"background:{HTML_BACKGROUND};color:{HTML_TEXT}}}"
         "td,th{border-bottom:1px solid #ddd;padding:4px;text-align:left;vertical-align:top}"
         "table.counts td,table.counts th.n{text-align:right}"
+        # a table wider than the window scrolls inside it rather than widening the page
+        "table{display:block;max-width:100%;overflow-x:auto}"
         "code{overflow-wrap:anywhere}.verdict{font-weight:bold}"
         + "".join(f".v-{v}{{color:{c}}}" for v, c in HTML_COLOURS.items()))
 

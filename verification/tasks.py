@@ -165,10 +165,12 @@ def render_png(figures: Mapping[str, Callable[[Any], object]]) -> dict[str, byte
     # so a notebook's inline plotting survives a run
     from matplotlib.figure import Figure
 
+    from .figures import fit_ticks
     out = {}
     for name, draw in figures.items():
         fig = Figure(figsize=(6.4, 4.2), layout="constrained")
         draw(fig)
+        fit_ticks(fig)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
         out[name] = buf.getvalue()

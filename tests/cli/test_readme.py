@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import os
 import re
 import shlex
 import subprocess
@@ -254,3 +255,70 @@ def test_readme_command_runs(cmd):
     assert out.returncode == 0, (f"README 'Using it': `{cmd}` exited {out.returncode}\n"
                                  f"{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
     assert out.stdout.strip(), f"README 'Using it': `{cmd}` printed nothing"
+
+
+# --------------------------------------------------------------------------------------------
+# Shown outputs: a block after ``<!-- readme-output ... -->`` is what the bash command before
+# it prints, never typed by hand
+
+OUTPUT_MARKER = re.compile(r"^<!--\s*readme-output\b.*-->\s*$")
+TABLE_RULES = re.compile(r"[\s│┃━─┏┓┗┛┳┻╇┩┡└┘┴┬┼╋]+")
+
+
+def shown_outputs(text: str | None = None) -> list[tuple[int, str, str]]:
+    """(README line, command, shown output) for every block marked ``readme-output``: the
+    command is the one line of the bash block before the marker."""
+    lines = (README.read_text() if text is None else text).splitlines()
+    blocks = parse_readme(text)
+    out = []
+    for i, line in enumerate(lines):
+        if OUTPUT_MARKER.match(line.strip()):
+            shown = next(b for b in blocks if b.line > i + 1)
+            command = [b for b in blocks if b.line < i + 1 and b.language == "bash"][-1]
+            cmds = [c for c in command.code.splitlines() if c.strip()]
+            assert len(cmds) == 1, f"README.md:{command.line}: one command before an output"
+            out.append((shown.line, cmds[0], shown.code))
+    return out
+
+
+def _normalised(line: str) -> str:
+    """A line without the table's rules and padding, and without the seconds a run took
+    (the last number of a table row)."""
+    text = TABLE_RULES.sub(" ", line).strip()
+    return re.sub(r" \d+(\.\d+)?$", " <s>", text) if line.rstrip().endswith(("│", "┃")) else text
+
+
+def missing_lines(shown: str, printed: str) -> list[str]:
+    """The shown lines that the printed output does not have, in order."""
+    printed_lines = [_normalised(p) for p in printed.splitlines()]
+    missing, at = [], 0
+    for line in filter(None, map(_normalised, shown.splitlines())):
+        try:
+            at = printed_lines.index(line, at) + 1
+        except ValueError:
+            missing.append(line)
+    return missing
+
+
+def test_output_comparison_ignores_rules_and_seconds_but_not_words():
+    printed = "┃ claim ┃   s ┃\n│ a:b   │ confirmed │ 3.0 │\nR = x\n"
+    assert missing_lines("│ a:b │ confirmed │ 12.5 │\nR = x\n", printed) == []
+    assert missing_lines("│ a:b │ refuted │ 3.0 │\n", printed) == ["a:b refuted <s>"]
+    assert missing_lines("R = y\n", printed) == ["R = y"]
+
+
+def test_readme_shows_outputs_of_the_first_result():
+    assert len(shown_outputs()) >= 2
+
+
+@pytest.mark.parametrize("line,cmd,shown", shown_outputs(),
+                         ids=[c.removeprefix("python -m verification ")[:50] for _, c, _ in shown_outputs()])
+def test_readme_shown_output_is_what_the_command_prints(line, cmd, shown, tmp_path):
+    argv = shlex.split(cmd)
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600, env=env)
+    assert out.returncode == 0, f"README.md:{line}: `{cmd}`\n{out.stdout[-2000:]}{out.stderr[-3000:]}"
+    missing = missing_lines(shown, out.stdout)
+    assert not missing, (f"README.md:{line}: `{cmd}` no longer prints what the README shows; "
+                         f"lines not printed: {missing}\nprinted:\n{out.stdout[-3000:]}")
