@@ -162,7 +162,7 @@ def test_prop2_judges_each_side_in_its_own_family(monkeypatch):
     entry = verdict("dohmatob2025:prop2-oracle[link=linear]")
     assert entry["verdict"] == "confirmed", entry["summary"]
     assert set(_families(entry, "identity")) == {R.ORACLE_IDENTITY_FAMILY}
-    fams = _families(entry, "limit")
+    fams = _families(entry, "extrapolate")
     assert set(fams) == set(R.PROP2_FAMILIES.values())
     assert all(f["comparisons"] == 2 and f["required"] == R.PROP2_RESOLVE for f in fams.values())
     assert fams[R.PROP2_FAMILIES["learnable"]]["resolution"] < 1e-6     # exact zeros, float floor

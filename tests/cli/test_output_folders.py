@@ -92,8 +92,8 @@ def test_report_json_is_written_before_the_first_claim_with_the_run_and_its_opti
     assert during["files"] == ["report.json"]
     assert during["options"] == {
         "claims": ["toy:peek"], "workers": 0, "scheduler": None, "store": str(out / "store"),
-        "force": False, "rejudge": False, "figures": False, "dashboard": False, "tls": None,
-        "calibration": None}
+        "force": False, "rejudge": False, "replicate": 2, "figures": False, "dashboard": False,
+        "tls": None, "calibration": None}
     for key in ("suite_version", "started", "profile", "device", "environment", "engine"):
         assert during[key] == report[key], key
     assert report["complete"] is True and "interrupted" not in report
