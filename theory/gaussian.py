@@ -33,7 +33,6 @@ the variables it depends on. docs/functions.md lists what is supported.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 import operator
@@ -43,7 +42,8 @@ import sympy as sp
 
 from .special import OwensT, Relu
 
-__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate", "UnknownDerivative"]
+__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate", "integrate",
+           "QuadratureError", "UnknownDerivative"]
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,13 @@ class GaussianExpectation(sp.Expr):
         integrand = integrand.evalf(dps + 5)
         if integrand.free_symbols - set(zs):
             return None
+        from .quadrature import _MPMATH_KINKS, breakpoints
         f = sp.lambdify(zs, integrand, modules=[_MPMATH_KINKS, "mpmath"])
         norm = 1 / mpmath.sqrt(2 * mpmath.pi) ** len(zs)
         w = lambda *z: f(*z) * mpmath.exp(-sum(t * t for t in z) / 2) * norm
         with mpmath.workdps(dps + 10):
-            val = mpmath.quad(w, *[_breakpoints(integrand, z) for z in zs])
+            val = mpmath.quad(w, *[[-mpmath.inf, *breakpoints(integrand, z), mpmath.inf]
+                                    for z in zs])
         return sp.Float(val, dps)
 
     def _latex(self, printer):
@@ -132,21 +134,6 @@ class GaussianExpectation(sp.Expr):
 
     def _sympystr(self, printer):
         return f"E_{{{', '.join(map(str, self.variables))}}}[{printer._print(self.integrand)}]"
-
-
-_MPMATH_KINKS = {"Relu": lambda x: max(x, 0), "Heaviside": lambda x, h0=0.5: mpmath.mpf(
-    1 if x > 0 else 0 if x < 0 else h0)}
-
-
-def _breakpoints(integrand, z):
-    """Quadrature intervals for z: split at 0 and where a ReLU/Heaviside argument that is
-    linear in z alone changes sign (mpmath's tanh-sinh is exact-order only on smooth pieces)."""
-    points = {mpmath.mpf(0)}
-    for k in integrand.atoms(Relu, sp.Heaviside):
-        arg = k.args[0]
-        if arg.free_symbols == {z} and sp.Poly(arg, z).degree() == 1:
-            points.add(mpmath.mpf(sp.solve(arg, z)[0]))
-    return [-mpmath.inf, *sorted(points), mpmath.inf]
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,6 +297,15 @@ def _tilt_square(law, lin):
     return sp.exp(-m**2 / q) / sp.sqrt(q), GaussianLaw(law.variables, mean, cov)
 
 
+def _condition(law, lin):
+    """Absorb δ(u) into the law: E[δ(u)·h] = p_u(0)·E[h | u = 0], the density of u at 0 times
+    the law conditioned on u = 0 (a rank-one update, as for the tilts)."""
+    m, s2 = lin.mean(law), lin.var(law)
+    Cb = law.cov * sp.Matrix(lin.b)
+    norm = sp.exp(-m**2 / (2 * s2)) / sp.sqrt(2 * sp.pi * s2)
+    return norm, GaussianLaw(law.variables, law.mean - Cb * m / s2, law.cov - Cb * Cb.T / s2)
+
+
 def _tilt_linear(law, lin):
     """Absorb exp(u) into the law; returns (normaliser, new law)."""
     Cb = law.cov * sp.Matrix(lin.b)
@@ -335,13 +331,14 @@ def _expect_term(t: _Term):
 
 def _exponential_factor(factors):
     """Index of the first factor exp(−u²) or exp(u), or None."""
-    return next((k for k, (fn, _) in enumerate(factors) if fn == _GAUSS or _is(fn, sp.exp)), None)
+    return next((k for k, (fn, _) in enumerate(factors)
+                 if fn == _GAUSS or _is(fn, sp.exp) or _is(fn, sp.DiracDelta)), None)
 
 
 def _absorb_exponential(t: _Term, k: int):
     """Factor k (exp(−u²) or exp(u)) absorbed by tilting the law: normaliser × E′[the rest]."""
     fn, lin = t.factors[k]
-    tilt = _tilt_square if fn == _GAUSS else _tilt_linear
+    tilt = _tilt_square if fn == _GAUSS else _condition if _is(fn, sp.DiracDelta) else _tilt_linear
     norm, new_law = tilt(t.law, lin)
     rest = t.factors[:k] + t.factors[k + 1:]
     return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
@@ -581,10 +578,30 @@ def unknown_derivative(expr: sp.Expr) -> UnknownDerivative | None:
         "(docs/functions.md)")
 
 
+def _as_kinks(expr: sp.Expr, variables: set) -> sp.Expr:
+    """|u|, sign(u), max(u, v) and min(u, v) of the law's variables written with ReLU and its
+    derivative H, which have closed forms and known derivatives: |u| = ReLU(u) + ReLU(−u),
+    sign(u) = 2H(u) − 1, max(u, v) = v + ReLU(u − v), min(u, v) = u − ReLU(u − v)."""
+    def depends(e):
+        return bool(e.free_symbols & variables)
+    rules = [(lambda e: isinstance(e, sp.Abs) and depends(e),
+              lambda e: Relu(e.args[0]) + Relu(-e.args[0])),
+             (lambda e: isinstance(e, sp.sign) and depends(e),
+              lambda e: 2 * sp.Heaviside(e.args[0]) - 1),
+             (lambda e: isinstance(e, sp.Max) and len(e.args) == 2 and depends(e),
+              lambda e: e.args[1] + Relu(e.args[0] - e.args[1])),
+             (lambda e: isinstance(e, sp.Min) and len(e.args) == 2 and depends(e),
+              lambda e: e.args[0] - Relu(e.args[0] - e.args[1]))]
+    for match, rewrite in rules:
+        if expr.has(*(sp.Abs, sp.sign, sp.Max, sp.Min)):
+            expr = expr.replace(match, rewrite)
+    return expr
+
+
 def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     """E[expr] under ``law``, in closed form where the rules above reach one. UnknownDerivative
     (a ValueError) when the integrand holds a derivative SymPy does not know."""
-    expr = sp.sympify(expr)
+    expr = _as_kinks(sp.sympify(expr), set(law.variables))
     if expr.has(sp.Derivative, sp.Subs):
         raise unknown_derivative(expr)
     expr = sp.expand(expr)
@@ -595,42 +612,4 @@ def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     return out
 
 
-def evaluate(expr: sp.Expr, values: Mapping[sp.Basic, float | sp.Expr]) -> float:
-    """float(expr) at ``values``, with every remaining :class:`GaussianExpectation` node
-    integrated in float64 by adaptive quadrature (scipy) after closed-form conditioning:
-    fast and accurate to ~1e-10 for the kinked ReLU integrands, where Gauss–Hermite is not."""
-    expr = sp.sympify(expr).subs(values)
-    nodes = {node: _integrate_node(node) for node in expr.atoms(GaussianExpectation)}
-    out = sp.sympify(expr.xreplace({k: sp.Float(v) for k, v in nodes.items()}))
-    value = complex(out.evalf())
-    if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)):
-        raise ValueError(f"evaluate: complex value {value} for {expr}")
-    return value.real
-
-
-def _integrate_node(node: GaussianExpectation) -> float:
-    """One node with no free symbol left, in float64: scipy's adaptive quadrature split at the
-    kinks in one dimension, ``nquad`` in several."""
-    import numpy as np
-    from scipy import integrate
-
-    integrand, zs = node.conditioned()
-    own = {type(a).__name__: type(a).numpy for a in integrand.atoms(sp.Function)
-           if callable(getattr(type(a), "numpy", None))}     # user functions (docs/functions.md)
-    f = sp.lambdify(zs, integrand, modules=[own, _NUMPY_KINKS, "numpy"])
-
-    def dens(*z):
-        weight = np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
-        if weight == 0.0:       # far in the tails, where f may overflow (exp(λz)/(1 + exp(λz)))
-            return 0.0
-        with np.errstate(over="ignore"):
-            return f(*z) * weight
-    if len(zs) == 1:
-        pts = sorted(float(p) for p in _breakpoints(integrand, zs[0])[1:-1])
-        return sum(integrate.quad(dens, a, b, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
-                   for a, b in zip([-np.inf] + pts, pts + [np.inf]))
-    return integrate.nquad(dens, [[-np.inf, np.inf]] * len(zs))[0]
-
-
-_NUMPY_KINKS = {"Relu": lambda x: max(x, 0.0), "Heaviside": lambda x, h0=0.5: (
-    1.0 if x > 0 else 0.0 if x < 0 else h0)}
+from .quadrature import QuadratureError, evaluate, integrate  # noqa: E402 (re-exported)
