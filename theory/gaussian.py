@@ -173,6 +173,8 @@ class _Term:
 
 
 def _linear_form(arg, variables):
+    if not isinstance(arg, sp.Expr):        # a Piecewise's (expression, condition) pairs
+        return None
     try:
         poly = sp.Poly(sp.expand(arg), *variables)
     except sp.PolynomialError:          # not a polynomial in the variables (exp(x), log(x), ...)
