@@ -72,3 +72,10 @@ def test_closed_forms_and_sampled_losses_say_which_error():
     doc = _json("sagitova2026")
     assert doc["loss"]["se"] > 0 and doc["loss"]["quadrature_error"] == 0.0
     assert all(v >= 0 for v in doc["rhs_se"].values())
+
+
+def test_heads_states_the_eigenvalues_error():
+    res = runner.invoke(app, ["heads", "--mean", "0.5,0", "--cov", "1,0;0,1", "--json"])
+    assert res.exit_code == 0, res.output
+    saddle = json.loads(res.stdout)["saddle"]
+    assert saddle["quadrature_error"] == 0.0 and len(saddle["eigenvalues"]) == 4   # exact
