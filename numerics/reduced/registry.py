@@ -144,13 +144,13 @@ def _sagitova(params):
     from theory.models import sagitova2026 as sm
     from theory.multihead import MultiHeadModel
     values = {**sm.DEFAULT_PARAMS, **dict(params or {})}
-    words = {k: str(values.pop(k)) for k in sm.WORDS}
+    words = {k: values.pop(k) for k in sm.WORDS}      # an Activation object stays one
     v = check_params(sm.PARAMS, values, "sagitova2026")
     H, F = int(v["H"]), 2
     if int(v["n"]) % 4:
         raise ValueError(f"parameter n={int(v['n'])} is out of range; allowed: a multiple of 4, ≥ 8")
     model = MultiHeadModel(H, int(v["L"]), F, words["activation"], delta=v["delta"],
-                           output=words["output"])
+                           output=str(words["output"]))
     default = {f"m[{h},{h % F}]": 0.1 for h in range(H)}
     return _reduce_heads(model, {"n": int(v["n"]), "seed": int(v["seed"]),
                                  "sgd_noise": v["sgd_noise"]},

@@ -69,7 +69,12 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
                                          "flows; implied by --on)"),
            json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; for a multi-head "
                                          "model also 'saddle', as heads --json gives it, at the "
-                                         "model's prior")):
+                                         "model's prior"),
+           param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
+                                                  "defaults for the rest), as for evaluate: e.g. "
+                                                  "link=quadratic or link=PATH.py:NAME "
+                                                  "(dohmatob2025), activation=PATH.py:NAME "
+                                                  "(sagitova2026)")):
     """Print what the engine derives for a model: the reduced risk and its overlap flow
     (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
     weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
@@ -77,8 +82,11 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
     (command, model, name, params, state_names, time, loss_name, on, simplified, equations)."""
     errors: list[str] = _cache_errors()
     fixed = _manifold(on, errors)
-    rm, errs = _load(model, None)
-    errors += errs
+    params = _pairs(param, "param", errors)
+    size_errors = _draw_errors(model, params)
+    rm, errs = _load(model, {k: v for k, v in params.items()
+                             if not (size_errors and k in ("H", "L", "n"))} or None)
+    errors += size_errors + errs
     if rm is not None and fixed:
         if not hasattr(rm, "restrict"):
             errors.append(f"--on: {rm.name} is not an overlap model; allowed: --on with a model "
@@ -108,7 +116,7 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
 
 def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
     """``derive --json``'s document."""
-    doc = {"command": "derive", "model": model, "name": rm.name, "params": rm.params,
+    doc = {"command": "derive", "model": model, "name": rm.name, "params": _json_params(rm),
            "state_names": list(rm.state_names), "time": rm.time, "loss_name": rm.loss_name,
            "on": fixed, "simplified": simplified, "equations": [_equation_json(e) for e in eqs]}
     if hasattr(rm, "saddle_equations"):
@@ -116,6 +124,19 @@ def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
         moments = None if prior is None else _moments("prior", prior.mean(), cov=prior.cov())
         doc["saddle"] = _saddle_answer(rm.model, moments)
     return doc
+
+
+def _json_params(rm) -> dict:
+    """The model's parameters for JSON: those declared integer (d, L, H, n, ...) as integers."""
+    declared = {p.name: p for p in getattr(getattr(rm, "derivation", None), "params", ())}
+    if not declared and getattr(rm, "name", "") == "sagitova2026":
+        from theory.models.sagitova2026 import PARAMS
+        declared = {p.name: p for p in PARAMS}
+    out = {}
+    for key, value in rm.params.items():
+        whole = isinstance(value, float) and value.is_integer()
+        out[key] = int(value) if whole and getattr(declared.get(key), "integer", False) else value
+    return out
 
 
 def _pairs(items, what, errors: list[str]) -> dict:
@@ -184,11 +205,26 @@ def _is_multihead(model: str) -> bool:
 
 
 def _state_errors(rm, state: dict) -> list[str]:
-    try:
-        rm.check_state(rm.pack(state, base=rm.default_state()))
-    except (ValueError, FloatingPointError) as exc:
-        return [str(exc)]
-    return []
+    """Every error in ``--state``: the unknown names, each known coordinate's own error, then
+    (when each is fine alone) the state's as a whole."""
+    errors = []
+
+    def check(values):
+        try:
+            rm.check_state(rm.pack(values, base=rm.default_state()))
+        except (ValueError, FloatingPointError) as exc:
+            if str(exc) not in errors:
+                errors.append(str(exc))
+            return False
+        return True
+    unknown = {k: v for k, v in state.items() if k not in rm.state_names}
+    if unknown:
+        check(unknown)
+    known = {k: v for k, v in state.items() if k in rm.state_names}
+    alone = [check({k: v}) for k, v in known.items()]
+    if all(alone) and known:
+        check(known)
+    return errors
 
 
 @app.command()
@@ -236,7 +272,7 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
     y, loss, rhs = _evaluation(rm, params, values, tol)
     names = rm.state_names
     if json_out:
-        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": rm.params,
+        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": _json_params(rm),
                     "state_names": list(names), "time": rm.time, "state": dict(zip(names, y)),
                     "loss": {"name": rm.loss_name, "value": loss.value, "se": loss.stderr,
                              "quadrature_error": loss.quadrature_error},
