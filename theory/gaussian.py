@@ -26,9 +26,12 @@ The rules, applied until no polynomial is left:
 1/(1 + exp(−x)) or tanh(x²) is recognised as φ(u) for the linear form u it depends on.
 Whatever has no closed form is kept as an explicit :class:`GaussianExpectation` node over
 K i.i.d. standard normals (K = number of distinct linear forms), evaluated numerically later
-(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations); a
-term whose factors are not functions of one linear form each (tanh(g₁g₂)) becomes one node over
-the variables it depends on. docs/functions.md lists what is supported.
+(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations;
+adaptive quadrature with its error by ``theory.quadrature``); a term whose factors are not
+functions of one linear form each (tanh(g₁g₂)) becomes one node over the variables it depends
+on. |u|, sign(u), max and min are written with ReLU and H first; δ(u) is absorbed by
+conditioning the law on u = 0. The closed forms live in ``theory.gaussian_closed_forms``.
+docs/functions.md lists what is supported.
 """
 
 from __future__ import annotations
@@ -100,8 +103,13 @@ class GaussianExpectation(sp.Expr):
     def _eval_subs(self, old, new):
         if old in self.variables:
             return self
-        # a substitution can make a closed form reachable (e.g. a mean that becomes zero)
-        return expect(self.integrand.subs(old, new), self.law())
+        integrand = self.integrand.subs(old, new)
+        # a substitution can make a closed form reachable (a mean that becomes zero, ReLU's
+        # arc-cosine kernels); only the functions that have closed forms can reach one, and
+        # re-deriving the others (arctan's Stein terms) took minutes for nothing
+        if _closable(integrand, self.variables):
+            return expect(integrand, self.law())
+        return GaussianExpectation(integrand, *self.variables)
 
     def conditioned(self) -> tuple[sp.Expr, tuple[sp.Symbol, ...]]:
         """The same expectation with the last variable integrated in closed form where the
@@ -393,48 +401,6 @@ def _partial_terms(t: _Term, mono: dict, j: int, cij):
             yield cij * lin.b[j] * _expect_term(_Term(t.coef, mono, rest + [(dfn, lin)], law))
 
 
-def _Phi(x):
-    return (1 + sp.erf(x / sp.sqrt(2))) / 2
-
-
-def _phi(x):
-    return sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
-
-
-def _relu_single(fns, m, s2):
-    """Closed forms for ReLU/Heaviside factors of one linear form u ~ N(m, s²), or None."""
-    kinds = sorted("R" if _is(f, Relu) else "H" if _is(f, sp.Heaviside) else "?" for f in fns)
-    if "?" in kinds or sp.simplify(s2) == 0:
-        return None
-    s = sp.sqrt(s2)
-    h = m / s
-    first = m * _Phi(h) + s * _phi(h)
-    return {("H",): _Phi(h), ("H", "H"): _Phi(h), ("R",): first, ("H", "R"): first,
-            ("R", "R"): (m**2 + s2) * _Phi(h) + m * s * _phi(h)}.get(tuple(kinds))
-
-
-def _relu_pair(g1, g2, law):
-    """Arc-cosine closed forms for one ReLU/Heaviside factor on each of two zero-mean forms."""
-    (l1, f1), (l2, f2) = g1, g2
-    if len(f1) != 1 or len(f2) != 1:
-        return None
-    k1 = "R" if _is(f1[0], Relu) else "H" if _is(f1[0], sp.Heaviside) else None
-    k2 = "R" if _is(f2[0], Relu) else "H" if _is(f2[0], sp.Heaviside) else None
-    if k1 is None or k2 is None:
-        return None
-    if sp.simplify(l1.mean(law)) != 0 or sp.simplify(l2.mean(law)) != 0:
-        return None
-    if (k1, k2) == ("R", "H"):
-        (l1, k1), (l2, k2) = (l2, k2), (l1, k1)
-    v1, v2, c = l1.var(law), l2.var(law), l1.cov_with(l2, law)
-    theta = sp.acos(c / sp.sqrt(v1 * v2))
-    if (k1, k2) == ("R", "R"):
-        return (sp.sqrt(v1 * v2 - c**2) + (sp.pi - theta) * c) / (2 * sp.pi)
-    if (k1, k2) == ("H", "R"):
-        return (sp.sqrt(v2) + c / sp.sqrt(v1)) / (2 * sp.sqrt(2 * sp.pi))
-    return (sp.pi - theta) / (2 * sp.pi)
-
-
 def _expect_factors(factors, law):
     """E[Π_k φ_k(u_k)]: the factors grouped by linear form; closed forms for one or two forms
     where the rules reach one, an explicit node otherwise."""
@@ -443,80 +409,14 @@ def _expect_factors(factors, law):
     groups = {}
     for fn, lin in factors:
         groups.setdefault(lin.key(), (lin, []))[1].append(fn)
-    closed = _trig_closed_form(factors, law)
+    closed = _closed.trig_closed_form(factors, law)
     if closed is not None:
         return closed
     if len(groups) == 1:
-        closed = _one_form_closed_form(*next(iter(groups.values())), law)
+        closed = _closed.one_form_closed_form(*next(iter(groups.values())), law)
     elif len(groups) == 2:
-        closed = _two_form_closed_form(*groups.values(), law)
+        closed = _closed.two_form_closed_form(*groups.values(), law)
     return closed if closed is not None else _node(list(groups.values()), law)
-
-
-def _one_form_closed_form(lin, fns, law):
-    """E[Π φ(u)] for one form u ~ N(m, s²): ReLU/Heaviside, erf and erf² (Owen's T), or None."""
-    m, s2 = lin.mean(law), lin.var(law)
-    relu = _relu_single(fns, m, s2)
-    if relu is not None:
-        return relu
-    if len(fns) == 1 and _is(fns[0], sp.erf):
-        return sp.erf(m / sp.sqrt(1 + 2 * s2))
-    if len(fns) == 2 and all(_is(f, sp.erf) for f in fns):
-        return 1 - 8 * OwensT(sp.sqrt(2) * m / sp.sqrt(1 + 2 * s2), 1 / sp.sqrt(1 + 4 * s2))
-    return None
-
-
-def _two_form_closed_form(g1, g2, law):
-    """E[φ(u)·φ′(u′)] for two zero-mean forms: erf·erf (arcsine law) or the arc-cosine
-    kernels of ReLU/Heaviside; None otherwise."""
-    (l1, fns1), (l2, fns2) = g1, g2
-    single_erfs = len(fns1) == 1 == len(fns2) and _is(fns1[0], sp.erf) and _is(fns2[0], sp.erf)
-    if single_erfs and sp.simplify(l1.mean(law)) == 0 and sp.simplify(l2.mean(law)) == 0:
-        c = l1.cov_with(l2, law)
-        return 2 / sp.pi * sp.asin(2 * c / sp.sqrt((1 + 2 * l1.var(law)) * (1 + 2 * l2.var(law))))
-    return _relu_pair(g1, g2, law)
-
-
-_MAX_TRIG = 4
-"""Products of at most this many sines and cosines take the closed form (2^(n−1) terms)."""
-
-
-def _trig_closed_form(factors, law):
-    """E[Π sin/cos(u_k)] for any linear forms u_k (n ≤ _MAX_TRIG), or None: the product is
-    turned into a sum of sin/cos(w) of sums and differences w of the forms (product-to-sum),
-    and E sin(w) = sin(m)·e^{−s²/2}, E cos(w) = cos(m)·e^{−s²/2} for w ~ N(m, s²)."""
-    coefs, kinds = [], []
-    for fn, _ in factors:               # c·sin(t) or c·cos(t) (Stein's derivatives: −sin, −cos)
-        c, f = fn.expr.as_coeff_Mul()
-        kind = "sin" if isinstance(f, sp.sin) else "cos" if isinstance(f, sp.cos) else None
-        if kind is None or f.args[0] != _T:
-            return None
-        coefs.append(c)
-        kinds.append(kind)
-    if len(kinds) > _MAX_TRIG:
-        return None
-    (first, lin), *rest = zip(kinds, (lin for _, lin in factors))
-    terms = [(sp.Mul(*coefs), first, lin)]
-    for kind, lin2 in rest:
-        new = []
-        for c, k, w in terms:
-            plus, minus = _combine(w, lin2, 1), _combine(w, lin2, -1)
-            if k == "cos" and kind == "cos":
-                new += [(c / 2, "cos", minus), (c / 2, "cos", plus)]
-            elif k == "sin" and kind == "sin":
-                new += [(c / 2, "cos", minus), (-c / 2, "cos", plus)]
-            elif k == "sin":                                # sin w · cos u
-                new += [(c / 2, "sin", plus), (c / 2, "sin", minus)]
-            else:                                           # cos w · sin u
-                new += [(c / 2, "sin", plus), (-c / 2, "sin", minus)]
-        terms = new
-    trig = {"sin": sp.sin, "cos": sp.cos}
-    return sp.Add(*(c * trig[k](w.mean(law)) * sp.exp(-w.var(law) / 2) for c, k, w in terms))
-
-
-def _combine(u, v, sign):
-    """The linear form u + sign·v."""
-    return _Linear(u.a + sign * v.a, tuple(x + sign * y for x, y in zip(u.b, v.b)))
 
 
 def _term_node(term, law):
@@ -580,6 +480,26 @@ def unknown_derivative(expr: sp.Expr) -> UnknownDerivative | None:
         "(docs/functions.md)")
 
 
+_CLOSABLE = (Relu, sp.Heaviside, sp.DiracDelta, sp.erf, sp.exp, sp.sin, sp.cos, sp.Abs, sp.sign,
+             sp.Max, sp.Min, OwensT)
+"""The functions the closed forms above cover (with polynomials)."""
+
+
+def _closable(expr: sp.Expr, variables) -> bool:
+    """Whether expr is polynomial in ``variables`` times functions the closed forms cover
+    (``_CLOSABLE``): no other function of them, no division by them."""
+    vs = set(variables)
+    for node in sp.preorder_traversal(expr):
+        if not node.free_symbols & vs:
+            continue
+        if isinstance(node, sp.Function) and not isinstance(node, _CLOSABLE):
+            return False
+        if node.is_Pow and not isinstance(node.base, sp.exp) and not (
+                node.exp.is_Integer and node.exp >= 0) and node.base.free_symbols & vs:
+            return False
+    return True
+
+
 def _as_kinks(expr: sp.Expr, variables: set) -> sp.Expr:
     """|u|, sign(u), max(u, v) and min(u, v) of the law's variables written with ReLU and its
     derivative H, which have closed forms and known derivatives: |u| = ReLU(u) + ReLU(−u),
@@ -614,4 +534,5 @@ def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     return out
 
 
+from . import gaussian_closed_forms as _closed  # noqa: E402 (it uses _Linear, _T and _is)
 from .quadrature import QuadratureError, evaluate, integrate  # noqa: E402 (re-exported)
