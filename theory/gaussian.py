@@ -43,10 +43,12 @@ import operator
 import mpmath
 import sympy as sp
 
+from . import gaussian_closed_forms as _closed
+from .gaussian_closed_forms import _is, _Linear, _T
+from .kinks import MPMATH_KINKS, breakpoints
 from .special import OwensT, Relu
 
-__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate", "integrate",
-           "QuadratureError", "UnknownDerivative"]
+__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "UnknownDerivative"]
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,7 @@ class GaussianExpectation(sp.Expr):
         integrand = integrand.evalf(dps + 5)
         if integrand.free_symbols - set(zs):
             return None
-        from .quadrature import _MPMATH_KINKS, breakpoints
-        f = sp.lambdify(zs, integrand, modules=[_MPMATH_KINKS, "mpmath"])
+        f = sp.lambdify(zs, integrand, modules=[MPMATH_KINKS, "mpmath"])
         norm = 1 / mpmath.sqrt(2 * mpmath.pi) ** len(zs)
         w = lambda *z: f(*z) * mpmath.exp(-sum(t * t for t in z) / 2) * norm
         with mpmath.workdps(dps + 10):
@@ -146,30 +147,6 @@ class GaussianExpectation(sp.Expr):
 
 # --------------------------------------------------------------------------------------------
 # internal representation
-
-
-@dataclass(frozen=True)
-class _Linear:
-    """u = a + b·g for the law's variables g."""
-
-    a: sp.Expr
-    b: tuple
-
-    def mean(self, law):
-        return self.a + sum((bi * mi for bi, mi in zip(self.b, law.mean)), sp.S.Zero)
-
-    def cov_with(self, other, law):
-        C = law.cov
-        n = len(self.b)
-        return sum((self.b[i] * C[i, j] * other.b[j]
-                    for i in range(n) for j in range(n)
-                    if self.b[i] != 0 and other.b[j] != 0 and C[i, j] != 0), sp.S.Zero)
-
-    def var(self, law):
-        return self.cov_with(self, law)
-
-    def key(self):
-        return (sp.expand(self.a),) + tuple(sp.expand(x) for x in self.b)
 
 
 @dataclass
@@ -194,7 +171,6 @@ def _linear_form(arg, variables):
     return _Linear(sp.sympify(a), tuple(sp.sympify(x) for x in b))
 
 
-_T = sp.Dummy("t")
 _GAUSS = sp.Lambda(_T, sp.exp(-_T**2))
 
 
@@ -321,10 +297,6 @@ def _tilt_linear(law, lin):
     Cb = law.cov * sp.Matrix(lin.b)
     norm = sp.exp(lin.mean(law) + lin.var(law) / 2)
     return norm, GaussianLaw(law.variables, law.mean + Cb, law.cov)
-
-
-def _is(fn, func):
-    return isinstance(fn.expr, func) and fn.expr.args[0] == _T
 
 
 def _expect_term(t: _Term):
@@ -534,5 +506,3 @@ def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     return out
 
 
-from . import gaussian_closed_forms as _closed  # noqa: E402 (it uses _Linear, _T and _is)
-from .quadrature import QuadratureError, evaluate, integrate  # noqa: E402 (re-exported)

@@ -5,10 +5,44 @@ it does not apply."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
-from .gaussian import _is, _Linear, _T  # noqa: F401 (_T: the Lambdas' variable)
 from .special import OwensT, Relu
+
+__all__ = ["one_form_closed_form", "two_form_closed_form", "trig_closed_form"]
+
+_T = sp.Dummy("t")
+"""The variable of the Lambdas φ the Gaussian layer applies to linear forms."""
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """u = a + b·g for the law's variables g."""
+
+    a: sp.Expr
+    b: tuple
+
+    def mean(self, law):
+        return self.a + sum((bi * mi for bi, mi in zip(self.b, law.mean)), sp.S.Zero)
+
+    def cov_with(self, other, law):
+        C = law.cov
+        n = len(self.b)
+        return sum((self.b[i] * C[i, j] * other.b[j]
+                    for i in range(n) for j in range(n)
+                    if self.b[i] != 0 and other.b[j] != 0 and C[i, j] != 0), sp.S.Zero)
+
+    def var(self, law):
+        return self.cov_with(self, law)
+
+    def key(self):
+        return (sp.expand(self.a),) + tuple(sp.expand(x) for x in self.b)
+
+
+def _is(fn, func):
+    return isinstance(fn.expr, func) and fn.expr.args[0] == _T
 
 
 def _Phi(x):

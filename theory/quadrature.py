@@ -19,13 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 import math
 
-import mpmath
 import numpy as np
 import sympy as sp
 
-from .special import OwensT, Relu, owens_t_mpmath
+from .gaussian import GaussianExpectation
+from .kinks import MPMATH_KINKS, breakpoints, kink_arguments
+from .special import OwensT
 
-__all__ = ["integrate", "evaluate", "Integrated", "QuadratureError", "breakpoints"]
+__all__ = ["integrate", "evaluate", "Integrated", "QuadratureError"]
 
 _EPSABS, _EPSREL = 1e-13, 1e-11
 """QUADPACK's targets per piece: what ``evaluate`` has always used (its numbers unchanged)."""
@@ -58,8 +59,6 @@ def integrate(expr: sp.Expr, values: Mapping[sp.Basic, float | sp.Expr] | None =
               tol: float | None = None) -> Integrated:
     """expr at ``values`` with its nodes integrated, and the estimated error (see the module's
     docstring). ``tol``: the largest acceptable error (absolute); None accepts any."""
-    from .gaussian import GaussianExpectation
-
     if tol is not None and not (tol > 0 and math.isfinite(tol)):
         raise ValueError(f"tol={tol!r}; allowed: a positive finite number")
     expr = _substitute(sp.sympify(expr), values or {})
@@ -71,7 +70,7 @@ def integrate(expr: sp.Expr, values: Mapping[sp.Basic, float | sp.Expr] | None =
         names = sorted(map(str, outer.free_symbols - set(syms)))
         raise ValueError(f"integrate: symbols {names} have no value; allowed: values for every "
                          "free symbol")
-    fn = sp.lambdify(syms, outer, modules=[_implementations(outer, "mpmath"), _MPMATH_KINKS,
+    fn = sp.lambdify(syms, outer, modules=[_implementations(outer, "mpmath"), MPMATH_KINKS,
                                            "mpmath"])
     point = [v for v, _ in each]
     value = _real(fn(*point), expr)
@@ -112,51 +111,11 @@ def _slope(fn, point, i, error, expr) -> float:
 # breakpoints
 
 
-def _user_breakpoints(fn) -> tuple:
-    points = getattr(type(fn), "breakpoints", None)
-    return tuple(points) if isinstance(points, (tuple, list)) else ()
-
-
-def _kink_arguments(integrand) -> list:
-    """Expressions whose zeros are where ``integrand`` is not smooth."""
-    out = []
-    for f in integrand.atoms(Relu, sp.Heaviside, sp.Abs, sp.sign, sp.Max, sp.Min, sp.Piecewise,
-                             sp.Function):
-        if isinstance(f, (Relu, sp.Heaviside, sp.Abs, sp.sign)):
-            out.append(f.args[0])
-        elif isinstance(f, (sp.Max, sp.Min)):
-            out += [a - b for k, a in enumerate(f.args) for b in f.args[k + 1:]]
-        elif isinstance(f, sp.Piecewise):
-            for _, cond in f.args:
-                out += [r.lhs - r.rhs for r in cond.atoms(sp.core.relational.Relational)]
-        else:
-            out += [f.args[0] - p for p in _user_breakpoints(f)]
-    return out
-
-
-def breakpoints(integrand: sp.Expr, z: sp.Symbol, given: Mapping | None = None) -> list[float]:
-    """The sorted finite points in z where ``integrand`` (other variables at ``given``) is not
-    smooth: zeros of its kink arguments that are linear in z."""
-    points = set()
-    for arg in _kink_arguments(integrand):
-        arg = arg.xreplace(given) if given else arg
-        if arg.free_symbols != {z}:
-            continue
-        a, b = sp.expand(arg).as_independent(z, as_Add=True)
-        slope = sp.simplify(b / z)
-        if slope.free_symbols or slope == 0:
-            continue
-        root = complex(sp.N(-a / slope))
-        if abs(root.imag) < 1e-14 and math.isfinite(root.real):
-            points.add(root.real)
-    return sorted(points)
-
-
 def _kink_roots(integrand, zs):
     """For two variables (inner z0, outer z1): [(c0, c1, c)] with each kink at c0·z0 + c1·z1 + c
     = 0, from the kink arguments linear in both (the others are left to the adaptive rule)."""
     out = []
-    for arg in _kink_arguments(integrand):
+    for arg in kink_arguments(integrand):
         try:
             poly = sp.Poly(sp.expand(arg), *zs)
         except sp.PolynomialError:
@@ -175,10 +134,6 @@ def _kink_roots(integrand, zs):
 
 _NUMPY_KINKS = {"Relu": lambda x: max(x, 0.0), "Heaviside": lambda x, h0=0.5: (
     1.0 if x > 0 else 0.0 if x < 0 else h0)}
-_MPMATH_KINKS = {"Relu": lambda x: max(x, 0), "Heaviside": lambda x, h0=0.5: mpmath.mpf(
-    1 if x > 0 else 0 if x < 0 else h0), "OwensT": owens_t_mpmath}
-
-
 def _implementations(expr, backend: str) -> dict:
     """{name: implementation} of the user functions in expr (docs/functions.md)."""
     return {type(a).__name__: getattr(type(a), backend) for a in expr.atoms(sp.Function)

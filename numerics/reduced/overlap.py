@@ -167,8 +167,8 @@ class OverlapReduced(ReducedModel):
         return self._estimate(list(self.derivation.flow.rhs), y, tol, lambda: self.rhs(y))
 
     def _estimate(self, exprs, y, tol, generated) -> Estimate:
+        value = np.asarray(generated(), float)      # also refuses what cannot be evaluated
         if not any(e.has(GaussianExpectation) for e in exprs):
-            value = np.asarray(generated(), float)
             return Estimate(value if value.size > 1 or len(exprs) > 1 else float(value[0]), 0.0,
                             quadrature_error=0.0 * value if len(exprs) > 1 else 0.0)
         at = {p.symbol: sp.Float(v) for p, v in zip(self.derivation.params,

@@ -86,6 +86,10 @@ def documented() -> list[tuple[str, str]]:
                 cmd = "python -m verification " + cmd
             if "..." in cmd or "{" in cmd or "μ" in cmd:
                 continue                 # an elision or a template, not a command line
+            words = cmd.split()[3:]
+            if words and words[0] in ("derive", "evaluate") and (
+                    len(words) < 2 or words[1].startswith("-")):
+                continue                 # an option named in prose (`derive --on`), no model
             for form in _optional_groups(cmd):
                 found.setdefault(form, str(path.relative_to(ROOT)))
     for form in TABLE_FORMS:
