@@ -26,14 +26,16 @@ The rules, applied until no polynomial is left:
 1/(1 + exp(−x)) or tanh(x²) is recognised as φ(u) for the linear form u it depends on.
 Whatever has no closed form is kept as an explicit :class:`GaussianExpectation` node over
 K i.i.d. standard normals (K = number of distinct linear forms), evaluated numerically later
-(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations); a
-term whose factors are not functions of one linear form each (tanh(g₁g₂)) becomes one node over
-the variables it depends on. docs/functions.md lists what is supported.
+(Gauss–Hermite, quasi-Monte Carlo or Monte Carlo, by the numerical layer's expectations;
+adaptive quadrature with its error by ``theory.quadrature``); a term whose factors are not
+functions of one linear form each (tanh(g₁g₂)) becomes one node over the variables it depends
+on. |u|, sign(u), max and min are written with ReLU and H first; δ(u) is absorbed by
+conditioning the law on u = 0. The closed forms live in ``theory.gaussian_closed_forms``.
+docs/functions.md lists what is supported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 import operator
@@ -41,9 +43,12 @@ import operator
 import mpmath
 import sympy as sp
 
+from . import gaussian_closed_forms as _closed
+from .gaussian_closed_forms import _is, _Linear, _T
+from .kinks import MPMATH_KINKS, breakpoints
 from .special import OwensT, Relu
 
-__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "evaluate", "UnknownDerivative"]
+__all__ = ["GaussianLaw", "GaussianExpectation", "expect", "UnknownDerivative"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,13 @@ class GaussianExpectation(sp.Expr):
     def _eval_subs(self, old, new):
         if old in self.variables:
             return self
-        # a substitution can make a closed form reachable (e.g. a mean that becomes zero)
-        return expect(self.integrand.subs(old, new), self.law())
+        integrand = self.integrand.subs(old, new)
+        # a substitution can make a closed form reachable (a mean that becomes zero, ReLU's
+        # arc-cosine kernels); only the functions that have closed forms can reach one, and
+        # re-deriving the others (arctan's Stein terms) took minutes for nothing
+        if _closable(integrand, self.variables):
+            return expect(integrand, self.law())
+        return GaussianExpectation(integrand, *self.variables)
 
     def conditioned(self) -> tuple[sp.Expr, tuple[sp.Symbol, ...]]:
         """The same expectation with the last variable integrated in closed form where the
@@ -119,11 +129,12 @@ class GaussianExpectation(sp.Expr):
         integrand = integrand.evalf(dps + 5)
         if integrand.free_symbols - set(zs):
             return None
-        f = sp.lambdify(zs, integrand, modules=[_MPMATH_KINKS, "mpmath"])
+        f = sp.lambdify(zs, integrand, modules=[MPMATH_KINKS, "mpmath"])
         norm = 1 / mpmath.sqrt(2 * mpmath.pi) ** len(zs)
         w = lambda *z: f(*z) * mpmath.exp(-sum(t * t for t in z) / 2) * norm
         with mpmath.workdps(dps + 10):
-            val = mpmath.quad(w, *[_breakpoints(integrand, z) for z in zs])
+            val = mpmath.quad(w, *[[-mpmath.inf, *breakpoints(integrand, z), mpmath.inf]
+                                    for z in zs])
         return sp.Float(val, dps)
 
     def _latex(self, printer):
@@ -134,47 +145,8 @@ class GaussianExpectation(sp.Expr):
         return f"E_{{{', '.join(map(str, self.variables))}}}[{printer._print(self.integrand)}]"
 
 
-_MPMATH_KINKS = {"Relu": lambda x: max(x, 0), "Heaviside": lambda x, h0=0.5: mpmath.mpf(
-    1 if x > 0 else 0 if x < 0 else h0)}
-
-
-def _breakpoints(integrand, z):
-    """Quadrature intervals for z: split at 0 and where a ReLU/Heaviside argument that is
-    linear in z alone changes sign (mpmath's tanh-sinh is exact-order only on smooth pieces)."""
-    points = {mpmath.mpf(0)}
-    for k in integrand.atoms(Relu, sp.Heaviside):
-        arg = k.args[0]
-        if arg.free_symbols == {z} and sp.Poly(arg, z).degree() == 1:
-            points.add(mpmath.mpf(sp.solve(arg, z)[0]))
-    return [-mpmath.inf, *sorted(points), mpmath.inf]
-
-
 # --------------------------------------------------------------------------------------------
 # internal representation
-
-
-@dataclass(frozen=True)
-class _Linear:
-    """u = a + b·g for the law's variables g."""
-
-    a: sp.Expr
-    b: tuple
-
-    def mean(self, law):
-        return self.a + sum((bi * mi for bi, mi in zip(self.b, law.mean)), sp.S.Zero)
-
-    def cov_with(self, other, law):
-        C = law.cov
-        n = len(self.b)
-        return sum((self.b[i] * C[i, j] * other.b[j]
-                    for i in range(n) for j in range(n)
-                    if self.b[i] != 0 and other.b[j] != 0 and C[i, j] != 0), sp.S.Zero)
-
-    def var(self, law):
-        return self.cov_with(self, law)
-
-    def key(self):
-        return (sp.expand(self.a),) + tuple(sp.expand(x) for x in self.b)
 
 
 @dataclass
@@ -186,6 +158,8 @@ class _Term:
 
 
 def _linear_form(arg, variables):
+    if not isinstance(arg, sp.Expr):        # a Piecewise's (expression, condition) pairs
+        return None
     try:
         poly = sp.Poly(sp.expand(arg), *variables)
     except sp.PolynomialError:          # not a polynomial in the variables (exp(x), log(x), ...)
@@ -197,7 +171,6 @@ def _linear_form(arg, variables):
     return _Linear(sp.sympify(a), tuple(sp.sympify(x) for x in b))
 
 
-_T = sp.Dummy("t")
 _GAUSS = sp.Lambda(_T, sp.exp(-_T**2))
 
 
@@ -310,15 +283,20 @@ def _tilt_square(law, lin):
     return sp.exp(-m**2 / q) / sp.sqrt(q), GaussianLaw(law.variables, mean, cov)
 
 
+def _condition(law, lin):
+    """Absorb δ(u) into the law: E[δ(u)·h] = p_u(0)·E[h | u = 0], the density of u at 0 times
+    the law conditioned on u = 0 (a rank-one update, as for the tilts)."""
+    m, s2 = lin.mean(law), lin.var(law)
+    Cb = law.cov * sp.Matrix(lin.b)
+    norm = sp.exp(-m**2 / (2 * s2)) / sp.sqrt(2 * sp.pi * s2)
+    return norm, GaussianLaw(law.variables, law.mean - Cb * m / s2, law.cov - Cb * Cb.T / s2)
+
+
 def _tilt_linear(law, lin):
     """Absorb exp(u) into the law; returns (normaliser, new law)."""
     Cb = law.cov * sp.Matrix(lin.b)
     norm = sp.exp(lin.mean(law) + lin.var(law) / 2)
     return norm, GaussianLaw(law.variables, law.mean + Cb, law.cov)
-
-
-def _is(fn, func):
-    return isinstance(fn.expr, func) and fn.expr.args[0] == _T
 
 
 def _expect_term(t: _Term):
@@ -335,13 +313,14 @@ def _expect_term(t: _Term):
 
 def _exponential_factor(factors):
     """Index of the first factor exp(−u²) or exp(u), or None."""
-    return next((k for k, (fn, _) in enumerate(factors) if fn == _GAUSS or _is(fn, sp.exp)), None)
+    return next((k for k, (fn, _) in enumerate(factors)
+                 if fn == _GAUSS or _is(fn, sp.exp) or _is(fn, sp.DiracDelta)), None)
 
 
 def _absorb_exponential(t: _Term, k: int):
     """Factor k (exp(−u²) or exp(u)) absorbed by tilting the law: normaliser × E′[the rest]."""
     fn, lin = t.factors[k]
-    tilt = _tilt_square if fn == _GAUSS else _tilt_linear
+    tilt = _tilt_square if fn == _GAUSS else _condition if _is(fn, sp.DiracDelta) else _tilt_linear
     norm, new_law = tilt(t.law, lin)
     rest = t.factors[:k] + t.factors[k + 1:]
     return norm * _expect_term(_Term(t.coef, t.mono, rest, new_law))
@@ -394,48 +373,6 @@ def _partial_terms(t: _Term, mono: dict, j: int, cij):
             yield cij * lin.b[j] * _expect_term(_Term(t.coef, mono, rest + [(dfn, lin)], law))
 
 
-def _Phi(x):
-    return (1 + sp.erf(x / sp.sqrt(2))) / 2
-
-
-def _phi(x):
-    return sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
-
-
-def _relu_single(fns, m, s2):
-    """Closed forms for ReLU/Heaviside factors of one linear form u ~ N(m, s²), or None."""
-    kinds = sorted("R" if _is(f, Relu) else "H" if _is(f, sp.Heaviside) else "?" for f in fns)
-    if "?" in kinds or sp.simplify(s2) == 0:
-        return None
-    s = sp.sqrt(s2)
-    h = m / s
-    first = m * _Phi(h) + s * _phi(h)
-    return {("H",): _Phi(h), ("H", "H"): _Phi(h), ("R",): first, ("H", "R"): first,
-            ("R", "R"): (m**2 + s2) * _Phi(h) + m * s * _phi(h)}.get(tuple(kinds))
-
-
-def _relu_pair(g1, g2, law):
-    """Arc-cosine closed forms for one ReLU/Heaviside factor on each of two zero-mean forms."""
-    (l1, f1), (l2, f2) = g1, g2
-    if len(f1) != 1 or len(f2) != 1:
-        return None
-    k1 = "R" if _is(f1[0], Relu) else "H" if _is(f1[0], sp.Heaviside) else None
-    k2 = "R" if _is(f2[0], Relu) else "H" if _is(f2[0], sp.Heaviside) else None
-    if k1 is None or k2 is None:
-        return None
-    if sp.simplify(l1.mean(law)) != 0 or sp.simplify(l2.mean(law)) != 0:
-        return None
-    if (k1, k2) == ("R", "H"):
-        (l1, k1), (l2, k2) = (l2, k2), (l1, k1)
-    v1, v2, c = l1.var(law), l2.var(law), l1.cov_with(l2, law)
-    theta = sp.acos(c / sp.sqrt(v1 * v2))
-    if (k1, k2) == ("R", "R"):
-        return (sp.sqrt(v1 * v2 - c**2) + (sp.pi - theta) * c) / (2 * sp.pi)
-    if (k1, k2) == ("H", "R"):
-        return (sp.sqrt(v2) + c / sp.sqrt(v1)) / (2 * sp.sqrt(2 * sp.pi))
-    return (sp.pi - theta) / (2 * sp.pi)
-
-
 def _expect_factors(factors, law):
     """E[Π_k φ_k(u_k)]: the factors grouped by linear form; closed forms for one or two forms
     where the rules reach one, an explicit node otherwise."""
@@ -444,80 +381,14 @@ def _expect_factors(factors, law):
     groups = {}
     for fn, lin in factors:
         groups.setdefault(lin.key(), (lin, []))[1].append(fn)
-    closed = _trig_closed_form(factors, law)
+    closed = _closed.trig_closed_form(factors, law)
     if closed is not None:
         return closed
     if len(groups) == 1:
-        closed = _one_form_closed_form(*next(iter(groups.values())), law)
+        closed = _closed.one_form_closed_form(*next(iter(groups.values())), law)
     elif len(groups) == 2:
-        closed = _two_form_closed_form(*groups.values(), law)
+        closed = _closed.two_form_closed_form(*groups.values(), law)
     return closed if closed is not None else _node(list(groups.values()), law)
-
-
-def _one_form_closed_form(lin, fns, law):
-    """E[Π φ(u)] for one form u ~ N(m, s²): ReLU/Heaviside, erf and erf² (Owen's T), or None."""
-    m, s2 = lin.mean(law), lin.var(law)
-    relu = _relu_single(fns, m, s2)
-    if relu is not None:
-        return relu
-    if len(fns) == 1 and _is(fns[0], sp.erf):
-        return sp.erf(m / sp.sqrt(1 + 2 * s2))
-    if len(fns) == 2 and all(_is(f, sp.erf) for f in fns):
-        return 1 - 8 * OwensT(sp.sqrt(2) * m / sp.sqrt(1 + 2 * s2), 1 / sp.sqrt(1 + 4 * s2))
-    return None
-
-
-def _two_form_closed_form(g1, g2, law):
-    """E[φ(u)·φ′(u′)] for two zero-mean forms: erf·erf (arcsine law) or the arc-cosine
-    kernels of ReLU/Heaviside; None otherwise."""
-    (l1, fns1), (l2, fns2) = g1, g2
-    single_erfs = len(fns1) == 1 == len(fns2) and _is(fns1[0], sp.erf) and _is(fns2[0], sp.erf)
-    if single_erfs and sp.simplify(l1.mean(law)) == 0 and sp.simplify(l2.mean(law)) == 0:
-        c = l1.cov_with(l2, law)
-        return 2 / sp.pi * sp.asin(2 * c / sp.sqrt((1 + 2 * l1.var(law)) * (1 + 2 * l2.var(law))))
-    return _relu_pair(g1, g2, law)
-
-
-_MAX_TRIG = 4
-"""Products of at most this many sines and cosines take the closed form (2^(n−1) terms)."""
-
-
-def _trig_closed_form(factors, law):
-    """E[Π sin/cos(u_k)] for any linear forms u_k (n ≤ _MAX_TRIG), or None: the product is
-    turned into a sum of sin/cos(w) of sums and differences w of the forms (product-to-sum),
-    and E sin(w) = sin(m)·e^{−s²/2}, E cos(w) = cos(m)·e^{−s²/2} for w ~ N(m, s²)."""
-    coefs, kinds = [], []
-    for fn, _ in factors:               # c·sin(t) or c·cos(t) (Stein's derivatives: −sin, −cos)
-        c, f = fn.expr.as_coeff_Mul()
-        kind = "sin" if isinstance(f, sp.sin) else "cos" if isinstance(f, sp.cos) else None
-        if kind is None or f.args[0] != _T:
-            return None
-        coefs.append(c)
-        kinds.append(kind)
-    if len(kinds) > _MAX_TRIG:
-        return None
-    (first, lin), *rest = zip(kinds, (lin for _, lin in factors))
-    terms = [(sp.Mul(*coefs), first, lin)]
-    for kind, lin2 in rest:
-        new = []
-        for c, k, w in terms:
-            plus, minus = _combine(w, lin2, 1), _combine(w, lin2, -1)
-            if k == "cos" and kind == "cos":
-                new += [(c / 2, "cos", minus), (c / 2, "cos", plus)]
-            elif k == "sin" and kind == "sin":
-                new += [(c / 2, "cos", minus), (-c / 2, "cos", plus)]
-            elif k == "sin":                                # sin w · cos u
-                new += [(c / 2, "sin", plus), (c / 2, "sin", minus)]
-            else:                                           # cos w · sin u
-                new += [(c / 2, "sin", plus), (-c / 2, "sin", minus)]
-        terms = new
-    trig = {"sin": sp.sin, "cos": sp.cos}
-    return sp.Add(*(c * trig[k](w.mean(law)) * sp.exp(-w.var(law) / 2) for c, k, w in terms))
-
-
-def _combine(u, v, sign):
-    """The linear form u + sign·v."""
-    return _Linear(u.a + sign * v.a, tuple(x + sign * y for x, y in zip(u.b, v.b)))
 
 
 def _term_node(term, law):
@@ -581,10 +452,50 @@ def unknown_derivative(expr: sp.Expr) -> UnknownDerivative | None:
         "(docs/functions.md)")
 
 
+_CLOSABLE = (Relu, sp.Heaviside, sp.DiracDelta, sp.erf, sp.exp, sp.sin, sp.cos, sp.Abs, sp.sign,
+             sp.Max, sp.Min, OwensT)
+"""The functions the closed forms above cover (with polynomials)."""
+
+
+def _closable(expr: sp.Expr, variables) -> bool:
+    """Whether expr is polynomial in ``variables`` times functions the closed forms cover
+    (``_CLOSABLE``): no other function of them, no division by them."""
+    vs = set(variables)
+    for node in sp.preorder_traversal(expr):
+        if not node.free_symbols & vs:
+            continue
+        if isinstance(node, sp.Function) and not isinstance(node, _CLOSABLE):
+            return False
+        if node.is_Pow and not isinstance(node.base, sp.exp) and not (
+                node.exp.is_Integer and node.exp >= 0) and node.base.free_symbols & vs:
+            return False
+    return True
+
+
+def _as_kinks(expr: sp.Expr, variables: set) -> sp.Expr:
+    """|u|, sign(u), max(u, v) and min(u, v) of the law's variables written with ReLU and its
+    derivative H, which have closed forms and known derivatives: |u| = ReLU(u) + ReLU(−u),
+    sign(u) = 2H(u) − 1, max(u, v) = v + ReLU(u − v), min(u, v) = u − ReLU(u − v)."""
+    def depends(e):
+        return bool(e.free_symbols & variables)
+    rules = [(lambda e: isinstance(e, sp.Abs) and depends(e),
+              lambda e: Relu(e.args[0]) + Relu(-e.args[0])),
+             (lambda e: isinstance(e, sp.sign) and depends(e),
+              lambda e: 2 * sp.Heaviside(e.args[0]) - 1),
+             (lambda e: isinstance(e, sp.Max) and len(e.args) == 2 and depends(e),
+              lambda e: e.args[1] + Relu(e.args[0] - e.args[1])),
+             (lambda e: isinstance(e, sp.Min) and len(e.args) == 2 and depends(e),
+              lambda e: e.args[0] - Relu(e.args[0] - e.args[1]))]
+    for match, rewrite in rules:
+        if expr.has(*(sp.Abs, sp.sign, sp.Max, sp.Min)):
+            expr = expr.replace(match, rewrite)
+    return expr
+
+
 def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     """E[expr] under ``law``, in closed form where the rules above reach one. UnknownDerivative
     (a ValueError) when the integrand holds a derivative SymPy does not know."""
-    expr = sp.sympify(expr)
+    expr = _as_kinks(sp.sympify(expr), set(law.variables))
     if expr.has(sp.Derivative, sp.Subs):
         raise unknown_derivative(expr)
     expr = sp.expand(expr)
@@ -595,42 +506,3 @@ def expect(expr: sp.Expr | float, law: GaussianLaw) -> sp.Expr:
     return out
 
 
-def evaluate(expr: sp.Expr, values: Mapping[sp.Basic, float | sp.Expr]) -> float:
-    """float(expr) at ``values``, with every remaining :class:`GaussianExpectation` node
-    integrated in float64 by adaptive quadrature (scipy) after closed-form conditioning:
-    fast and accurate to ~1e-10 for the kinked ReLU integrands, where Gauss–Hermite is not."""
-    expr = sp.sympify(expr).subs(values)
-    nodes = {node: _integrate_node(node) for node in expr.atoms(GaussianExpectation)}
-    out = sp.sympify(expr.xreplace({k: sp.Float(v) for k, v in nodes.items()}))
-    value = complex(out.evalf())
-    if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)):
-        raise ValueError(f"evaluate: complex value {value} for {expr}")
-    return value.real
-
-
-def _integrate_node(node: GaussianExpectation) -> float:
-    """One node with no free symbol left, in float64: scipy's adaptive quadrature split at the
-    kinks in one dimension, ``nquad`` in several."""
-    import numpy as np
-    from scipy import integrate
-
-    integrand, zs = node.conditioned()
-    own = {type(a).__name__: type(a).numpy for a in integrand.atoms(sp.Function)
-           if callable(getattr(type(a), "numpy", None))}     # user functions (docs/functions.md)
-    f = sp.lambdify(zs, integrand, modules=[own, _NUMPY_KINKS, "numpy"])
-
-    def dens(*z):
-        weight = np.exp(-sum(t * t for t in z) / 2) / (2 * np.pi) ** (len(z) / 2)
-        if weight == 0.0:       # far in the tails, where f may overflow (exp(λz)/(1 + exp(λz)))
-            return 0.0
-        with np.errstate(over="ignore"):
-            return f(*z) * weight
-    if len(zs) == 1:
-        pts = sorted(float(p) for p in _breakpoints(integrand, zs[0])[1:-1])
-        return sum(integrate.quad(dens, a, b, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
-                   for a, b in zip([-np.inf] + pts, pts + [np.inf]))
-    return integrate.nquad(dens, [[-np.inf, np.inf]] * len(zs))[0]
-
-
-_NUMPY_KINKS = {"Relu": lambda x: max(x, 0.0), "Heaviside": lambda x, h0=0.5: (
-    1.0 if x > 0 else 0.0 if x < 0 else h0)}

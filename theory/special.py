@@ -85,6 +85,16 @@ class Relu(sp.Function):
             raise sp.ArgumentIndexError(self, argindex)
         return sp.Heaviside(self.args[0])
 
+    @staticmethod
+    def numpy(x):
+        import numpy as np
+        return np.maximum(x, 0.0)
+
+    @staticmethod
+    def torch(x):
+        import torch
+        return torch.relu(x)
+
     def _eval_rewrite_as_Max(self, x, **kwargs):
         return sp.Max(x, 0)
 

@@ -378,6 +378,8 @@ def load_model(spec: str, params: Mapping[str, object] | None = None):
     from theory.multihead import MultiHeadModel
     params = _with_link(params)
     path, _ = parse_spec(spec)
+    if spec == "sagitova2026":
+        params = _with_activation(params)
     if path is None and spec not in _entry_points(MODEL_GROUP):
         if spec not in known_models():
             raise ValueError(f"model {spec!r} not found; allowed: {known_models()} or PATH.py[:NAME]")
@@ -460,6 +462,25 @@ def _with_link(params: Mapping[str, object] | None):
     except ValueError as exc:
         raise ValueError(f"--param link={params['link']}: {exc}") from None
     return params if path is None else {**params, "link": load_link(params["link"])}
+
+
+def _with_activation(params: Mapping[str, object] | None):
+    """``params`` with an ``activation=PATH.py[:NAME]`` (or an entry point's name) replaced by
+    the Activation it names (:func:`load_activation`); built-in names stay words."""
+    spec = (params or {}).get("activation")
+    if not isinstance(spec, str) or spec in _builtin_activations():
+        return params
+    try:
+        return {**params, "activation": load_activation(spec)}
+    except ValueError as exc:
+        text = str(exc)
+        raise ValueError(text if text.startswith("activation") else
+                         f"--param activation={spec}: {text}") from None
+
+
+def _builtin_activations():
+    from theory.multihead import ACTIVATIONS
+    return ACTIVATIONS
 
 
 _HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}

@@ -30,13 +30,22 @@ __all__ = ["Estimate", "ExpectationRule"]
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value with its standard error (0 for exact rules); unpacks as (value, stderr).
-    ``dof``: the standard error's degrees of freedom (replicates − 1; inf when it is known or
-    rests on so many samples that a normal quantile holds), for the checks' t quantiles."""
+    """A value with its standard error (random rules: Monte Carlo, quasi-Monte Carlo; 0 for
+    deterministic ones) and its quadrature error (deterministic rules: the estimated absolute
+    error of a quadrature; 0 for a closed form and for random rules); unpacks as
+    (value, stderr). ``dof``: the standard error's degrees of freedom (replicates − 1; inf when
+    it is known or rests on so many samples that a normal quantile holds), for the checks' t
+    quantiles."""
 
     value: np.ndarray | float
     stderr: np.ndarray | float
     dof: float = math.inf
+    quadrature_error: np.ndarray | float = 0.0
+
+    @property
+    def error(self) -> np.ndarray | float:
+        """The larger of the two errors (only one is nonzero for the rules here)."""
+        return np.maximum(self.stderr, self.quadrature_error)
 
     def __iter__(self):
         return iter((self.value, self.stderr))

@@ -30,4 +30,4 @@ class ClosedForm(ExpectationRule):
         if result.has(GaussianExpectation):
             raise ValueError(f"ClosedForm: no closed form for E[{integrand}]")
         value = complex(sp.N(result.subs(values or {}), 17))
-        return Estimate(np.float64(value.real), 0.0)
+        return Estimate(np.float64(value.real), 0.0, quadrature_error=0.0)

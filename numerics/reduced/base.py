@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy as sp
 
+from numerics.expectation import Estimate
 from numerics.ode import Trajectory, integrate as integrate_ode
 from theory.printing import latex
 from theory.stationary import StationaryPoint, classify, find_stationary_points
@@ -137,6 +138,18 @@ class ReducedModel(abc.ABC):
     @abc.abstractmethod
     def rhs(self, y: np.ndarray) -> np.ndarray:
         """ẏ = f(y): the flow's right-hand side."""
+
+    def loss_estimate(self, y: np.ndarray, tol: float | None = None) -> Estimate:
+        """The loss at y with its errors: ``stderr`` (a sampled loss) and ``quadrature_error``
+        (a loss with numerically integrated expectations; 0 when exact). ``tol``: the largest
+        acceptable quadrature error (``theory.quadrature.QuadratureError`` when not met)."""
+        value, se = self.loss(y)
+        return Estimate(float(value), float(se), quadrature_error=0.0)
+
+    def rhs_estimate(self, y: np.ndarray, tol: float | None = None) -> Estimate:
+        """The flow's right-hand side at y with its errors, as ``loss_estimate``."""
+        value = np.asarray(self.rhs(y), float)
+        return Estimate(value, np.zeros_like(value), quadrature_error=np.zeros_like(value))
 
     @abc.abstractmethod
     def jacobian(self, y: np.ndarray) -> np.ndarray:

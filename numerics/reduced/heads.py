@@ -23,7 +23,8 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from numerics.multihead import HeadState, ReducedFlow, head_state_names
+from numerics.expectation import Estimate
+from numerics.multihead import HeadState, ReducedFlow, head_state_names, mean_and_se
 from numerics.ode import Trajectory
 from theory.derived import derive
 from theory.multihead import MultiHeadModel
@@ -153,6 +154,15 @@ class HeadReduced(ReducedModel):
 
     def rhs(self, y: np.ndarray | HeadState) -> np.ndarray:
         return np.asarray(self.flow.rhs(self._vector(y)), float)
+
+    def rhs_estimate(self, y: np.ndarray | HeadState, tol: float | None = None) -> Estimate:
+        """The flow's right-hand side with its standard errors (the draws' antithetic group
+        means, ``mean_and_se``); the value is ``rhs``'s. ``tol`` is for quadrature errors, of
+        which a sampled flow has none."""
+        _, se = mean_and_se(self.rhs_draws(y))
+        value = self.rhs(y)
+        return Estimate(value, np.broadcast_to(np.asarray(se, float), value.shape).copy(),
+                        quadrature_error=np.zeros_like(value))
 
     def rhs_draws(self, y: np.ndarray | HeadState) -> np.ndarray:
         """Per-draw right-hand sides (n × P, ``state_names`` order; antithetic groups not yet

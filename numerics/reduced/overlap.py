@@ -18,10 +18,13 @@ import sympy as sp
 
 from theory import derive
 from theory.derived import OverlapDerivation
+from theory.gaussian import GaussianExpectation
+from theory.quadrature import integrate
 from theory.model import Geometry, Model, Param, check_params
 from theory.printing import latex
 
 from ..compiled import CompiledDerivation, compiled
+from ..expectation import Estimate
 from .base import Equation, ReducedModel
 
 __all__ = ["OverlapReduced"]
@@ -150,6 +153,33 @@ class OverlapReduced(ReducedModel):
 
     def rhs(self, y: np.ndarray) -> np.ndarray:
         return np.asarray(self.compiled.rhs(self._p(), self._vector(y), check=False), float)
+
+    def loss_estimate(self, y: np.ndarray, tol: float | None = None) -> Estimate:
+        """R(y) with its quadrature error: the generated value (exact, error 0) when R has a
+        closed form, else every expectation node integrated by adaptive quadrature split at the
+        kinks (``theory.quadrature.integrate``; Gauss–Hermite, which ``loss`` uses, converges
+        slowly on kinked integrands)."""
+        return self._estimate([self.derivation.risk], y, tol,
+                              lambda: [self.loss(y)[0]])
+
+    def rhs_estimate(self, y: np.ndarray, tol: float | None = None) -> Estimate:
+        """dq/dt at y with its quadrature errors, as ``loss_estimate``."""
+        return self._estimate(list(self.derivation.flow.rhs), y, tol, lambda: self.rhs(y))
+
+    def _estimate(self, exprs, y, tol, generated) -> Estimate:
+        value = np.asarray(generated(), float)      # also refuses what cannot be evaluated
+        if not any(e.has(GaussianExpectation) for e in exprs):
+            return Estimate(value if value.size > 1 or len(exprs) > 1 else float(value[0]), 0.0,
+                            quadrature_error=0.0 * value if len(exprs) > 1 else 0.0)
+        at = {p.symbol: sp.Float(v) for p, v in zip(self.derivation.params,
+                                                    (self._p()[p.name] for p in
+                                                     self.derivation.params))}
+        at.update({q: sp.Float(v) for q, v in zip(self.derivation.state, self._vector(y))})
+        done = [integrate(e, at, tol) for e in exprs]
+        if len(exprs) == 1:
+            return Estimate(done[0].value, 0.0, quadrature_error=done[0].quadrature_error)
+        return Estimate(np.array([d.value for d in done]), np.zeros(len(done)),
+                        quadrature_error=np.array([d.quadrature_error for d in done]))
 
     def jacobian(self, y: np.ndarray) -> np.ndarray:
         return np.asarray(self.compiled.jacobian(self._p(), self._vector(y), check=False), float)

@@ -142,13 +142,13 @@ SAGITOVA_DEFAULTS = _sm.DEFAULT_PARAMS
 def _sagitova(params):
     from theory.multihead import MultiHeadModel
     values = {**_sm.DEFAULT_PARAMS, **dict(params or {})}
-    words = {k: str(values.pop(k)) for k in _sm.WORDS}
+    words = {k: values.pop(k) for k in _sm.WORDS}      # an Activation object stays one
     v = check_params(_sm.PARAMS, values, "sagitova2026")
     H = int(v["H"])
     if int(v["n"]) % 4:
         raise ValueError(f"parameter n={int(v['n'])} is out of range; allowed: a multiple of 4, ≥ 8")
     model = MultiHeadModel(H, int(v["L"]), _sm.FEATURES, words["activation"], delta=v["delta"],
-                           output=words["output"])
+                           output=str(words["output"]))
     return reduce_heads(model, {"n": int(v["n"]), "seed": int(v["seed"]),
                                 "sgd_noise": v["sgd_noise"]},
                         prior=_sm.flipping_spike(v["nu1"], v["nu2"]), name="sagitova2026",

@@ -68,7 +68,7 @@ def test_evaluate_uses_defaults_and_overrides():
 def test_evaluate_sagitova_gives_the_loss_with_its_error():
     out = _ok(["evaluate", "sagitova2026", "--param", "n=1024", "--param", "L=3",
                "--state", "m[0,0]=0.3"])
-    assert re.search(r"^loss = [0-9.]+ ± [0-9.e-]+$", out, re.M)
+    assert re.search(r"^loss = [0-9.]+ ± [0-9.e-]+ \(se\)$", out, re.M)
     assert "dm[0,0]/dtau = " in out and "dr[0,1]/dtau = " in out and "dv[1]/dtau = 0" in out
 
 

@@ -400,6 +400,10 @@ def test_fuzz_derive(ws, data):
     args = ["derive", model] + _options(data.draw, {"--latex": None, "--simplify": None})
     if model in ("marion2025", "dohmatob2025") or data.draw(st.booleans()):
         args += ["--on", data.draw(ON)]
+    if data.draw(st.booleans()):                   # --param as for evaluate, out of range
+        names = PARAMS.get(model, ["d", "x", ""])
+        args += ["--param", data.draw(st.one_of(st.builds(
+            "{}={}".format, st.sampled_from(names), st.sampled_from(OUT_OF_RANGE)), value))]
     fuzz(_resolve(args, ws), ws)
 
 
@@ -427,7 +431,8 @@ def test_fuzz_heads(ws, data):
 
 PARAMS = {"marion2025": ["d", "L", "lam", "gamma", "eps", "lambda", "λ"],
           "dohmatob2025": ["d", "link", "lam", "nu"],
-          "sagitova2026": ["H", "L", "n", "seed", "delta", "sgd_noise", "nu1", "nu2", "F"]}
+          "sagitova2026": ["H", "L", "n", "seed", "delta", "sgd_noise", "nu1", "nu2", "F",
+                           "activation"]}
 STATES = {"marion2025": ["kappa", "nu", "theta", "eta", "rho", "zeta"],
           "dohmatob2025": ["mu", "nu", "zeta", "eta", "rho"],
           "sagitova2026": ["m[0,0]", "m[1,1]", "r[0,0]", "b[0]", "v[1]", "m[9,9]", "m[,]", "m"]}
@@ -451,6 +456,8 @@ def test_fuzz_evaluate(ws, data):
                        st.one_of(st.sampled_from(OUT_OF_RANGE), number))
     for _ in range(data.draw(st.integers(0, 2))):
         args += [data.draw(st.sampled_from(["--state", "--overlap"])), data.draw(states)]
+    if data.draw(st.booleans()):
+        args += ["--tol", data.draw(st.sampled_from(NUMBERS))]
     fuzz(_resolve(args, ws), ws)
 
 

@@ -88,7 +88,7 @@ def _args(params, state):
 
 def test_the_reference_quadrature_reproduces_the_built_in_links():
     """The independent reference agrees with the engine's R̄ on the paper's polynomial links."""
-    from theory.gaussian import evaluate
+    from theory.quadrature import evaluate
     for name, sigma in (("linear", lambda t: t), ("quadratic", lambda t: t**2)):
         vals = {getattr(dm, k): v for k, v in {**PARAMS, **STATE}.items()}
         engine = evaluate(dm.paper_risk(name), vals)

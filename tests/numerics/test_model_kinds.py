@@ -237,7 +237,7 @@ def test_the_loss_matches_a_direct_evaluation(kind, path):
         (a, se_a), (b, se_b) = rm.loss(y), reduced(declaration, {**params, "seed": 7}, **kw).loss(y)
         assert abs(a - b) <= 5 * np.hypot(se_a, se_b) + 1e-12, (a, se_a, b, se_b)
         return
-    from theory.gaussian import evaluate
+    from theory.quadrature import evaluate
     values = {**rm.params, **rm.as_dict(y)}
     risk = rm.derivation.risk
     subs = {s: values[s.name] for s in risk.free_symbols}

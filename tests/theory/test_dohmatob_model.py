@@ -8,7 +8,7 @@ import sympy as sp
 import torch
 from hypothesis import given, settings, strategies as st
 
-from theory.gaussian import evaluate
+from theory.quadrature import evaluate
 from theory.models import dohmatob2025 as dm
 
 NP = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": lambda t: np.maximum(t, 0)}

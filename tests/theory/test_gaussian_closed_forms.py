@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 from numerics import generate
 from theory import GaussianExpectation, GaussianLaw, expect
-from theory.gaussian import evaluate
+from theory.quadrature import evaluate
 
 Z = sp.Symbol("Z", real=True)
 a, b = sp.symbols("a b", real=True)

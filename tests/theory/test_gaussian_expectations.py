@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from numerics import generate
 from theory import GaussianExpectation, GaussianLaw, expect
-from theory.gaussian import evaluate
+from theory.quadrature import evaluate
 
 g1, g2, g3 = sp.symbols("g1 g2 g3", real=True)
 
@@ -87,7 +87,7 @@ def test_integrand_of_no_linear_form_becomes_one_node_over_its_variables():
        c=st.floats(-0.9, 0.9), zero_mean=st.booleans())
 def test_relu_expectations_match_monte_carlo(m1, m2, s1, s2, c, zero_mean):
     import numpy as np
-    from theory.gaussian import evaluate
+    from theory.quadrature import evaluate
     from theory.special import Relu
     if zero_mean:
         m1 = m2 = 0.0
@@ -107,7 +107,8 @@ def test_relu_expectations_match_monte_carlo(m1, m2, s1, s2, c, zero_mean):
 
 
 def test_relu_pair_with_means_is_a_node_whose_quadrature_matches_mpmath():
-    from theory.gaussian import GaussianExpectation, evaluate
+    from theory.gaussian import GaussianExpectation
+    from theory.quadrature import evaluate
     from theory.special import Relu
     g1, g2 = sp.symbols("g1 g2", real=True)
     law = GaussianLaw((g1, g2), sp.Matrix([0.3, -0.5]), sp.Matrix([[1.3, 0.4], [0.4, 0.7]]))

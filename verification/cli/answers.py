@@ -14,6 +14,21 @@ sp.simplify's time grows fast and erratically with the size (the measurements:
 benchmarks/cli_limits.md)."""
 
 
+SIMPLIFY_BUDGET_ENV = "ATTNV_SIMPLIFY_BUDGET"
+_SIMPLIFY_BUDGET_S = 20.0
+"""Seconds ``derive`` spends simplifying (--on, --simplify), all equations together (default;
+``$ATTNV_SIMPLIFY_BUDGET`` sets it): past it the rest is printed as derived, with a note."""
+
+
+def _simplify_budget() -> float:
+    import os
+    try:
+        value = float(os.environ.get(SIMPLIFY_BUDGET_ENV, _SIMPLIFY_BUDGET_S))
+    except ValueError:
+        return _SIMPLIFY_BUDGET_S
+    return value if math.isfinite(value) and value > 0 else _SIMPLIFY_BUDGET_S
+
+
 def _equation_rows(rm, latex: bool, simplify: str | None) -> list[str]:
     """The model's equations (``_equations``) as text, or LaTeX with ``latex``."""
     return [eq.text(latex) for eq in _equations(rm, simplify)]
@@ -27,16 +42,47 @@ def _equations(rm, simplify: str | None) -> list:
     eqs = rm.equations(saddle=False) if saddle else rm.equations()
     if simplify:
         _check_simplifiable(eqs, simplify)
-        eqs = [_simplified(eq) for eq in eqs]
+        eqs = _simplified_within_budget(eqs)
     return eqs + (rm.saddle_equations() if saddle else [])
+
+
+def _simplified_within_budget(eqs) -> list:
+    """Each equation simplified while the budget (``_simplify_budget``) lasts, a progress line
+    on a terminal's stderr; past the budget the rest stay as derived and one note says which."""
+    import sys
+    import time
+
+    from ..userfiles import time_budget
+    budget = _simplify_budget()
+    start, out, late = time.monotonic(), [], []
+    shown = sys.stderr.isatty()
+    for i, eq in enumerate(eqs):
+        left = budget - (time.monotonic() - start)
+        if shown:
+            typer.echo(f"\rsimplifying {i + 1}/{len(eqs)}: {eq.lhs} ({max(left, 0):.0f} s left)"
+                       "\033[K", err=True, nl=False)
+        try:
+            if left <= 0:
+                raise TimeoutError
+            with time_budget(left, "simplifying"):
+                out.append(_simplified(eq))
+        except TimeoutError:
+            out.append(eq)
+            late.append(eq.lhs)
+    if shown:
+        typer.echo("\r\033[K", err=True, nl=False)
+    if late:
+        typer.echo(f"note: simplifying ran past its {budget:g} s budget; printed as derived: "
+                   f"{', '.join(late)} (${SIMPLIFY_BUDGET_ENV} sets the budget)", err=True)
+    return out
 
 
 _JSON_HELP = ("print one JSON document on stdout instead of text (errors: one line on stderr, "
               "exit 2, as without it): numbers as JSON numbers, the parameters and the state's "
               "names, every expression as 'text', 'latex' and 'srepr' (rebuild it with "
-              "sympy.parse_expr(srepr, local_dict=...), or eval(srepr) after from sympy import *, "
-              "local_dict holding the classes its 'classes' name as module:name, e.g. OwensT: "
-              "theory.special:OwensT)")
+              "theory.rebuild(expression), evaluate it with theory.evaluate_json(expression, "
+              "values), which states its quadrature error; 'classes' names the classes srepr "
+              "uses beyond SymPy's as module:name, e.g. OwensT: theory.special:OwensT)")
 
 
 def _plain(value):

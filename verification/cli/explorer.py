@@ -69,7 +69,12 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
                                          "flows; implied by --on)"),
            json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; for a multi-head "
                                          "model also 'saddle', as heads --json gives it, at the "
-                                         "model's prior")):
+                                         "model's prior"),
+           param: list[str] | None = typer.Option(None, "--param", help="name=value (repeatable; "
+                                                  "defaults for the rest), as for evaluate: e.g. "
+                                                  "link=quadratic or link=PATH.py:NAME "
+                                                  "(dohmatob2025), activation=PATH.py:NAME "
+                                                  "(sagitova2026)")):
     """Print what the engine derives for a model: the reduced risk and its overlap flow
     (marion2025; dohmatob2025: R̄ of Prop. 1 and its flow; a Model of your own), or the token
     weights, the conditional loss φ, the flow on (m, r, b, v) and the saddle Hessian
@@ -77,8 +82,11 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
     (command, model, name, params, state_names, time, loss_name, on, simplified, equations)."""
     errors: list[str] = _cache_errors()
     fixed = _manifold(on, errors)
-    rm, errs = _load(model, None)
-    errors += errs
+    params = _pairs(param, "param", errors)
+    size_errors = _draw_errors(model, params)
+    rm, errs = _load(model, {k: v for k, v in params.items()
+                             if not (size_errors and k in ("H", "L", "n"))} or None)
+    errors += size_errors + errs
     if rm is not None and fixed:
         if not hasattr(rm, "restrict"):
             errors.append(f"--on: {rm.name} is not an overlap model; allowed: --on with a model "
@@ -108,7 +116,7 @@ def derive(model: str = typer.Argument(..., help=_MODEL_HELP),
 
 def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
     """``derive --json``'s document."""
-    doc = {"command": "derive", "model": model, "name": rm.name, "params": rm.params,
+    doc = {"command": "derive", "model": model, "name": rm.name, "params": _json_params(rm),
            "state_names": list(rm.state_names), "time": rm.time, "loss_name": rm.loss_name,
            "on": fixed, "simplified": simplified, "equations": [_equation_json(e) for e in eqs]}
     if hasattr(rm, "saddle_equations"):
@@ -116,6 +124,19 @@ def _derived_json(model: str, rm, eqs, fixed: dict, simplified: bool) -> dict:
         moments = None if prior is None else _moments("prior", prior.mean(), cov=prior.cov())
         doc["saddle"] = _saddle_answer(rm.model, moments)
     return doc
+
+
+def _json_params(rm) -> dict:
+    """The model's parameters for JSON: those declared integer (d, L, H, n, ...) as integers."""
+    declared = {p.name: p for p in getattr(getattr(rm, "derivation", None), "params", ())}
+    if not declared and getattr(rm, "name", "") == "sagitova2026":
+        from theory.models.sagitova2026 import PARAMS
+        declared = {p.name: p for p in PARAMS}
+    out = {}
+    for key, value in rm.params.items():
+        whole = isinstance(value, float) and value.is_integer()
+        out[key] = int(value) if whole and getattr(declared.get(key), "integer", False) else value
+    return out
 
 
 def _pairs(items, what, errors: list[str]) -> dict:
@@ -184,11 +205,26 @@ def _is_multihead(model: str) -> bool:
 
 
 def _state_errors(rm, state: dict) -> list[str]:
-    try:
-        rm.check_state(rm.pack(state, base=rm.default_state()))
-    except (ValueError, FloatingPointError) as exc:
-        return [str(exc)]
-    return []
+    """Every error in ``--state``: the unknown names, each known coordinate's own error, then
+    (when each is fine alone) the state's as a whole."""
+    errors = []
+
+    def check(values):
+        try:
+            rm.check_state(rm.pack(values, base=rm.default_state()))
+        except (ValueError, FloatingPointError) as exc:
+            if str(exc) not in errors:
+                errors.append(str(exc))
+            return False
+        return True
+    unknown = {k: v for k, v in state.items() if k not in rm.state_names}
+    if unknown:
+        check(unknown)
+    known = {k: v for k, v in state.items() if k in rm.state_names}
+    alone = [check({k: v}) for k, v in known.items()]
+    if all(alone) and known:
+        check(known)
+    return errors
 
 
 @app.command()
@@ -201,10 +237,19 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
                                            "stdout instead of text (errors: one line on stderr, "
                                            "exit 2, as without it): command, model, name, params, "
                                            "state_names, time, the state, the loss {name, value, "
-                                           "se (0: not estimated)} and the rhs {state name: "
-                                           "d name/d time}, numbers as JSON numbers")):
-    """Evaluate the loss (± its standard error where estimated) and the flow's right-hand side
-    at one state, e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
+                                           "se, quadrature_error} (se: a sampled loss's "
+                                           "standard error; quadrature_error: the estimated "
+                                           "error of integrated expectations; 0: exact), the rhs "
+                                           "{state name: d name/d time} and rhs_se, "
+                                           "rhs_quadrature_error {state name: error}, numbers "
+                                           "as JSON numbers"),
+             tol: float | None = typer.Option(None, "--tol", help="the largest acceptable "
+                                              "quadrature error (absolute) of the loss and of "
+                                              "each d name/d time; not met: one error line. "
+                                              "Default: report the error, whatever it is")):
+    """Evaluate the loss and the flow's right-hand side at one state, each ± its error where
+    it is not exact (se: a sampled loss; quadrature: integrated expectations, split at kinks),
+    e.g. evaluate marion2025 --param d=20 --state kappa=0.5 --state nu=0.4;
     evaluate dohmatob2025 --param link=quadratic (or link=PATH.py:NAME, a link of your own: a
     SymPy Lambda of one variable or a function of one SymPy symbol, e.g. CUBE = lambda t: t**3);
     evaluate sagitova2026 --state "m[0,0]=0.3".
@@ -220,47 +265,68 @@ def evaluate(model: str = typer.Argument(..., help=_MODEL_HELP),
         checker, _ = _load(model, None)      # the state's names still checked on the defaults
     if checker is not None:
         errors += _state_errors(checker, values)
+    if tol is not None and not (tol > 0 and math.isfinite(tol)):
+        errors.append(f"--tol {tol}; allowed: a positive finite number")
     if errors:
         _fail_all(errors)
-    y, loss, se, rhs = _evaluation(rm, params, values)
+    y, loss, rhs = _evaluation(rm, params, values, tol)
+    names = rm.state_names
     if json_out:
-        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": rm.params,
-                    "state_names": list(rm.state_names), "time": rm.time,
-                    "state": dict(zip(rm.state_names, y)),
-                    "loss": {"name": rm.loss_name, "value": loss, "se": se},
-                    "rhs": {name: r + 0.0 for name, r in zip(rm.state_names, rhs)}})
+        _echo_json({"command": "evaluate", "model": model, "name": rm.name, "params": _json_params(rm),
+                    "state_names": list(names), "time": rm.time, "state": dict(zip(names, y)),
+                    "loss": {"name": rm.loss_name, "value": loss.value, "se": loss.stderr,
+                             "quadrature_error": loss.quadrature_error},
+                    "rhs": dict(zip(names, rhs.value)), "rhs_se": dict(zip(names, rhs.stderr)),
+                    "rhs_quadrature_error": dict(zip(names, rhs.quadrature_error))})
         return
-    for line in _evaluated(rm, loss, se, rhs):
+    for line in _evaluated(rm, loss, rhs):
         typer.echo(line)
 
 
-def _evaluated(rm, loss: float, se: float, rhs: list[float]) -> list[str]:
-    """``_evaluation``'s loss and right-hand side as lines."""
-    return ([f"{rm.loss_name} = {loss:.12g}" + (f" ± {se:.3g}" if se > 0 else "")]
-            + [f"d{name}/d{rm.time} = {r + 0.0:.12g}"                 # + 0.0: no "-0"
-               for name, r in zip(rm.state_names, rhs)])
+def _with_error(value: float, se: float, quadrature_error: float) -> str:
+    """value ± its error, which kind said (nothing for an exact value)."""
+    text = f"{value + 0.0:.12g}"                                     # + 0.0: no "-0"
+    if se > 0:
+        text += f" ± {se:.3g} (se)"
+    if quadrature_error > 0:
+        text += f" ± {quadrature_error:.2g} (quadrature)"
+    return text
 
 
-def _evaluation(rm, params: dict, values: dict) -> tuple:
-    """(the packed state, the loss, its standard error, the flow's right-hand side) at
+def _evaluated(rm, loss, rhs) -> list[str]:
+    """``_evaluation``'s loss and right-hand side as lines, each with its error."""
+    return ([f"{rm.loss_name} = {_with_error(loss.value, loss.stderr, loss.quadrature_error)}"]
+            + [f"d{name}/d{rm.time} = {_with_error(*v)}" for name, *v in
+               zip(rm.state_names, rhs.value, rhs.stderr, rhs.quadrature_error)])
+
+
+def _evaluation(rm, params: dict, values: dict, tol: float | None = None) -> tuple:
+    """(the packed state, the loss and the flow's right-hand side as Estimates, floats) at
     ``values``; one error line naming the values when the loss or the right-hand side is not
     finite (parameters in range whose formulas overflow, e.g. --param L=1e308; no numpy
-    overflow warning besides it)."""
+    overflow warning besides it), or when a quadrature error exceeds ``tol``."""
     import numpy as np
+
+    from numerics.expectation import Estimate
     given = " ".join([*(f"--param {k}={v}" for k, v in params.items()),
                       *(f"--state {k}={v}" for k, v in values.items())]) or "the defaults"
     allowed = "allowed: values at which the model's formulas stay finite (less extreme ones)"
     try:
         with np.errstate(all="ignore"):      # what is not finite is reported below, one line
             y = rm.check_state(rm.pack(values, base=rm.default_state()))
-            loss, se = rm.loss(y)
-            rhs = [float(r) for r in rm.rhs(y)]
+            loss = rm.loss_estimate(y, tol)
+            rhs = rm.rhs_estimate(y, tol)
     except ValueError as exc:
         _fail(str(exc))
     except (FloatingPointError, OverflowError, ZeroDivisionError) as exc:
         _fail(f"{type(exc).__name__}: {exc} at {given}; {allowed}")
-    bad = [f"d{n}/d{rm.time}" for n, r in zip(rm.state_names, rhs) if not math.isfinite(r)]
-    bad = ([rm.loss_name] if not math.isfinite(loss) else []) + bad
+    loss = Estimate(*(float(x) for x in (loss.value, loss.stderr, loss.dof,
+                                         loss.quadrature_error)))
+    rhs = Estimate(*([float(x) + 0.0 for x in np.broadcast_to(a, (len(rm.state_names),))]
+                     for a in (rhs.value, rhs.stderr)), rhs.dof,
+                   [float(x) for x in np.broadcast_to(rhs.quadrature_error, (len(rm.state_names),))])
+    bad = [f"d{n}/d{rm.time}" for n, r in zip(rm.state_names, rhs.value) if not math.isfinite(r)]
+    bad = ([rm.loss_name] if not math.isfinite(loss.value) else []) + bad
     if bad:
         _fail(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} not finite at {given}; {allowed}")
-    return [float(v) + 0.0 for v in y], float(loss), float(se), rhs
+    return [float(v) + 0.0 for v in y], loss, rhs

@@ -67,7 +67,8 @@ def heads(H: int = typer.Option(2, help=f"number of heads, ≥ 1 ({_SIZES})"),
           json_out: bool = typer.Option(False, "--json", help=_JSON_HELP + "; 'saddle': the "
                                         "Hessian's coordinates (the state's names m[0,0], ...), the "
                                         "symbols of θ's moments, the symbolic matrix and, with a "
-                                        "prior, the prior, hessian_at_prior and eigenvalues")):
+                                        "prior, the prior, hessian_at_prior, eigenvalues and "
+                                        "quadrature_error (of the eigenvalues; 0: exact)")):
     """Print what SymPy derives for multi-head attention (Sagitova et al. 2026): token
     weights, the conditional loss φ(s), the flow on (m, r, b, v) and the saddle Hessian of
     Lemma III.1 in the head overlaps m at m = 0, r = 0, b = 0, sinks at v = 0, symbolic in θ's
@@ -228,19 +229,38 @@ def _saddle_answer(model, moments: dict | None) -> dict:
     without a prior."""
     import numpy as np
 
-    from theory.models.sagitova2026 import at_moments
     from theory.multihead import saddle_hessian
     Hm, ms, mu, S = saddle_hessian(model)
     doc = {"coordinates": [str(x) for x in ms], "at": "m = 0, r = 0, b = 0, v = 0",
            "mean_symbols": [str(x) for x in mu],
            "second_moment_symbols": [[str(x) for x in S.row(i)] for i in range(S.rows)],
            "hessian": _expression(Hm), "prior": None, "hessian_at_prior": None,
-           "eigenvalues": None}
+           "eigenvalues": None, "quadrature_error": None}
     if moments is not None:
-        Hn = at_moments(Hm, moments["mean"], moments["second_moment"], mu, S)
+        Hn, err = _hessian_at(Hm, moments, mu, S)
         doc.update(prior=moments, hessian_at_prior=Hn,
-                   eigenvalues=np.linalg.eigvalsh((Hn + Hn.T) / 2))
+                   eigenvalues=np.linalg.eigvalsh((Hn + Hn.T) / 2), quadrature_error=err)
     return doc
+
+
+def _hessian_at(Hm, moments: dict, mu, S) -> tuple:
+    """(the saddle Hessian at a prior's moments, the quadrature error of its eigenvalues):
+    exact (error 0) unless an activation of the user's leaves expectation nodes, which are then
+    integrated adaptively; the eigenvalues' error is bounded by the Frobenius norm of the
+    entries' errors (Weyl)."""
+    import numpy as np
+
+    from theory.gaussian import GaussianExpectation
+    from theory.models.sagitova2026 import at_moments
+    if not Hm.has(GaussianExpectation):
+        return at_moments(Hm, moments["mean"], moments["second_moment"], mu, S), 0.0
+    from theory.quadrature import integrate
+    at = {S[a, b]: moments["second_moment"][a, b] for a in range(len(mu)) for b in range(len(mu))}
+    at.update({mu[a]: moments["mean"][a] for a in range(len(mu))})
+    done = [[integrate(Hm[i, j], at) for j in range(Hm.cols)] for i in range(Hm.rows)]
+    Hn = np.array([[d.value for d in row] for row in done])
+    err = float(np.sqrt(sum(d.quadrature_error ** 2 for row in done for d in row)))
+    return Hn, err
 
 
 def _saddle_rows(saddle: dict, latex: bool) -> list[str]:
@@ -258,6 +278,8 @@ def _saddle_rows(saddle: dict, latex: bool) -> list[str]:
     at_tex = (r"\mu = (" + vec + r"),\ \operatorname{Cov}\theta = (" + cov
               + r"),\ \mathbb{E}\,\theta\theta^\top = (" + second + ")")
     eig = ", ".join(f"{x + 0.0:.12g}" for x in saddle["eigenvalues"])
+    if saddle.get("quadrature_error"):
+        eig += f" (each ± {saddle['quadrature_error']:.2g}, quadrature)"
     return [Equation(f"saddle Hessian at {at}", r"\left.\frac{\partial^2 L}{\partial m^2}"
                      r"\right|_{m = r = b = 0,\ " + at_tex + "}",
                      sp.Matrix(saddle["hessian_at_prior"])).text(latex),

@@ -14,7 +14,8 @@ import sympy as sp
 from numerics.codegen import generate
 from numerics.reduced import OverlapReduced
 from numerics.reduced.registry import dohmatob_reduced
-from theory.gaussian import GaussianExpectation, evaluate
+from theory.gaussian import GaussianExpectation
+from theory.quadrature import evaluate
 from theory.model import Param
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
