@@ -229,7 +229,7 @@ def test_compile_evaluate_and_integrate(kind, path):
 
 def test_the_loss_matches_a_direct_evaluation(kind, path):
     """Overlap kinds: the compiled loss against SymPy's own evaluation of the derived risk
-    (Gaussian expectations integrated by ``theory.gaussian.evaluate``) at the same parameters
+    (Gaussian expectations integrated by ``theory.quadrature.evaluate``) at the same parameters
     and state. Multi-head: the quasi-Monte Carlo loss against an estimate on other draws."""
     declaration, params, kw, rm = path
     y = rm.default_state()
