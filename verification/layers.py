@@ -52,7 +52,8 @@ LAYERS: tuple[Layer, ...] = (
           hashed=False),
     Layer("runs: a run, a sweep, a calibration, a map",
           ("verification.runner", "verification.sweep", "verification.calibrate",
-           "verification.domain_calibration", "verification.mapping"), hashed=False),
+           "verification.domain_calibration", "verification.mapping", "verification.map_pages"),
+          hashed=False),
     Layer("interface: the public names and the command line",
           ("verification", "verification.cli", "verification.__main__"), hashed=False),
 )

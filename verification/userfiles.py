@@ -468,7 +468,8 @@ def _with_activation(params: Mapping[str, object] | None):
     """``params`` with an ``activation=PATH.py[:NAME]`` (or an entry point's name) replaced by
     the Activation it names (:func:`load_activation`); built-in names stay words."""
     spec = (params or {}).get("activation")
-    if not isinstance(spec, str) or spec in _builtin_activations():
+    from theory.multihead import ACTIVATIONS
+    if not isinstance(spec, str) or spec in ACTIVATIONS:
         return params
     try:
         return {**params, "activation": load_activation(spec)}
@@ -476,11 +477,6 @@ def _with_activation(params: Mapping[str, object] | None):
         text = str(exc)
         raise ValueError(text if text.startswith("activation") else
                          f"--param activation={spec}: {text}") from None
-
-
-def _builtin_activations():
-    from theory.multihead import ACTIVATIONS
-    return ACTIVATIONS
 
 
 _HEAD_SETTINGS = {"n": int, "seed": int, "sgd_noise": float}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from verification.figures import fit_ticks, overlapping_tick_labels
-from verification.mapping import _pairs_of, draw_pair
+from verification.map_pages import _pairs_of, draw_pair
 from verification.tasks import render_png
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,179 @@
+"""What a map writes (``verification.mapping``'s last pass): one figure per pair of ranged
+coordinates, map.md and map.html, and the one-line summary the command prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .domain import setting_key
+
+# --- what is written -------------------------------------------------------------------------
+COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700",
+           "error": "#6e7781"}
+
+
+def draw_pair(fig, doc: dict, x: str, y: str) -> None:
+    """One panel: the sampled and refined settings projected on (x, y), coloured by verdict;
+    boundary points as crosses, the minimal counterexample as a star."""
+    ax = fig.add_subplot()
+    coords = doc["domain"]["coordinates"]
+    for verdict, colour in COLOURS.items():
+        pts = [p["setting"] for p in doc["points"] if p["verdict"] == verdict]
+        if pts:
+            ax.scatter([s[x] for s in pts], [s[y] for s in pts], s=18, c=colour, label=verdict,
+                       alpha=0.85, edgecolors="none")
+    if doc["boundary"]:
+        ax.scatter([b["setting"][x] for b in doc["boundary"]],
+                   [b["setting"][y] for b in doc["boundary"]], marker="x", s=28, c="k",
+                   linewidths=1, label="boundary")
+    ce = doc.get("counterexample")
+    if ce:
+        ax.scatter([ce["setting"][x]], [ce["setting"][y]], marker="*", s=220, c="#cf222e",
+                   edgecolors="k", linewidths=0.8, label="minimal counterexample", zorder=5)
+    ref = doc["reference"]          # above the star: a counterexample near it must not hide it
+    ax.scatter([ref[x]], [ref[y]], marker="D", s=40, facecolors="none", edgecolors="k",
+               linewidths=1.5, label="reference", zorder=6)
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    for scale, axis, name in ((ax.set_xscale, ax.xaxis, x), (ax.set_yscale, ax.yaxis, y)):
+        if coords[name].get("log"):     # 1, 2, 5 per decade as plain numbers, no minor labels
+            scale("log")
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"{doc['claim']}: {x} × {y}" + _others(doc, x, y), fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+
+
+def _others(doc: dict, x: str, y: str) -> str:
+    """How a panel treats the coordinates it does not show: a coordinate that takes one value
+    over every judged setting is named as fixed at it, the others as projected over."""
+    fixed, varied = [], []
+    for k in doc["domain"]["coordinates"]:
+        if k in (x, y):
+            continue
+        values = {p["setting"].get(k) for p in doc["points"]}
+        (fixed if len(values) == 1 else varied).append(
+            f"{k} = {next(iter(values))} fixed" if len(values) == 1 else k)
+    parts = ([f"projected over {', '.join(varied)}"] if varied else []) + fixed
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _pairs_of(doc: dict) -> list[tuple[str, str]]:
+    ranged = [k for k, c in doc["domain"]["coordinates"].items() if c["kind"] != "choice"]
+    return [(a, b) for i, a in enumerate(ranged) for b in ranged[i + 1:]]
+
+
+def write_map(out: Path, doc: dict, figures: bool = True) -> list[str]:
+    """map.md, map.html and figures/<x>-<y>.png (one per pair of ranged coordinates)."""
+    from numerics.storage import atomic_write_bytes, atomic_write_text, owned_folder
+    written, pngs = [], {}
+    if figures:
+        from .tasks import render_png
+        import functools
+        draws = {f"{x}-{y}": functools.partial(draw_pair, doc=doc, x=x, y=y)
+                 for x, y in _pairs_of(doc)}
+        pngs = render_png(draws)
+        owned_folder(out / "figures")     # a link planted there is refused, never written through
+        for name, data in pngs.items():
+            atomic_write_bytes(out / "figures" / f"{name}.png", data)
+            written.append(f"figures/{name}.png")
+    atomic_write_text(out / "map.md", map_markdown(doc, [f"figures/{n}.png" for n in pngs]))
+    atomic_write_text(out / "map.html", map_html(doc, pngs))
+    doc["files"] = ["map.json", "map.md", "map.html", *written]
+    return written
+
+
+def sequential_cost(doc: dict) -> dict | None:
+    """What the map's sequential checks drew against their budgets (None: none ran)."""
+    pts = [p for p in doc["points"] if p.get("sequential")]
+    if not pts:
+        return None
+    samples = sum(d["samples"] for p in pts for d in p["sequential"].values())
+    budget = sum(d["budget"] for p in pts for d in p["sequential"].values())
+    return {"points": len(pts), "samples": samples, "budget": budget,
+            "fraction": samples / budget if budget else 1.0}
+
+
+def map_summary(doc: dict) -> str:
+    """One line: where the claim holds over what was sampled, and its minimal counterexample."""
+    n = doc.get("sampled") or len(doc["points"])
+    holds = doc.get("holds_at")
+    ce = doc.get("counterexample")
+    line = (f"{doc['claim']}: holds at {100 * holds:.0f} % of {n} sampled settings"
+            if holds is not None else f"{doc['claim']}: no sampled setting could be judged")
+    line += f"; {len(doc['boundary'])} boundary points"
+    if ce:
+        line += f"; minimal counterexample {setting_key(ce['setting'])}"
+    else:
+        line += "; no counterexample"
+    return line
+
+
+def map_markdown(doc: dict, figures: Sequence[str]) -> str:
+    lines = [f"# Map of {doc['claim']}", "", f"> {doc['statement']}", "",
+             f"- {map_summary(doc)}",
+             "- domain: " + ", ".join(f"{k} {_describe(c)}"
+                                       for k, c in doc["domain"]["coordinates"].items())
+             + "".join(f"; {w}" for w in doc["domain"]["where"]),
+             f"- reference: {setting_key(doc['reference'])}",
+             f"- profile {doc['profile']}, seed {doc['seed']}, {len(doc['points'])} judgements, "
+             f"{doc['seconds']:.1f} s" + ("" if doc["complete"] else " (incomplete)"), ""]
+    counts: dict[str, int] = {}
+    for p in doc["points"]:
+        if p["stage"] == "sample":
+            counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
+    lines += ["| verdict | sampled settings |", "|---|---|"]
+    lines += [f"| {v} | {counts[v]} |" for v in sorted(counts)]
+    if drawn := sequential_cost(doc):
+        lines += ["", f"Sequential checks drew {drawn['samples']} samples over "
+                  f"{drawn['points']} judgements, {100 * drawn['fraction']:.0f} % of the "
+                  f"{drawn['budget']} their budgets allow: each setting stops when decided."]
+    ce = doc.get("counterexample")
+    if ce:
+        lines += ["", "## Minimal counterexample", "", f"`{setting_key(ce['setting'])}`: "
+                  f"{ce['summary']}"]
+    if doc["boundary"]:
+        lines += ["", "## Boundary", "", "| setting | between |", "|---|---|"]
+        lines += [f"| {setting_key(b['setting'])} | {' / '.join(b['between'])} |"
+                  for b in doc["boundary"]]
+    lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
+    lines += ["", "## Settings judged", "", "| stage | setting | verdict | summary |",
+              "|---|---|---|---|"]
+    lines += [f"| {p['stage']} | {setting_key(p['setting'])} | {p['verdict']} | "
+              f"{p['summary'].replace('|', '/')[:160]} |" for p in doc["points"]]
+    return "\n".join(lines) + "\n"
+
+
+def _describe(c: dict) -> str:
+    if c["kind"] == "choice":
+        return "∈ {" + ", ".join(map(str, c["options"])) + "}"
+    return f"∈ [{c['lo']:g}, {c['hi']:g}]" + (" (log)" if c.get("log") else "") + (
+        " integer" if c["kind"] == "integer" else "")
+
+
+def map_html(doc: dict, pngs: dict[str, bytes]) -> str:
+    import base64
+    import html
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(p['stage'])}</td><td><code>{esc(setting_key(p['setting']))}</code></td>"
+        f"<td style='color:{COLOURS.get(p['verdict'], '#000')}'><b>{esc(p['verdict'])}</b></td>"
+        f"<td>{esc(p['summary'][:240])}</td></tr>" for p in doc["points"])
+    figs = "".join(f"<figure><img alt='{esc(n)}' src='data:image/png;base64,"
+                   f"{base64.b64encode(b).decode()}'><figcaption>{esc(n)}</figcaption></figure>"
+                   for n, b in pngs.items())
+    ce = doc.get("counterexample")
+    ce_html = (f"<p><b>Minimal counterexample</b> (★): <code>{esc(setting_key(ce['setting']))}"
+               f"</code>: {esc(ce['summary'])}</p>" if ce else "<p>No counterexample.</p>")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Map of {esc(doc['claim'])}"
+            "</title><style>body{font-family:sans-serif;max-width:70em;margin:auto}"
+            "td,th{border-bottom:1px solid #ddd;padding:2px 6px;font-size:90%}"
+            "img{max-width:100%}.scroll{overflow-x:auto}td code{overflow-wrap:anywhere}"
+            "</style></head><body>"
+            f"<h1>Map of {esc(doc['claim'])}</h1><blockquote>{esc(doc['statement'])}</blockquote>"
+            f"<p>{esc(map_summary(doc))}</p>{ce_html}{figs}"
+            f"<div class='scroll'><table><tr><th>stage</th><th>setting</th><th>verdict</th>"
+            f"<th>summary</th></tr>{rows}</table></div></body></html>\n")
