@@ -56,7 +56,7 @@ def test_rem_constants_high_temperature_is_not_a_statistical_self_comparison():
     assert {c["phase"] for ev in evs for c in ev["checks"]} == {"frozen"}
     exact = [c for ev in evs for c in ev["high_temperature_exact"]]
     assert exact and all(c["exact_equal"] for c in exact)
-    fams = _families(entry, "limit")
+    fams = _families(entry, "extrapolate")
     assert set(fams) == set(RC.REM_FAMILIES.values())
     assert all(f["comparisons"] == 2 for f in fams.values())
     exact_families = _families(entry, "identity")

@@ -76,6 +76,8 @@ CORRECTIONS: dict[str, Correction] = {
     "1/sqrt(d)": _power(0.5),
     "1/d+1/d^2": Correction("1/d+1/d^2", lambda d, fd, r: np.stack([1 / d, d**-2.0], 1),
                             doc="a + c₁/d + c₂/d²"),
+    "log(d)/d+1/d": Correction("log(d)/d+1/d", lambda d, fd, r: np.stack([np.log(d) / d, 1 / d], 1),
+                               doc="a + c₁·log(d)/d + c₂/d (the REM's free-energy corrections)"),
     "d^-p": Correction("d^-p", lambda d, fd, p: (d ** -p)[:, None],
                        lambda fd: np.linspace(0.25, 3.0, 45), doc="a + c·d^−p, p ∈ [0.25, 3] free"),
     "exp(-c·d)": Correction(
