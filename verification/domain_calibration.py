@@ -27,7 +27,7 @@ __all__ = ["calibrate_domain", "domain_record"]
 
 def _settings(claim: Claim, n: int, seed: int) -> list[tuple[dict, bool]]:
     near = [(dict(s), True) for s in claim.transitions]
-    sampled = claim.domain.sample(max(n - len(near), 0), seed) if n > len(near) else []
+    sampled = claim.domain.sample(n - len(near), seed) if n > len(near) else []
     return near + [(s, False) for s in sampled]
 
 

@@ -9,7 +9,7 @@ The pipeline, one pass per function:
 2. ``locate_boundaries``: each setting paired with its nearest neighbour of another verdict
    (same choices), the segment between them bisected until it is shorter than ``BOUNDARY_TOL``
    of every range; ``replicate_boundaries`` then judges both settings of each final bracket
-   at ``replication.REPLICATES`` independent seeds (a boundary is ``confirmed`` when both keep
+   at the campaign's ``replicate`` independent seeds (default 2) (a boundary is ``confirmed`` when both keep
    their verdicts);
 3. ``shrink``: the refuted setting nearest the reference whose refutation replicates at those
    seeds, moved towards the reference while it stays refuted and replicated: along the segment,
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from .domain import setting_key
 from .map_pages import (COLOURS, draw_pair, map_html, map_markdown,  # noqa: F401 - the
                         map_summary, sequential_cost, write_map)       # command's names
-from .replication import REPLICATES, replicate_seed
+from .replication import replicate_seeds
 from .records import write_json
 
 if TYPE_CHECKING:
@@ -124,11 +124,11 @@ class _Judge:
         return seed, setting_key(setting)
 
     def replicated(self, setting: dict, verdict: str, stage: str) -> dict:
-        """``setting`` judged again at ``REPLICATES`` independent seeds: {"seeds", "verdicts",
-        "replicated": every one gave ``verdict``}."""
+        """``setting`` judged again at the campaign's ``replicate`` independent seeds (the same
+        option as ``run``'s): {"seeds", "verdicts", "replicated": every one gave ``verdict``}."""
         if not self.claim.statistical:         # an exact check answers the same at every seed
             return {"seeds": [], "verdicts": [], "replicated": True, "exact": True}
-        seeds = [replicate_seed(self.seed, r) for r in range(1, REPLICATES + 1)]
+        seeds = replicate_seeds(self.seed, self.campaign.options.replicate)
         verdicts = [self([setting], stage, seed=s)[0]["verdict"] for s in seeds]
         return {"seeds": seeds, "verdicts": verdicts,
                 "replicated": all(v == verdict for v in verdicts)}

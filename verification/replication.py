@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 import hashlib
 from typing import Any
 
-__all__ = ["REPLICATES", "replicate", "replicate_seed", "needs_replication", "replicated_entry"]
+__all__ = ["REPLICATES", "replicate", "replicate_seed", "replicate_seeds", "needs_replication",
+           "replicated_entry"]
 
 REPLICATES = 2
 """Further seeds at which a refutation is judged again before it is reported (``run``'s
@@ -20,6 +21,11 @@ def replicate_seed(seed: int, replicate: int) -> int:
     ``seed`` and of the other replicates: every claim derives its own seeds from it)."""
     digest = hashlib.sha256(f"replicate:{int(seed)}:{int(replicate)}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def replicate_seeds(seed: int, replicates: int) -> list[int]:
+    """The run seeds of the 1st … ``replicates``-th replications of a run at ``seed``."""
+    return [replicate_seed(seed, r) for r in range(1, replicates + 1)]
 
 
 def needs_replication(claim, entry: dict) -> bool:
@@ -55,7 +61,7 @@ def replicate(claims: Sequence[Any], results: dict[int, dict], seed: int, replic
     todo = [i for i in sorted(results) if needs_replication(claims[i], results[i]["entry"])]
     if not todo or replicates < 1:
         return []
-    seeds = [replicate_seed(seed, r) for r in range(1, replicates + 1)]
+    seeds = replicate_seeds(seed, replicates)
     got = run_tasks([(i, s) for i in todo for s in seeds])
     moved = []
     for i in todo:

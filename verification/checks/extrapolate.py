@@ -13,6 +13,7 @@ out of budget otherwise it is ``inconclusive``, saying what would decide."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass
 import math
 
@@ -105,30 +106,40 @@ def _design(model: Correction, d: np.ndarray, fit_dims: np.ndarray, r) -> np.nda
     return np.column_stack([np.ones_like(d), model.columns(d, fit_dims, r)])
 
 
+def _profile(model: Correction, d: np.ndarray, y: np.ndarray, se: np.ndarray) -> list[tuple]:
+    """(χ², rate, coef, cov) of the weighted fit at each rate of the model's grid (one fit
+    without a free rate); rank-deficient designs left out."""
+    w = 1.0 / np.maximum(se, 1e-300) ** 2
+    fits = []
+    for r in [None] if model.rates is None else list(model.rates(d)):
+        X = _design(model, d, d, r)
+        if np.linalg.matrix_rank(X) == X.shape[1]:
+            coef, cov, chi2 = _wls(X, y, w)
+            fits.append((chi2, r, coef, cov))
+    return fits
+
+
+def _best_and_half_range(fits: list[tuple], value) -> tuple[tuple, float]:
+    """The best fit by χ² and half the range of ``value(fit)`` over the fits within
+    ``PROFILE_DELTA_CHI2`` of it: a free rate's uncertainty, added to what it widens."""
+    best = min(fits, key=lambda f: f[0])
+    near = [value(f) for f in fits if f[0] <= best[0] + PROFILE_DELTA_CHI2]
+    return best, (max(near) - min(near)) / 2
+
+
 def fit_correction(model: Correction, dims: ArrayLike, y: ArrayLike, se: ArrayLike) -> dict | None:
     """Weighted least squares of ``y`` ± ``se`` at ``dims`` in ``model`` (its free rate profiled
     by χ²): {limit, stderr, chi2, parameters, rate, coef, cov}; None when the dimensions cannot
     identify the model (fewer than parameters + 1: no χ² test is left)."""
     d = np.asarray(dims, float)
-    y = np.asarray(y, float)
-    w = 1.0 / np.maximum(np.asarray(se, float), 1e-300) ** 2
     k = model.parameters(d)
     if len(d) < k + 1:
         return None
-    rates = [None] if model.rates is None else list(model.rates(d))
-    fits = []
-    for r in rates:
-        X = _design(model, d, d, r)
-        if np.linalg.matrix_rank(X) < X.shape[1]:
-            continue
-        coef, cov, chi2 = _wls(X, y, w)
-        fits.append((chi2, r, coef, cov))
+    fits = _profile(model, d, np.asarray(y, float), np.asarray(se, float))
     if not fits:
         return None
-    chi2, r, coef, cov = min(fits, key=lambda f: f[0])
+    (chi2, r, coef, cov), half = _best_and_half_range(fits, lambda f: f[2][0])
     se_a = math.sqrt(max(cov[0, 0], 0.0))
-    near = [f[2][0] for f in fits if f[0] <= chi2 + PROFILE_DELTA_CHI2]
-    half = (max(near) - min(near)) / 2 if len(near) > 1 else 0.0
     return {"limit": float(coef[0]), "stderr": math.hypot(se_a, half), "chi2": chi2,
             "parameters": k, "rate": r, "coef": coef, "cov": cov}
 
@@ -138,25 +149,17 @@ def _leave_largest_out(model: Correction, d, y, se) -> float | None:
     (None when the others cannot identify the model)."""
     order = np.argsort(d)
     d, y, se = d[order], y[order], se[order]
-    k = model.parameters(d[:-1])
-    if len(d) - 1 < k:
+    if len(d) - 1 < model.parameters(d[:-1]):
         return None
-    w = 1.0 / np.maximum(se[:-1], 1e-300) ** 2
-    rates = [None] if model.rates is None else list(model.rates(d[:-1]))
-    fits = []
-    for r in rates:
-        X = _design(model, d[:-1], d[:-1], r)
-        if np.linalg.matrix_rank(X) < X.shape[1]:
-            continue
-        coef, cov, chi2 = _wls(X, y[:-1], w)
-        x = _design(model, d[-1:], d[:-1], r)[0]
-        fits.append((chi2, float(x @ coef), float(x @ cov @ x)))
+    fits = _profile(model, d[:-1], y[:-1], se[:-1])
     if not fits:
         return None
-    chi2, pred, var = min(fits)
-    # a free rate's uncertainty widens the prediction as it widens the limit
-    near = [f[1] for f in fits if f[0] <= chi2 + PROFILE_DELTA_CHI2]
-    half = (max(near) - min(near)) / 2
+
+    def at_largest(f):
+        return _design(model, d[-1:], d[:-1], f[1])[0]
+    best, half = _best_and_half_range(fits, lambda f: float(at_largest(f) @ f[2]))
+    x = at_largest(best)
+    pred, var = float(x @ best[2]), float(x @ best[3] @ x)
     return abs(y[-1] - pred) / math.sqrt(max(var, 0.0) + half**2 + se[-1] ** 2)
 
 
@@ -315,5 +318,4 @@ def _every_model_refutes(rows, theory, bias, z) -> bool:
 
 
 def _policy(family, resolve):
-    import dataclasses
     return dataclasses.replace(family, policy="extrapolate", required=resolve)
