@@ -124,7 +124,7 @@ def test_sgd_tracking_judges_each_order_parameter_and_refutes_a_wrong_ode(monkey
     cid = "marion2025:sgd-tracks-flow"
     true = verdict(cid)
     assert true["verdict"] == "confirmed", true["summary"]
-    assert families(true) == {**{f"SGD − ODE deviation of {s} at x → 0": 8 for s in "κνθηρ"},
+    assert families(true) == {**{f"SGD − ODE deviation at d → ∞: {s}": 8 for s in "κνθηρ"},
                               "max |SGD − ODE|: largest d below smallest d": 1}   # exact, α = 0
     wrong = verdict(cid, **mutation(cid, "wrong factor: the ODE's time scale ×1.25 "
                                          "(right-hand side ×1.25)"))

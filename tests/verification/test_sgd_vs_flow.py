@@ -14,7 +14,7 @@ from numerics import reduced
 from numerics.sgd import SimulationConfig, simulate
 from theory.models.marion2025 import MODEL
 from verification import Context, sgd_vs_flow
-from verification.checks import FlowComparison, sgd_states
+from verification.checks import FlowComparison, Tracks, sgd_states
 
 P = dict(L=3, lam=0.7, gamma=0.8, eps=0.3)
 INIT = dict(kappa=0.3, nu=0.2, theta=0.1, eta=0.05, rho=0.1)
@@ -65,7 +65,7 @@ def test_limit_over_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(over_d):
     runs, x = over_d
     ctx = Context()
     true = sgd_vs_flow(ctx, runs, lambda d: reduced(MODEL, {"d": d, **P}), INIT, x=x,
-                       terms=("x", "x^2"))
+                       over_dims="limit", terms=("x", "x^2"))
     assert true.decision == "confirmed", true.check.evidence()
     assert true.dims == (25, 50, 100, 200) and true.sgd_mean.shape == (4, 5, 5)
     assert ctx.ledger.contract().comparisons == 4 * 5               # records after t = 0 × states
@@ -74,7 +74,7 @@ def test_limit_over_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(over_d):
     assert all(f.comparisons == 4 and f.policy == "limit" for f in fams)
     assert true.check.resolution == max(f.resolution for f in fams)
     wrong = sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}), INIT,
-                        x=x, terms=("x", "x^2"))
+                        x=x, over_dims="limit", terms=("x", "x^2"))
     assert wrong.decision == "refuted"
 
 
@@ -185,3 +185,87 @@ def test_bias_per_state_and_a_bad_bias_shape(one_d):
     assert per_state.check.details["worst_bias"] == pytest.approx(0.04)
     with pytest.raises(ValueError, match=r"bias: shape \(3,\); allowed"):
         sgd_vs_flow(0.05, one_d, rm, INIT, bias=[0.1, 0.1, 0.1])
+
+
+# --- over several dimensions: extrapolate (default), each, grow; stored flows; families ---------
+def test_extrapolate_over_d_confirms_the_true_flow_and_refutes_a_wrong_gamma(over_d):
+    runs, x = over_d
+    ctx = Context()
+    true = sgd_vs_flow(ctx, runs, lambda d: reduced(MODEL, {"d": d, **P}), INIT, x=x)
+    assert true.decision == "confirmed", true.check.evidence()
+    fams = ctx.ledger.contract().families
+    assert all(f.policy == "extrapolate" for f in fams) and len(fams) == 5
+    assert set(true.legs) == {"kappa", "nu", "theta", "eta", "rho"}
+    assert true.check.details["dof_min"] == 31                     # seeds − 1: Student t
+    wrong = sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}), INIT,
+                        x=x)
+    assert wrong.decision == "refuted"
+
+
+def test_a_stored_flow_and_tracks_judge_as_the_model_does(one_d):
+    rm = reduced(MODEL, {"d": 25, **P})
+    by_model = sgd_vs_flow(0.05, one_d, rm, INIT, bias=1 / 25)
+    names = rm.state_names
+    stored = rm.integrate(INIT, one_d.t).y                          # [record, state]
+    tracks = Tracks(one_d.t, sgd_states(one_d, names), names)
+    by_values = sgd_vs_flow(0.05, tracks, stored, names=names, bias=1 / 25)
+    assert by_values.decision == by_model.decision == "confirmed"
+    np.testing.assert_allclose(by_values.deviation, by_model.deviation, atol=1e-6)
+    wrong = rm.integrate(INIT, 1.25 * one_d.t).y                    # the flow 1.25× too fast
+    assert sgd_vs_flow(0.05, tracks, wrong, names=names, bias=1 / 25).decision == "refuted"
+
+
+def test_each_dimension_with_its_allowance_and_families_by_mapping(over_d):
+    runs, x = over_d
+    dims = list(runs)
+    flows = {d: reduced(MODEL, {"d": d, **P}) for d in dims}
+    allow = 3 * np.array(x)[:, None, None]   # the O(x) SGD-noise drift, [dim, record − 1, state]
+    ctx = Context()
+    fam = {"kappa": "norms", "nu": "norms", "theta": "overlaps", "eta": "overlaps",
+           "rho": "overlaps"}
+    cmp = sgd_vs_flow(ctx, runs, flows, INIT, bias=allow, over_dims="each", families=fam)
+    assert cmp.decision == "confirmed", cmp.check.evidence()
+    assert set(cmp.legs) == {"norms", "overlaps"}
+    assert ctx.ledger.contract().comparisons == len(dims) * 4 * 5
+    assert [f.comparisons for f in ctx.ledger.contract().families] == [len(dims) * 4 * 2,
+                                                                       len(dims) * 4 * 3]
+    wrong = {d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}) for d in dims}
+    assert sgd_vs_flow(0.05, runs, wrong, INIT, bias=allow, over_dims="each").decision == "refuted"
+
+
+def test_grow_adds_a_dimension_once_for_every_family(over_d):
+    runs, _ = over_d
+    asked = []
+
+    def grow(d):
+        asked.append(d)
+        return runs[d], reduced(MODEL, {"d": d, **P, "gamma": 1.0})
+    first = {d: runs[d] for d in (25, 50, 100)}
+    # a wrong flow is never confirmed: every family asks for d = 200 (simulated once), and the
+    # refutation is published at the largest d allowed
+    cmp = sgd_vs_flow(0.05, first, lambda d: reduced(MODEL, {"d": d, **P, "gamma": 1.0}), INIT,
+                      grow=grow, max_dim=200)
+    assert asked == [200] and cmp.dims == (25, 50, 100, 200)
+    assert cmp.sgd_mean.shape[0] == 4 and cmp.decision == "refuted"
+
+
+def test_bad_options_name_the_parameter(one_d, over_d):
+    runs, x = over_d
+    rm = reduced(MODEL, {"d": 25, **P})
+    with pytest.raises(ValueError, match="over_dims='every'; allowed"):
+        sgd_vs_flow(0.05, runs, lambda d: rm, INIT, over_dims="every")
+    with pytest.raises(ValueError, match="terms: a fixed basis is judged only with over_dims='limit'"):
+        sgd_vs_flow(0.05, runs, lambda d: rm, INIT, terms=("1/d",))
+    with pytest.raises(ValueError, match="grow: larger dimensions are added only"):
+        sgd_vs_flow(0.05, runs, lambda d: rm, INIT, x=x, grow=lambda d: None, max_dim=400)
+    stored = rm.integrate(INIT, one_d.t).y
+    with pytest.raises(ValueError, match="names: a flow given as values"):
+        sgd_vs_flow(0.05, one_d, stored)
+    with pytest.raises(ValueError, match="init: a flow given as values"):
+        sgd_vs_flow(0.05, one_d, stored, INIT, names=rm.state_names)
+    with pytest.raises(ValueError, match=r"flow: shape \(5, 4\)"):
+        sgd_vs_flow(0.05, one_d, stored[:, :4], names=rm.state_names)
+    with pytest.raises(ValueError, match="families: no family for the state 'nu'"):
+        sgd_vs_flow(0.05, one_d, rm, INIT, families={"kappa": "a"})
+    with pytest.raises(ValueError, match=r"Tracks.states: shape"):
+        Tracks(one_d.t, np.zeros((5, 3)), ("kappa",))

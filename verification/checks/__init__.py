@@ -79,8 +79,10 @@ factor) as overrides, every one they were tried against, caught or not
 (``verification.declare.missed``).
 
 SGD against its reduced flow: :func:`sgd_vs_flow` integrates the flow on the SGD's record
-times and judges the seed means by :func:`estimate_vs_theory` at one dimension, by
-:func:`limit` over several (``flow``).
+times (or takes a stored flow's values) and judges the seed means by
+:func:`estimate_vs_theory` at one dimension, and over several by :func:`extrapolate` (the d → ∞
+limit of the deviation, growing d where allowed), at every dimension, or by :func:`limit` in a
+fixed basis (``flow``).
 
 Validity: :func:`realisable` raises :class:`OutsideRealisableSet` for a state that is not
 realisable (non-finite values, norms, |overlaps| > 1, a Gram matrix that is not PSD); the runner
@@ -89,11 +91,12 @@ turns it into ``error`` naming what failed, never ``confirmed`` or ``refuted``.
 
 from .conclude import conclude
 from .exact_kinds import bound, identity, not_judged, signs
-from .flow import FlowComparison, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
+from .flow import SGD_CORRECTIONS, FlowComparison, Tracks, draw_sgd_vs_flow, sgd_states, sgd_vs_flow
 from .policies import *  # noqa: F403 - the policies' index
 from .policies import __all__ as _policies
 
-__all__ = [*_policies, "POLICIES", "FlowComparison", "sgd_vs_flow", "sgd_states",
+__all__ = [*_policies, "POLICIES", "FlowComparison", "Tracks", "SGD_CORRECTIONS", "sgd_vs_flow",
+           "sgd_states",
            "draw_sgd_vs_flow", "identity", "signs", "bound", "not_judged", "conclude"]
 
 POLICIES = ("estimate_vs_theory", "limit", "extrapolate", "trend", "panel_trend", "sequential",

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import chi2 as _chi2, norm
+from scipy.stats import chi2 as _chi2, f as _f, norm, t as _t
 
 from ..stats import finite
 from .contract import Check, _check_resolve, _required, perturbed
@@ -163,17 +163,26 @@ def _leave_largest_out(model: Correction, d, y, se) -> float | None:
     return abs(y[-1] - pred) / math.sqrt(max(var, 0.0) + half**2 + se[-1] ** 2)
 
 
-def _judge_models(models, d, y, se, level):
+def _gof_p(chi2: float, residual_dof: int, dof: float | None) -> float:
+    """The χ² test's p-value; with standard errors estimated on ``dof`` degrees of freedom,
+    χ²/k against F(k, dof) (each residual's variance is estimated, not known)."""
+    if dof is None or not math.isfinite(dof):
+        return float(_chi2.sf(chi2, residual_dof))
+    return float(_f.sf(chi2 / residual_dof, residual_dof, dof))
+
+
+def _judge_models(models, d, y, se, level, dof=None):
     """Every model's fit, tests and Akaike weight for one column; the admissible ones'
-    weighted limit, its standard error and the systematic (the weighted spread)."""
-    z_llo = float(norm.isf(level / 2))
+    weighted limit, its standard error and the systematic (the weighted spread). ``dof``: the
+    input standard errors' degrees of freedom (None: known), for the tests' quantiles."""
+    z_llo = float(norm.isf(level / 2) if dof is None else _t.isf(level / 2, dof))
     rows = []
     for m in (v for model in models for v in model.expand(d)):
         f = fit_correction(m, d, y, se)
         if f is None:
             rows.append({"model": m.name, "admissible": False, "why": "not identifiable"})
             continue
-        p = float(_chi2.sf(f["chi2"], len(d) - f["parameters"]))
+        p = _gof_p(f["chi2"], len(d) - f["parameters"], dof)
         llo = _leave_largest_out(m, d, y, se)
         why = ("poor fit" if p < level else "misses the largest d" if llo is None or llo > z_llo
                else "")
@@ -206,7 +215,8 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
                 grow: Callable[[list[float]], tuple[ArrayLike, ArrayLike]] | None = None,
                 max_dim: float | None = None, bias: ArrayLike = 0.0,
                 name: str = "d → ∞ limit", scale: ArrayLike | None = None,
-                labels: Sequence[str] | None = None, resolve: float | None = None) -> Check:
+                labels: Sequence[str] | None = None, resolve: float | None = None,
+                dof: float | None = None) -> Check:
     """The d → ∞ limit of ``values[i, m]`` (columns m, rows the dimensions ``dims``) against
     ``theory[m]``, judged by the finite-size behaviour (module docstring).
 
@@ -218,6 +228,9 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
     run at the claim's own α (halved, Bonferroni over the columns): the true correction is
     dropped no more often than a true limit is refuted, and a wrong one kept can only keep a
     column from being refuted. bias, scale, labels, resolve: as :func:`estimate_vs_theory`.
+    dof: the smallest degrees of freedom of the input standard errors (seeds − 1; None: known):
+    the judgement's z is then the Student-t quantile, the leave-largest-out test's too, and the
+    χ² test reads χ²/k against F(k, dof).
 
     Per column: the admissible models' Akaike-weighted limit ā ± se (the weighted se), the
     systematic s (their weighted spread) added to ``bias``; ``refuted`` only when every
@@ -233,14 +246,18 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
     SE = np.asarray(stderrs, float).reshape(Y.shape)
     theory = np.broadcast_to(np.atleast_1d(np.asarray(theory, float)), (Y.shape[1],))
     finite(np.asarray(dims), Y, SE, theory, what=name)
+    if dof is not None and not (float(dof) > 0):
+        raise ValueError(f"{name}: dof={dof!r}; allowed: degrees of freedom > 0 (None: known "
+                         "standard errors)")
     level = ctx.alpha / (2 * Y.shape[1])
-    z = float(norm.isf(ctx.alpha / (2 * Y.shape[1])))
+    z = float(norm.isf(level) if dof is None else _t.isf(level, dof))
     claimed = perturbed(ctx, theory, scale, family=name)
     bias_m = np.broadcast_to(np.asarray(bias, float), theory.shape)
     grown: list[float] = []
     while True:
         d = np.asarray(dims)
-        judged = [_judge_models(models, d, Y[:, m], SE[:, m], level) for m in range(Y.shape[1])]
+        judged = [_judge_models(models, d, Y[:, m], SE[:, m], level, dof)
+                  for m in range(Y.shape[1])]
         unsettled = [m for m, (_, agg) in enumerate(judged) if agg is None or agg[2] > agg[1]]
         nxt = 2 * max(dims)
         # only a confirmation by models that agree stops early: a refutation is published at
@@ -254,11 +271,12 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
         grown.append(nxt)
         Y, SE = np.vstack([Y, y_new]), np.vstack([SE, se_new])
     return _decide(ctx, judged, unsettled, theory, bias, np.asarray(dims), grown, models,
-                   name=name, scale=scale, labels=labels, resolve=resolve, max_dim=max_dim)
+                   name=name, scale=scale, labels=labels, resolve=resolve, max_dim=max_dim,
+                   dof=dof)
 
 
 def _decide(ctx, judged, unsettled, theory, bias, dims, grown, models, *, name, scale, labels,
-            resolve, max_dim) -> Check:
+            resolve, max_dim, dof=None) -> Check:
     """The family's decision from each column's admissible models (``extrapolate``)."""
     n = len(judged)
     none = [m for m, (_, agg) in enumerate(judged) if agg is None]
@@ -269,7 +287,7 @@ def _decide(ctx, judged, unsettled, theory, bias, dims, grown, models, *, name, 
     se_j = np.where(np.isfinite(se), se, 1.0)
     bias = np.broadcast_to(np.asarray(bias, float), (n,))
     check = estimate_vs_theory(ctx, np.where(np.isfinite(se), est, theory), se_j, theory,
-                               bias + syst, name=name, scale=scale, labels=labels)
+                               bias + syst, name=name, scale=scale, labels=labels, dof=dof)
     ctx.ledger.families[-1] = _policy(ctx.ledger.families[-1], resolve)
     judged_theory = np.asarray(check.columns["theory"], float)
     undecided = np.zeros(n, bool)

@@ -18,7 +18,7 @@ from theory.headstate import head_state_names
 from ... import checks
 from ...declare import claim
 from ...domain import Choice, Integers, Interval
-from ...stats import finite
+from ...stats import finite, weighted_slope
 from ...simulations.sagitova2026.sec3_dynamics import (ALIGN_HORIZON, HETEROGENEOUS_SOFTMAX,
                                                        FastMFlow, iii2_init, iii2_ode, iii2_sgd,
                                                        iii3_ode, iii3_sgd, manifold_contrasts,
@@ -108,24 +108,17 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
         arrays[f"sgd_D{D}"] = sgd
         arrays[f"ode_D{D}"] = odes[0]
     # (i) one family per order parameter (m, r, b, v): its seed-mean deviation at every (D, τ,
-    # component) against 0 with the explicit allowance ODE quasi-Monte Carlo error + 1/D;
-    # resolution relative to the ODE's value there. τ = 0 is the shared initial condition
+    # component) against the stored ODE with the explicit allowance ODE quasi-Monte Carlo error
+    # + 1/D; resolution relative to the ODE's value there. τ = 0 is the shared initial condition
     # (deviation 0 by construction), not a comparison.
-    names = [n.split("[")[0] for n in head_state_names(H, 2)]
-    dev_all = np.array([r["bias"] for r in rows])[:, 1:]                # D, τ > 0, component
-    se_all = np.array([r["bias_se"] for r in rows])[:, 1:]
+    comps = head_state_names(H, 2)
+    names = [n.split("[")[0] for n in comps]
     allow = np.array([np.array(r["ode_qmc_error"])[1:] + 1.0 / r["D"] for r in rows])
-    scale = np.broadcast_to(np.abs(odes[0][1:]), dev_all.shape)
-    labels = np.array([[[f"{c} @ D={r['D']}, τ={t:.2g}" for c in head_state_names(H, 2)]
-                        for t in t_rec[1:]] for r in rows])
-    mean_checks = {}
-    for q in dict.fromkeys(names):
-        cols = [k for k, n in enumerate(names) if n == q]
-        mean_checks[q] = checks.estimate_vs_theory(
-            ctx, dev_all[..., cols].ravel(), se_all[..., cols].ravel(),
-            np.zeros(dev_all[..., cols].size), bias=allow[..., cols].ravel(),
-            name=f"SGD seed-mean − ODE: {q}", scale=scale[..., cols].ravel(), dof=seeds - 1,
-            labels=labels[..., cols].ravel())             # se over the seeds: t quantile
+    cmp = checks.sgd_vs_flow(ctx, {r["D"]: checks.Tracks(t_rec, arrays[f"sgd_D{r['D']}"], comps)
+                                   for r in rows},
+                             {r["D"]: odes[0] for r in rows}, names=comps, bias=allow,
+                             over_dims="each", name="SGD seed-mean − ODE")
+    mean_checks = cmp.legs
     worst = _worst_mean_deviation(rows, mean_checks, names, allow)
     slope, slope_se = log_log_slope(rows)
     # (ii) the single-run deviation shrinks with D: a trend (refuted only if it grows at z)
@@ -161,15 +154,10 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
 
 
 def log_log_slope(rows):
-    """The slope of ln(RMS deviation) against ln D and its standard error: weighted least
-    squares, weights 1/(bootstrap sd of ln RMS)². An estimator for :func:`checks.trend` (the
-    library's ``limit`` fits the same kind of model but judges its intercept, not a slope)."""
-    x = np.log([r["D"] for r in rows])
-    y = np.log([r["rms_deviation"] for r in rows])
-    w = 1 / np.array([r["rms_deviation_boot_sd"] for r in rows]) ** 2
-    X = np.stack([np.ones_like(x), x], 1)
-    cov = np.linalg.inv(X.T @ (X * w[:, None]))
-    return float((cov @ (X.T @ (w * y)))[1]), float(np.sqrt(cov[1, 1]))
+    """The slope of ln(RMS deviation) against ln D and its standard error (weights 1/(bootstrap
+    sd of ln RMS)²): the estimator for the deviation's :func:`checks.trend`."""
+    return weighted_slope(np.log([r["D"] for r in rows]), np.log([r["rms_deviation"] for r in rows]),
+                          [r["rms_deviation_boot_sd"] for r in rows])
 
 
 def _worst_mean_deviation(rows, mean_checks, names, allow):
