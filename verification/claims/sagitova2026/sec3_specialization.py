@@ -53,14 +53,18 @@ def _draw_spectrum(evals, nu, H, fig):
                "τ_esc must grow linearly in ln D (slope > 0 at z; linear-fit residuals < 2% of "
                "τ) with slope 1/(2λ), λ = −(smallest eigenvalue) of the symbolic saddle Hessian, "
                "within 5% (stated before running: the initial r = σ₀²I, quasi-Monte Carlo error "
-               "of the rate and the threshold's nonlinearity). Online SGD (D = 100, 400, 1600; 64 "
-               "seeds; κ = 0.25, N_b = 32; Gram-matrix simulator, exact in law): at fixed κ its "
-               "limit is the ODE with the SGD-noise term, so SGD's escape slope in ln D is judged "
-               "against that κ-ODE's slope (same ln D range and initialisations; no finite-size "
-               "term). Two legs, each its own family: the ODE slope vs 1/(2λ), and SGD's slope vs "
-               "the κ-ODE's, which must resolve 100 % of the κ-ODE's slope (Θ(D log D) samples "
-               "has to be told apart from Θ(D), an escape slope of 0): passing more coarsely "
-               "leaves the SGD leg, and so the claim, inconclusive. SGD runs that never escape "
+               "of the rate and the threshold's nonlinearity). Online SGD (D = 100, 400, 1600 "
+               "quick, to 25600 full; 64 seeds; κ = 0.25, N_b = 32; Gram-matrix simulator, exact "
+               "in law): at fixed κ its limit is the ODE with the SGD-noise term, so SGD is "
+               "compared like with like: its local escape slopes in ln D between consecutive D "
+               "against the κ-ODE's over the same pairs, their difference taken to D → ∞ by its "
+               "finite-size behaviour (checks.extrapolate with the corrections √(κ/D) ∝ D^−½, "
+               "SGD's own fluctuation of m, and 1/D; no plateau assumed), claiming 0. Two legs, "
+               "each its own family: the ODE slope vs 1/(2λ), and SGD's limit slope difference, "
+               "which must resolve 100 % of the κ-ODE's slope (Θ(D log D) samples has to be told "
+               "apart from Θ(D), an escape slope of 0): resolving it more coarsely, or too few D "
+               "to identify the corrections (two local slopes at the quick profile), leaves the "
+               "SGD leg, and so the claim, inconclusive. SGD runs that never escape "
                "by τ = 40 are counted, and more than 5% at some D make the verdict inconclusive. "
                "Horizons (ODE τ ≤ 60, SGD τ ≤ 40) stretched by λ₀/λ where the saddle rate λ is "
                "below λ₀ = 0.375 of the profiles' setting. Profiles: H = 2, (ν₁, ν₂) = (4, 1.5).",
@@ -138,6 +142,43 @@ SGD_SLOPE_REQUIRED = 1.0
 """The relative resolution Prop. III.4's SGD leg must reach: its escape slope must be told
 apart from 0 (an escape in τ = Θ(1), i.e. Θ(D) samples, the alternative to Θ(D log D)), a gap of
 the κ-ODE's whole slope."""
+SGD_SLOPE_CORRECTIONS = ("1/sqrt(d)", "1/d")
+"""How SGD's local escape slope approaches its κ-ODE limit as D grows: SGD's own fluctuation of
+m, of order √(κ/D) (at D = 100 a sixth of the escape threshold), and O(1/D) terms. No plateau
+is declared: the transient's decay must be seen, not assumed."""
+
+
+def local_slopes(dims, times, stderr):
+    """The slopes of τ in ln D between consecutive dimensions: (√(D_k·D_k+1), slope, its
+    standard error from the two means' standard errors)."""
+    dims = np.asarray(dims, float)
+    dx = np.diff(np.log(dims))
+    times, stderr = np.asarray(times, float), np.asarray(stderr, float)
+    return (np.sqrt(dims[:-1] * dims[1:]), np.diff(times) / dx,
+            np.hypot(stderr[:-1], stderr[1:]) / dx)
+
+
+def _sgd_slope_leg(ctx, runs, e):
+    """SGD's local escape slopes in ln D against the κ-ODE's over the same pairs of D, their
+    difference taken to D → ∞ (``checks.extrapolate`` with ``SGD_SLOPE_CORRECTIONS``), claiming
+    0, resolution relative to the κ-ODE's slope, which must reach ``SGD_SLOPE_REQUIRED``."""
+    sgd_dims = np.asarray(runs["sgd_dims"], float)
+    mid, s_sgd, s_sgd_se = local_slopes(sgd_dims, e["sgd_mean"], e["sgd_se"])
+    ok_k = np.all(np.isfinite(runs["ode_kappa"]), axis=1)
+    per_draw = np.diff(runs["ode_kappa"][ok_k], axis=1) / np.diff(np.log(sgd_dims))
+    s_k = per_draw.mean(0)
+    s_k_se = per_draw.std(0, ddof=1) / np.sqrt(len(per_draw))
+    dof = min(checks.welch_dof([a, b], [e["sgd_slope_dof"], e["ode_with_sgd_noise_slope_dof"]])
+              for a, b in zip(s_sgd_se, s_k_se))
+    e.update({"sgd_local_slopes": {"D": mid.tolist(), "sgd": s_sgd.tolist(),
+                                   "sgd_se": s_sgd_se.tolist(), "kappa_ode": s_k.tolist(),
+                                   "kappa_ode_se": s_k_se.tolist()},
+              "sgd_slope_corrections": list(SGD_SLOPE_CORRECTIONS)})
+    return checks.extrapolate(
+        ctx, mid, (s_sgd - s_k)[:, None], np.hypot(s_sgd_se, s_k_se)[:, None], 0.0,
+        corrections=SGD_SLOPE_CORRECTIONS, dof=dof, name="SGD − κ-ODE escape slope at D → ∞",
+        scale=[abs(e["ode_with_sgd_noise_slope"])], labels=["local slope difference"],
+        resolve=SGD_SLOPE_REQUIRED)
 
 
 def _escape_outcome(ctx, runs, evidence, arrays, figs):
@@ -150,7 +191,7 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
     e = evidence
     slope, slope_se, predicted = e["ode_slope"], e["ode_slope_se"], e["predicted_slope"]
     sgd_slope, sgd_slope_se = e["sgd_slope"], e["sgd_slope_se"]
-    kappa_slope, kappa_se = e["ode_with_sgd_noise_slope"], e["ode_with_sgd_noise_slope_se"]
+    kappa_slope = e["ode_with_sgd_noise_slope"]
     never, n_sgd = np.array(e["sgd_never_escaped"]), e["sgd_seeds"]
     horizon = SGD_ESCAPE_HORIZON * e.get("horizon_stretch", 1.0)
     never_txt = (f"{int(never.sum())} SGD runs never escaped within τ = {horizon:.0f} "
@@ -170,36 +211,32 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
             f"{never_txt}: more than {MAX_NEVER_ESCAPED:.0%} at some D, so SGD's escape slope "
             f"is censored; needs a longer SGD horizon"))
     # Biases stated before running: the ODE slope within 5 % of 1/(2λ) (initial r = σ₀²I, the
-    # rate's quasi-Monte Carlo error and the threshold's nonlinearity, see the reading). SGD vs
-    # the κ-ODE: no finite-size term is added. Both slopes are fitted over the same ln D range,
-    # so the range's curvature is shared; the remaining difference (SGD's O(1/√D) noise in m,
-    # which grows with the instability for the same time as the initial O(σ₀/√D) signal) has no
-    # derived size here, so it is not allowed for: the verdict falls where it falls.
-    # standard errors over draws: t quantiles (Welch–Satterthwaite for SGD's and the κ-ODE's)
-    sgd_dof = checks.welch_dof([sgd_slope_se, kappa_se],
-                               [e["sgd_slope_dof"], e["ode_with_sgd_noise_slope_dof"]])
-    e["comparison_dof"] = [e["ode_slope_dof"], sgd_dof]
+    # rate's quasi-Monte Carlo error and the threshold's nonlinearity, see the reading). SGD is
+    # compared like with like: its local slopes against the κ-ODE's over the same pairs of D,
+    # the difference taken to D → ∞ by its finite-size behaviour (SGD's O(√(κ/D)) fluctuation
+    # of m makes its slope steeper at small D; that transient is modelled, never allowed for).
+    e["comparison_dof"] = [e["ode_slope_dof"]]
     ode_check = checks.estimate_vs_theory(
         ctx, [slope], [slope_se], [predicted], bias=[ODE_SLOPE_TOLERANCE * predicted],
         name="ODE escape slope vs 1/(2λ)", dof=e["ode_slope_dof"])
-    sgd_se = float(np.hypot(sgd_slope_se, kappa_se))
-    sgd_check = checks.estimate_vs_theory(
-        ctx, [sgd_slope], [sgd_se], [kappa_slope], name="SGD escape slope vs the κ-ODE's",
-        dof=sgd_dof, resolve=SGD_SLOPE_REQUIRED)
+    sgd_check = _sgd_slope_leg(ctx, runs, e)
     legs.update({"ODE leg": ode_check, "SGD leg": sgd_check})
     evidence.update({"ode_check": ode_check.evidence(), "sgd_check": sgd_check.evidence(),
                      "z": ode_check.z, "sgd_z": sgd_check.z,
                      "sgd_comparison_resolution": sgd_check.resolution,
                      "sgd_required_resolution": SGD_SLOPE_REQUIRED})
-    t_ode, t_sgd = ode_check.z, sgd_check.z
+    t_ode = ode_check.z
     state = checks.legs_summary([ode_check, sgd_check], ["ODE leg", "SGD leg"])
     ode_txt = f"ODE slope {slope:.4f} ± {slope_se:.1g} vs 1/(2λ) = {predicted:.4f}"
-    sgd_txt = (f"SGD slope {sgd_slope:.2f} ± {sgd_slope_se:.2f} over D = {runs['sgd_dims'][0]}…"
-               f"{runs['sgd_dims'][-1]} vs its own limit, the ODE with the κ-noise term, "
-               f"{kappa_slope:.2f} ± {kappa_se:.1g}")
+    loc = e["sgd_local_slopes"]
+    limit, limit_se = sgd_check.details["limit"][0], sgd_check.details["limit_stderr"][0]
+    sgd_txt = (f"SGD's local slopes {', '.join(f'{v:.2f}' for v in loc['sgd'])} at D ≈ "
+               f"{', '.join(f'{v:.0f}' for v in loc['D'])} (overall {sgd_slope:.2f} ± "
+               f"{sgd_slope_se:.2f}) vs the κ-ODE's {', '.join(f'{v:.2f}' for v in loc['kappa_ode'])}"
+               f"; their difference at D → ∞ "
+               + (f"{limit:+.2f} ± {limit_se:.2f}" if np.isfinite(limit_se) else "not identified"))
     head = (f"τ_esc linear in ln D over D = {runs['dims'][0]:.0e}…{runs['dims'][-1]:.0e}: "
-            f"{ode_txt} (t = {t_ode:.2f}); {sgd_txt}: {sgd_check.score[0]:.1f} se < t = "
-            f"{t_sgd:.2f}")
+            f"{ode_txt} (t = {t_ode:.2f}); {sgd_txt}")
 
     def says(verdict):
         if ode_check.decision == "refuted":
@@ -208,11 +245,12 @@ def _escape_outcome(ctx, runs, evidence, arrays, figs):
                     f"{state}; {never_txt}")
         if sgd_check.decision == "refuted":
             return (f"SGD's escape slope departs from its κ-ODE limit: {sgd_txt} "
-                    f"({sgd_check.score[0]:.1f} se, t = {t_sgd:.2f}); {ode_txt}; {state}; "
-                    f"{never_txt}")
+                    f"(t = {sgd_check.z:.2f}, under every admissible correction); {ode_txt}; "
+                    f"{state}; {never_txt}")
         if verdict == "inconclusive":
-            return (f"{head}, but SGD's slope is not resolved from 0 (Θ(D) samples): {state}; "
-                    f"needs {sgd_check.needs}; {never_txt}")
+            return (f"{head}; SGD's slope is not resolved against its κ-ODE limit: {state}; "
+                    f"needs {sgd_check.needs or 'more SGD seeds'} (SGD at D beyond "
+                    f"{runs['sgd_dims'][-1]}); {never_txt}")
         return f"{head}; {state}; {never_txt}"
     return checks.conclude(legs, says=says, evidence=evidence, arrays=arrays, figures=figs)
 
