@@ -121,7 +121,7 @@ def _legs_text(checks, legs, paper="paper"):
                       (dm.alpha / dm.beta, dm.beta <= PAPER_BETA_C), (PAPER_BETA_C, True))}})
 def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
     """At one (α, β). Frozen phase: extreme-value sampling of log Z and the Gibbs mean at
-    growing d, extrapolated to d → ∞ (``checks.limit``) against the paper's ψ and r.
+    growing d, extrapolated to d → ∞ (``checks.extrapolate``) against the paper's ψ and r.
     High-temperature phase: exact comparison with the engine's own Laplace-method derivation;
     the sampler's values are recorded as a self-comparison."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600])
@@ -243,8 +243,10 @@ def _paper_prop12(F, rho_, r_value):
 @claim(f"{PAPER}:prop12-gibbs-average", "Prop. 12–13",
        "Gibbs averages of F(x_ℓᵀv/√d) over the non-secret tokens converge to F(ρ·r).",
        reading="F ∈ {t, t², tanh} at each setting (α, β, ρ = uᵀv); Gibbs weights "
-               "q_ℓ ∝ e^{β√d·x_ℓᵀu} over e^{αd} tokens; frozen phase: limits extrapolated in d "
-               "with explicit log(d)/d and 1/d terms (a poor fit → inconclusive), one family "
+               "q_ℓ ∝ e^{β√d·x_ℓᵀu} over e^{αd} tokens; frozen phase: limits taken to d → ∞ "
+               "by their finite-size behaviour (checks.extrapolate: the REM's log(d)/d + 1/d "
+               "among 1/d, 1/d + 1/d², 1/√d and a plateau; no admissible model → "
+               "inconclusive), one family "
                "per test function F over the frozen settings (each F's Gibbs average is its "
                "own quantity, resolved on its own; the verdict refuted if any is, confirmed "
                "if all are). High-temperature phase: the sampler's bulk is the analytic "
@@ -259,7 +261,7 @@ def _paper_prop12(F, rho_, r_value):
                       "limit": lambda F, rho, r: F(rho)}})
 def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     """At one (α, β, ρ): Gibbs averages sampled at growing d (``_simulate_gibbs``); in the
-    frozen phase extrapolated to d → ∞ against F(ρ·r), one ``checks.limit`` family per F."""
+    frozen phase extrapolated to d → ∞ against F(ρ·r), one ``checks.extrapolate`` family per F."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800])
     n = ctx.pick(600, 3000)
     means, ses = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
