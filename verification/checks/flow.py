@@ -264,10 +264,11 @@ def _one(res, flow, init, names, what, integrate_options):
     return t, names, sel.mean(1), se, values, kappa, sel.shape[1]
 
 
-SGD_CORRECTIONS = ("1/d", "1/d+1/d^2", "plateau")
+SGD_CORRECTIONS = ("1/d", "1/d+1/d^2")
 """The default finite-size models of an SGD mean's deviation from its flow: online SGD's
-step, SGD-noise drift and fluctuation corrections are O(1/d) (next order 1/d²), and a
-correction that has decayed is a plateau."""
+step, SGD-noise drift and fluctuation corrections are O(1/d), next order 1/d². No plateau:
+these corrections do not vanish at any finite d, so a plateau over the largest dimensions
+would take a slow decay for a limit."""
 OVER_DIMS = ("extrapolate", "each", "limit")
 
 
