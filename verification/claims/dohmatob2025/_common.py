@@ -74,6 +74,24 @@ def self_comparison(phase):
     return phase == "high-temperature"
 
 
+def _transition_settings() -> list[dict]:
+    """Settings either side (±6 %) of the two transitions the paper states, at α = 0.1: the
+    REM's freezing β_c = √(2α) (γ = 0.6) and, in the frozen phase (β = 1), the learnability
+    condition c = √(1 − γ²) = ψ(α, β)."""
+    a = sp.Rational(1, 10)
+    beta_c = float(dm.PAPER_BETA_C.subs(dm.alpha, a))
+    psi = float(dm.PAPER_PSI.subs({dm.alpha: a, dm.beta: 1}))
+    gamma_c = float(np.sqrt(1 - psi**2))
+    return ([{"alpha": 0.1, "beta": round(beta_c * f, 3), "gamma": 0.6} for f in (0.94, 1.06)]
+            + [{"alpha": 0.1, "beta": 1.0, "gamma": round(min(gamma_c * f, 0.95), 3)}
+               for f in (0.97, 1.03)])
+
+
+TRANSITIONS = _transition_settings()
+"""Where calibration over the domain looks first (``@claim(transitions=...)``): next to the
+REM's freezing and the learnability condition, the transitions the paper states."""
+
+
 PARAMETERS = {"alpha": Interval(0.01, 1.0, log=True), "beta": Interval(0.1, 10.0, log=True),
               "gamma": Interval(0.05, 0.95)}
 """(α, β, γ): the model's parameters over both phases of the REM (β_c = √(2α)), the domain of

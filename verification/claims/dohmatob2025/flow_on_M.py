@@ -9,7 +9,7 @@ from ...checks import bound, conclude, exact, identity
 from ...domain import Integers
 from ...simulations.dohmatob2025.common import float_setting_values
 from ...simulations.dohmatob2025.flow_on_M import leaves_M, span_coefficients, two_d_flow
-from ._common import (PARAMETERS, R0_UNSEEN, R_SYM, SYMMETRY_UNSEEN, odd_term_mutations,
+from ._common import (PARAMETERS, R0_UNSEEN, R_SYM, SYMMETRY_UNSEEN, TRANSITIONS, odd_term_mutations,
                       parse, per_link, rbar_mutations, rbar_mutations_missed)
 
 
@@ -142,14 +142,16 @@ per_link("prop5-invariance", "Prop. 5",
                   "every parameter symbolic, then evaluated exactly at the setting (α, β, γ, d) "
                   "(a nonzero one shown at overlaps (µ, ν) = (0.5, 0.3), 30 digits).",
           mutations=_m_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS,
+          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
 per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
           "overlap flow; here σ = {link}.", _two_d_check, statistical=False,
           reading="the restriction of the derived overlap flow to ζ = η = ρ = 0, a closed flow "
                   "on M only where M is invariant at the setting (α, β, γ, d) (Prop. 5's check).",
           mutations=_m_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS,
+          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
 
 
 def _gradient_span_check(ctx, link, alpha, beta, gamma, d, risk=None):
@@ -184,6 +186,7 @@ per_link("prop3-gradient-span", "Prop. 3",
                   "derived with every parameter symbolic, then evaluated exactly at the setting "
                   "(α, β, γ, d).",
           mutations=_span_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS)
+          domain=DOMAIN, reference=REFERENCE, points=POINTS,
+          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
 
 

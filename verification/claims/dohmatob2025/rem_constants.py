@@ -16,7 +16,8 @@ from ...domain import Interval
 from ...simulations.dohmatob2025.rem_constants import (TEST_FUNCTIONS, gibbs_piece,
                                                         laplace_constants, rem_piece)
 from ...stats import finite
-from ._common import NUMERICAL_FLOOR, PAPER, deciding_column, limit_summary, self_comparison
+from ._common import (NUMERICAL_FLOOR, PAPER, TRANSITIONS, deciding_column, limit_summary,
+                      self_comparison)
 
 PHASES = [(0.5, 0.5), (0.2, 0.3), (0.5, 2.0), (0.2, 1.5)]   # two below β_c, two above
 REM_DOMAIN = {"alpha": Interval(0.05, 1.0, log=True), "beta": Interval(0.1, 3.0, log=True)}
@@ -112,6 +113,7 @@ def _legs_text(checks, legs, paper="paper"):
                "self-comparison, recorded, not judged); there the paper's ψ and r are compared "
                "exactly with the engine's Laplace-method derivation at the setting.",
        domain=REM_DOMAIN, reference={"alpha": PHASES[0][0], "beta": PHASES[0][1]},
+       transitions=[{k: t[k] for k in ("alpha", "beta")} for t in TRANSITIONS[:2]],
        points=[{"alpha": a_, "beta": b_} for a_, b_ in PHASES],
        mutations={"psi: beta/4 instead of beta/2": lambda: {"psi": sp.Piecewise(
                       (dm.alpha / dm.beta + dm.beta / 4, dm.beta <= PAPER_BETA_C),
@@ -254,6 +256,8 @@ def _paper_prop12(F, rho_, r_value):
                "not judged): that phase is unchecked (inconclusive).",
        domain={**REM_DOMAIN, "rho": Interval(-1.0, 1.0)},
        reference={"alpha": PHASES[0][0], "beta": PHASES[0][1], "rho": GIBBS_RHOS[0]},
+       transitions=[{"alpha": t["alpha"], "beta": t["beta"], "rho": GIBBS_RHOS[0]}
+                    for t in TRANSITIONS[:2]],
        points=[{"alpha": a_, "beta": b_, "rho": rho_} for a_, b_ in PHASES for rho_ in GIBBS_RHOS],
        mutations={"limit F(1.05·ρr)": lambda: {"limit": lambda F, rho, r: F(rho * 1.05 * r)},
                   "limit F(−ρr)": lambda: {"limit": lambda F, rho, r: F(-rho * r)},

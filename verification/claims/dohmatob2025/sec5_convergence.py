@@ -14,7 +14,7 @@ from ...declare import claim, missed
 from ...simulations.dohmatob2025.common import exact_text, setting_text
 from ...simulations.dohmatob2025.sec5_convergence import SPHERE_TOL, descent_runs, global_runs
 from ...stats import finite
-from ._common import PAPER, rbar_mutations
+from ._common import PAPER, TRANSITIONS, rbar_mutations
 from .stationary_points import DOMAIN, SETTINGS, exact_setting
 
 
@@ -129,7 +129,7 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
               "tolerances, then the claim says error); "
               "'any initialisation' tested by random starts and perturbed unstable stationary "
               "points; d = 10, 20 (full: 40); both profiles judge (α, β, γ) = (0.1, 1, 0.6).",
-      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0], transitions=TRANSITIONS,
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear"),
                                                   "horizon": 1e6},
                  **rbar_mutations("linear")})(_global_convergence_check)
@@ -247,7 +247,7 @@ claim(f"{PAPER}:descent-lemma", "rebuttal",
               "on M (lower bounds of the true constants), steps 0.5× and 0.05× the resulting bound, "
               "δ = 0.01; d = 10 (full: 10, 20); 2·10⁴ steps (full 10⁵); both profiles judge "
               "(α, β, γ) = (0.1, 1, 0.6).",
-      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0], transitions=TRANSITIONS,
       mutations={"ascent: steps along +∇R̄ (gradient sign flipped)":
                  lambda: {"descend": -dm.paper_risk("linear")},
                  **_descent_mutations()},

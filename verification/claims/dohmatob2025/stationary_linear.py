@@ -11,7 +11,7 @@ from ...checks import bound, conclude, not_judged
 from ...declare import claim
 from ...simulations.dohmatob2025.common import exact_text, setting_text
 from ...simulations.dohmatob2025.stationary_points import prop4_piece
-from ._common import PAPER, rbar_mutations
+from ._common import PAPER, TRANSITIONS, rbar_mutations
 from .stationary_points import DOMAIN, SETTINGS, class_leg, exact_setting
 
 
@@ -149,7 +149,7 @@ claim(f"{PAPER}:prop4-linear-stationary", "Prop. 4",
               "both profiles judge (α, β, γ) = (0.1, 1, 0.6). Larger d makes the rates "
               "exponentially small and float64 root finding unreliable. Roots whose 40-digit "
               "refinement fails are counted (with any, no confirmation).",
-      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0],
+      domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0], transitions=TRANSITIONS,
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear")},
                  **rbar_mutations("linear")})(_prop4_check)
 

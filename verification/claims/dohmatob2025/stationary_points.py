@@ -18,6 +18,7 @@ from ...simulations.dohmatob2025.stationary_points import (e_sets, flow_directio
 from ._common import (
     PARAMETERS,
     STATIONARY_SETTINGS,
+    TRANSITIONS,
     chebyshev,
     fit_intercept,
     paper_stationary,
@@ -266,7 +267,8 @@ per_link("prop7-stationary-set", "Prop. 7",
                   "(0.1, 1, 0.6) [ψ < c] and (0.2, 1.5, 0.9) [c < ψ < 1]; a setting's floats are "
                   "read as exact decimals.",
           mutations=lambda link: _prop7_mutations(link),
-          domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
+          domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0],
+          transitions=TRANSITIONS)
 
 
 def _prop9_check(ctx, link, alpha, beta, gamma, risk=None):
@@ -313,7 +315,8 @@ per_link("prop9-oracle-sink", "Prop. 9",
           reading="sink = both Jacobian eigenvalues of the derived 2-D flow on M negative, "
                   "evaluated exactly at finite d (they are exponentially small in d along µ): "
                   "d = 50, 100, 200 (full: to 800) at each setting; settings as Prop. 7's.",
-          mutations=rbar_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
+          mutations=rbar_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0],
+          transitions=TRANSITIONS)
 
 
 PROP10_CLAIMED = {  # the paper's list: (µ, ν) → class; 'psi' marks the point (ψ, 0)
@@ -507,4 +510,5 @@ per_link("prop10-classification", "Prop. 10",
                   "(α, β, γ) = (0.1, 1, 0.6) and (0.2, 1.5, 0.9); the ReLU list names (1, −1) "
                   "twice (saddle and degenerate) and is not exhaustive: each listed pair is "
                   "checked as stated.",
-          mutations=_prop10_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0])
+          mutations=_prop10_mutations, domain=DOMAIN, points=SETTINGS, reference=SETTINGS[0],
+          transitions=TRANSITIONS)
