@@ -11,7 +11,7 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 
 from ..base import simulation
-from .common import numeric_risk, rbar
+from .common import numeric_risk_estimate, rbar
 
 __all__ = ["risk_mc", "risk_piece", "rbar_values", "cor1_difference", "oracle_identity",
            "sigma_bar", "sigma_bar_expr", "phase_row"]
@@ -49,11 +49,13 @@ def risk_piece(sim, item):
 @simulation(seeded=False)
 def rbar_values(sim, item):
     """R̄ (``item["formula"]``; None: Prop. 1's for ``item["link"]``) at each argument tuple
-    (α, β, γ, d, µ, ν, ζ, η, ρ) of ``item["at"]``, as floats (generated code, or quadrature
-    where Gaussian-expectation nodes remain)."""
+    (α, β, γ, d, µ, ν, ζ, η, ρ) of ``item["at"]``: {"value": floats, "quadrature_error":
+    floats} (generated code, error 0, or adaptive quadrature with its estimated error where
+    Gaussian-expectation nodes remain)."""
     formula = rbar(item["link"]) if item["formula"] is None else item["formula"]
-    risk = numeric_risk(formula)
-    return [float(risk(*x)) for x in item["at"]]
+    risk = numeric_risk_estimate(formula)
+    done = [risk(*x) for x in item["at"]]
+    return {"value": [float(v) for v, _ in done], "quadrature_error": [float(e) for _, e in done]}
 
 
 @functools.cache
