@@ -217,7 +217,9 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
     published at the largest d the budget allows. Each model's χ² and leave-largest-out tests
     run at the claim's own α (halved, Bonferroni over the columns): the true correction is
     dropped no more often than a true limit is refuted, and a wrong one kept can only keep a
-    column from being refuted. bias, scale, labels, resolve: as :func:`estimate_vs_theory`.
+    column from being refuted. bias, scale, labels, resolve: as :func:`estimate_vs_theory`
+    (an array ``bias`` is read again after each ``grow``, which may raise it in place for the
+    dimensions it adds).
 
     Per column: the admissible models' Akaike-weighted limit ā ± se (the weighted se), the
     systematic s (their weighted spread) added to ``bias``; ``refuted`` only when every
