@@ -53,6 +53,9 @@ class Estimate:
     def __iter__(self):
         return iter((self.value, self.stderr))
 
+    def __getitem__(self, i):          # indexes as the (value, stderr) pair it unpacks to
+        return (self.value, self.stderr)[i]
+
 
 class ExpectationRule(abc.ABC):
     """E[f(z)] over K i.i.d. standard normals; ``deterministic``: same answer on every call."""
