@@ -107,6 +107,8 @@ def bench_rem(repeats):
         "extreme_value": lambda: softmax_risk_mc(link, 0.04, 1.0, 0.6, 200, ov, n_ev, 0, top_k=300),
         "extreme_value_torch": lambda: softmax_risk_mc_torch(link, 0.04, 1.0, 0.6, 200, ov, n_ev, 0,
                                                              top_k=300, device="cpu"),
+        "extreme_value_torch_quadrature": lambda: softmax_risk_mc_torch(
+            link, 0.04, 1.0, 0.6, 200, ov, n_ev, 0, top_k=300, device="cpu", quadrature_error=True),
         "direct_d_dim": lambda: direct_softmax_risk(link, 0.04, 1.0, 0.6, 200, ov, n_direct, 0)},
         n=1, repeats=repeats)
     per = {"extreme_value": t["extreme_value"] / n_ev,
@@ -114,7 +116,10 @@ def bench_rem(repeats):
            "direct_d_dim": t["direct_d_dim"] / n_direct}
     return {"seconds_per_sample": per,
             "direct_over_extreme_value": per["direct_d_dim"] / per["extreme_value"],
-            "direct_over_extreme_value_torch": per["direct_d_dim"] / per["extreme_value_torch"]}
+            "direct_over_extreme_value_torch": per["direct_d_dim"] / per["extreme_value_torch"],
+            # the bulk rule's error (its doubled rule on the same draws) against the value alone
+            "quadrature_error_cost_ratio_torch": t["extreme_value_torch_quadrature"]
+            / t["extreme_value_torch"]}
 
 
 def bench_codegen(repeats):

@@ -8,6 +8,8 @@ every model kind, ``compiled(model, backend)``, kept once per model and backend.
 * Dohmatob's student (any declaration whose derivation is an
   :class:`theory.derived.OverlapDerivation`): :class:`CompiledDerivation`, the same for a risk
   stated in overlaps (also for a flow restricted to a submanifold), q in its ``state`` order;
+  ``risk_estimate`` and ``rhs_estimate`` give the value with its quadrature error (exactly 0
+  where every expectation closed; else |rule − companion rule|, see ``numerics.expectation``);
 * a :class:`theory.multihead.MultiHeadModel`: :class:`CompiledHeads`, functions of the logits
   and sinks (the conditional loss and its derivatives, the weights and their Jacobians).
 
@@ -24,11 +26,13 @@ import numpy as np
 import sympy as sp
 
 from theory import derive
+from theory.gaussian import GaussianExpectation
 from theory.derived import OverlapDerivation, memo_by_model
 from theory.model import Model, check_params, projection
 from theory.multihead import MultiHeadModel
 
-from .codegen import generate
+from .codegen import default_rule, generate
+from .expectation import Estimate
 from .kinds import kind_of
 
 __all__ = ["CompiledDerivation", "CompiledModel", "CompiledHeads", "TokenCode", "compiled",
@@ -112,6 +116,30 @@ class CompiledDerivation:
     def hessian(self, params, q, check=True):
         n = len(self.derived.state)
         return self._stack(self._call(self._hess, params, q, check), (n, n))
+
+    # -- values with their quadrature error (only where asked: the plain calls stay one pass) --
+    def risk_estimate(self, params, q, check=True) -> Estimate:
+        """The risk with its quadrature error: 0 (exactly) when the risk has no expectation
+        node left, else |value − the companion rule's value| (``ExpectationRule.companion``:
+        2n Gauss–Hermite points, independent quasi-Monte Carlo draws)."""
+        return self._estimate("risk", [self.derived.risk], params, q, check)
+
+    def rhs_estimate(self, params, q, check=True) -> Estimate:
+        """dq/dt with its quadrature errors (per coordinate), as ``risk_estimate``."""
+        return self._estimate("rhs", list(self.derived.flow.rhs), params, q, check)
+
+    @cached_property
+    def _companion(self) -> CompiledDerivation:
+        rule = default_rule() if self.rule is None else self.rule
+        return CompiledDerivation(self.derived, self.backend, rule.companion(), self.name)
+
+    def _estimate(self, method, exprs, params, q, check) -> Estimate:
+        value = getattr(self, method)(params, q, check)
+        if not any(e.has(GaussianExpectation) for e in exprs):
+            zero = value * 0
+            return Estimate(value, zero, quadrature_error=zero)
+        other = getattr(self._companion, method)(params, q, False)
+        return Estimate(value, value * 0, quadrature_error=abs(value - other))
 
 
 class CompiledModel(CompiledDerivation):

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+import functools
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
+from .expectation import Estimate
+
 if TYPE_CHECKING:
     import torch
 
 __all__ = ["REMSample", "extreme_value_sample", "brute_force_sample", "gibbs_average",
-           "brute_force_gibbs_average", "softmax_risk_mc", "brute_force_softmax_risk",
-           "direct_softmax_risk"]
+           "brute_force_gibbs_average", "gibbs_average_estimate", "softmax_risk_mc",
+           "brute_force_softmax_risk", "direct_softmax_risk", "BULK_RULE", "doubled"]
 
 ArrayFn = Callable[[np.ndarray], np.ndarray]
 """A vectorised function of one variable (a link σ or a test function F), numpy in, numpy out."""
@@ -118,32 +122,63 @@ def extreme_value_sample(alpha: float, beta: float, d: float, n_samples: int, se
     return REMSample(lv.logZ / (beta * d), gibbs)
 
 
-_GL_U, _GL_WU = np.polynomial.legendre.leggauss(48)
-_GH_Z, _GH_WZ = np.polynomial.hermite_e.hermegauss(24)
-_GH_WZ = _GH_WZ / np.sqrt(2 * np.pi)
+BULK_RULE = (48, 24)
+"""Points of the bulk's Gibbs average: Gauss–Legendre in the quantile of its tilted truncated
+law, Gauss–Hermite in z. Its quadrature error is |this rule − the doubled rule| on the same
+draws (``numerics.expectation.Estimate.quadrature_error``'s convention)."""
 
 
-def _gibbs_from_levels(lv, F, beta, d, rho, rng):
+@functools.cache
+def _bulk_nodes(n_u: int, n_z: int):
+    """(u, weights, z, weights) of the bulk rule: u ∈ (0, 1), z standard normal, each weight
+    vector summing to 1."""
+    u, wu = np.polynomial.legendre.leggauss(n_u)
+    z, wz = np.polynomial.hermite_e.hermegauss(n_z)
+    return (u + 1) / 2, wu / 2, z, wz / np.sqrt(2 * np.pi)
+
+
+def doubled(rule: tuple[int, int]) -> tuple[int, int]:
+    """The companion of a bulk rule: twice its points in each direction."""
+    return tuple(2 * n for n in rule)
+
+
+def _bulk_average(lv, F, beta, d, rho, s, rule):
+    u, wu, z, wz = _bulk_nodes(*rule)
+    a = (lv.tau - beta * d) / np.sqrt(d)
+    E_b = beta * d + np.sqrt(d) * ndtri_exp(np.log(u)[None, :] + log_ndtr(a)[:, None])  # n × U
+    vals = F(rho * E_b[:, :, None] / d + s * z[None, None, :])                            # n × U × Z
+    return np.einsum("nuz,u,z->n", vals, wu, wz)
+
+
+def _gibbs_from_levels(lv, F, beta, d, rho, rng, rules=(BULK_RULE,)):
+    """The per-sample Gibbs average of F with the bulk by each rule of ``rules`` (the top
+    levels, their z and the weights shared: the rules' difference is the bulk rule's error)."""
     s = np.sqrt(1 - rho**2) / np.sqrt(d)
     z = rng.standard_normal(lv.E_top.shape)
-    top = F(rho * lv.E_top / d + s * z)
     w_top = np.exp(beta * lv.E_top - lv.logZ[:, None])
-    a = (lv.tau - beta * d) / np.sqrt(d)
-    u = (_GL_U + 1) / 2
-    E_b = beta * d + np.sqrt(d) * ndtri_exp(np.log(u)[None, :] + log_ndtr(a)[:, None])  # n × U
-    vals = F(rho * E_b[:, :, None] / d + s * _GH_Z[None, None, :])                        # n × U × Z
-    bulk_avg = np.einsum("nuz,u,z->n", vals, _GL_WU / 2, _GH_WZ)
+    top = np.sum(w_top * F(rho * lv.E_top / d + s * z), axis=1)
     w_bulk = np.exp(lv.log_bulk - lv.logZ)
-    return np.sum(w_top * top, axis=1) + w_bulk * bulk_avg
+    return [top + w_bulk * _bulk_average(lv, F, beta, d, rho, s, r) for r in rules]
+
+
+def _mean_estimate(samples, companion=None) -> Estimate:
+    """Mean, standard error (dof n − 1) and, given the companion rule's samples on the same
+    draws, |mean − companion's mean| as the quadrature error (NaN: not estimated)."""
+    n = len(samples)
+    mean = float(samples.mean())
+    q = math.nan if companion is None else abs(mean - float(companion.mean()))
+    return Estimate(mean, float(samples.std(ddof=1) / np.sqrt(n)), dof=n - 1, quadrature_error=q)
 
 
 def softmax_risk_mc(link: ArrayFn, alpha: float, beta: float, gamma: float, d: float,
                     overlaps: Mapping[str, float], n_samples: int, seed: int,
-                    top_k: int = 2000) -> tuple[float, float]:
+                    top_k: int = 2000, quadrature_error: bool = False) -> Estimate:
     """Monte Carlo of Dohmatob's risk E(f − σ(x_*ᵀv*))² (ε² removed) at L − 1 = e^{αd}
     dummy tokens: the secret token's projections on (u, v, v*) are sampled exactly
     (mean c√d·(µ, ζ, 0), covariance γ²·Gram), the dummies through extreme-value sampling of
-    their energies √d·x_ℓᵀu with x_ℓᵀv = ρ·x_ℓᵀu + √(1−ρ²)·z_ℓ. Returns (mean, stderr).
+    their energies √d·x_ℓᵀu with x_ℓᵀv = ρ·x_ℓᵀu + √(1−ρ²)·z_ℓ. Returns the mean with its
+    standard error (unpacks as (mean, stderr)) and, where ``quadrature_error``, the bulk rule's
+    error (``BULK_RULE`` against its doubled rule on the same draws; NaN when not asked).
     The bulk's Gibbs average enters through its conditional mean (its fluctuation is
     bounded by the largest bulk weight, negligible next to the top levels)."""
     _check(alpha, beta, d, n_samples)
@@ -160,12 +195,12 @@ def softmax_risk_mc(link: ArrayFn, alpha: float, beta: float, gamma: float, d: f
     sec = c * np.sqrt(d) * np.array([mu, zeta, 0.0]) + gamma * rng.standard_normal((n_samples, 3)) @ A.T
     lv = _levels(alpha, beta, d, n_samples, rng, top_k)
     sigma_scaled = lambda t: link(np.sqrt(d) * t)          # F(x_ℓᵀv/√d) = σ(x_ℓᵀv)
-    avg = _gibbs_from_levels(lv, sigma_scaled, beta, d, rho, rng)
+    rules = (BULK_RULE, doubled(BULK_RULE)) if quadrature_error else (BULK_RULE,)
+    avgs = _gibbs_from_levels(lv, sigma_scaled, beta, d, rho, rng, rules)
     log_secret = beta * np.sqrt(d) * sec[:, 0]
     p = np.exp(log_secret - np.logaddexp(log_secret, lv.logZ))
-    f = p * link(sec[:, 1]) + (1 - p) * avg
-    e = (f - link(sec[:, 2])) ** 2
-    return float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_samples))
+    secret, target = p * link(sec[:, 1]), link(sec[:, 2])
+    return _mean_estimate(*[(secret + (1 - p) * avg - target) ** 2 for avg in avgs])
 
 
 def brute_force_softmax_risk(link: ArrayFn, alpha: float, beta: float, gamma: float, d: float,
@@ -195,17 +230,28 @@ def brute_force_softmax_risk(link: ArrayFn, alpha: float, beta: float, gamma: fl
 
 
 def gibbs_average(F: ArrayFn, alpha: float, beta: float, d: float, rho: float, n_samples: int,
-                  seed: int, top_k: int = 2000) -> np.ndarray:
+                  seed: int, top_k: int = 2000, rules=(BULK_RULE,)) -> np.ndarray:
     """Σ_ℓ q_ℓ·F(x_ℓᵀv/√d) over N = e^{αd} dummy tokens with Gibbs weights q ∝ e^{β√d·x_ℓᵀu}
     and ρ = uᵀv: x_ℓᵀv/√d = ρ·E_ℓ/d + √(1−ρ²)·z_ℓ/√d with z_ℓ ~ N(0, 1) independent.
     Top levels exactly; the bulk by quadrature over its tilted truncated law
-    (E ~ N(βd, d) | E < τ, through its quantile function) and z (Gauss–Hermite)."""
+    (E ~ N(βd, d) | E < τ, through its quantile function) and z (Gauss–Hermite): one row of
+    samples per bulk rule of ``rules`` (one rule: the samples alone), on the same draws."""
     _check(alpha, beta, d, n_samples)
     if not -1 <= rho <= 1:
         raise ValueError(f"rho={rho!r} must be in [-1, 1]")
     rng = np.random.default_rng(seed)
     lv = _levels(alpha, beta, d, n_samples, rng, top_k)
-    return _gibbs_from_levels(lv, F, beta, d, rho, rng)
+    out = _gibbs_from_levels(lv, F, beta, d, rho, rng, tuple(rules))
+    return out[0] if len(out) == 1 else np.array(out)
+
+
+def gibbs_average_estimate(F: ArrayFn, alpha: float, beta: float, d: float, rho: float,
+                           n_samples: int, seed: int, top_k: int = 2000) -> Estimate:
+    """The mean of ``gibbs_average``'s samples with its standard error and the bulk rule's
+    quadrature error (``BULK_RULE`` against its doubled rule on the same draws)."""
+    rows = gibbs_average(F, alpha, beta, d, rho, n_samples, seed, top_k,
+                         rules=(BULK_RULE, doubled(BULK_RULE)))
+    return _mean_estimate(*rows)
 
 
 def brute_force_gibbs_average(F: ArrayFn, alpha: float, beta: float, d: float, rho: float,

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .rem import _check, _log_trunc_moments
+from .expectation import Estimate
+from .rem import BULK_RULE, _bulk_nodes, _check, _log_trunc_moments, doubled
 from .sgd.base import resolve_device
 
 if TYPE_CHECKING:
@@ -45,9 +46,9 @@ def ndtri_exp(y: torch.Tensor) -> torch.Tensor:
 def softmax_risk_mc_torch(link: Callable[[torch.Tensor], torch.Tensor], alpha: float, beta: float,
                           gamma: float, d: float, overlaps: Mapping[str, float], n_samples: int,
                           seed: int, top_k: int = 2000, device: str = "auto",
-                          dtype: str = "float64") -> tuple[float, float]:
-    """Same estimator as ``numerics.rem.softmax_risk_mc`` (docstring there); ``link`` acts
-    on torch tensors. Returns (mean, stderr)."""
+                          dtype: str = "float64", quadrature_error: bool = False) -> Estimate:
+    """Same estimator as ``numerics.rem.softmax_risk_mc`` (docstring there: the return value
+    and ``quadrature_error``); ``link`` acts on torch tensors."""
     import torch
     from torch.special import log_ndtr
     _check(alpha, beta, d, n_samples)
@@ -86,19 +87,21 @@ def softmax_risk_mc_torch(link: Callable[[torch.Tensor], torch.Tensor], alpha: f
     s = math.sqrt(1 - rho**2)
     top = link(rho * E_top / sd + s * randn(n_samples, K))
     w_top = torch.exp(beta * E_top - logZ[:, None])
-    gl_u, gl_w = (torch.as_tensor(x, dtype=dt, device=dev) for x in np.polynomial.legendre.leggauss(48))
-    gh_z, gh_w = np.polynomial.hermite_e.hermegauss(24)
-    gh_z = torch.as_tensor(gh_z, dtype=dt, device=dev)
-    gh_w = torch.as_tensor(gh_w / np.sqrt(2 * np.pi), dtype=dt, device=dev)
-    u = (gl_u + 1) / 2
-    E_b = beta * d + sd * ndtri_exp(torch.log(u)[None, :] + log_ndtr(a1)[:, None])
-    vals = link(rho * E_b[:, :, None] / sd + s * gh_z[None, None, :])
-    bulk_avg = torch.einsum("nuz,u,z->n", vals, gl_w / 2, gh_w)
-    avg = (w_top * top).sum(1) + torch.exp(log_bulk - logZ) * bulk_avg
+    rules = (BULK_RULE, doubled(BULK_RULE)) if quadrature_error else (BULK_RULE,)
     log_secret = beta * sd * sec[:, 0]
     p = torch.exp(log_secret - torch.logaddexp(log_secret, logZ))
-    f = p * link(sec[:, 1]) + (1 - p) * avg
-    e = (f - link(sec[:, 2])) ** 2
-    if not torch.isfinite(e).all():
+    secret, target = p * link(sec[:, 1]), link(sec[:, 2])
+    top_avg, w_bulk = (w_top * top).sum(1), torch.exp(log_bulk - logZ)
+    es = []
+    for rule in rules:
+        u, wu, z, wz = (torch.as_tensor(x, dtype=dt, device=dev) for x in _bulk_nodes(*rule))
+        E_b = beta * d + sd * ndtri_exp(torch.log(u)[None, :] + log_ndtr(a1)[:, None])
+        vals = link(rho * E_b[:, :, None] / sd + s * z[None, None, :])
+        avg = top_avg + w_bulk * torch.einsum("nuz,u,z->n", vals, wu, wz)
+        es.append((secret + (1 - p) * avg - target) ** 2)
+    if not all(torch.isfinite(e).all() for e in es):
         raise FloatingPointError("softmax_risk_mc_torch: non-finite risk samples")
-    return float(e.mean()), float(e.std() / math.sqrt(n_samples))
+    mean = float(es[0].mean())
+    q = abs(mean - float(es[1].mean())) if quadrature_error else math.nan
+    return Estimate(mean, float(es[0].std() / math.sqrt(n_samples)), dof=n_samples - 1,
+                    quadrature_error=q)

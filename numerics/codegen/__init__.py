@@ -16,8 +16,14 @@ if TYPE_CHECKING:
 
 BACKENDS = {"numpy": NumpyGenerator, "torch": TorchGenerator}
 
-__all__ = ["generate", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BACKENDS",
+__all__ = ["generate", "default_rule", "CodeGenerator", "NumpyGenerator", "TorchGenerator", "BACKENDS",
            "numbers_to_floats", "UnsupportedFunction"]
+
+
+def default_rule() -> ExpectationRule:
+    """The rule generated code uses when none is given: Gauss–Hermite, 40 points per dimension."""
+    from numerics.expectation import GaussHermite
+    return GaussHermite(40)
 
 
 def generate(args: Iterable[sp.Symbol], outputs: Iterable[sp.Expr | float], backend: str = "numpy",
@@ -29,8 +35,7 @@ def generate(args: Iterable[sp.Symbol], outputs: Iterable[sp.Expr | float], back
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is unknown; allowed: {sorted(BACKENDS)}")
     if rule is None:
-        from numerics.expectation import GaussHermite
-        rule = GaussHermite(40)
+        rule = default_rule()
     if backend == "torch":
         rule = rule.for_torch() if hasattr(rule, "for_torch") else rule
     return BACKENDS[backend]().compile(list(args), list(outputs), rule)

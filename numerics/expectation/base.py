@@ -3,7 +3,10 @@
 Every rule is a small immutable object with
   ``nodes(K) -> (Z, W)``: points Z (K × n) and weights W (n) used by generated code, and
   ``expect(f, K) -> Estimate``: value and standard error for a vectorised f(Z) -> (..., n);
-  ``expectation(integrand, zs, values)``: the same for a SymPy integrand in symbols ``zs``.
+  ``expectation(integrand, zs, values)``: the same for a SymPy integrand in symbols ``zs``;
+  ``companion()``: the rule whose disagreement with this one estimates its error where only
+  nodes are used (generated code): twice the points for Gauss–Hermite, an independent draw set
+  for (quasi-)Monte Carlo.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class Estimate:
     def __iter__(self):
         return iter((self.value, self.stderr))
 
+    def __getitem__(self, i):          # indexes as the (value, stderr) pair it unpacks to
+        return (self.value, self.stderr)[i]
+
 
 class ExpectationRule(abc.ABC):
     """E[f(z)] over K i.i.d. standard normals; ``deterministic``: same answer on every call."""
@@ -69,6 +75,12 @@ class ExpectationRule(abc.ABC):
         expr = sp.sympify(integrand).subs(values)
         fn = sp.lambdify(zs, expr, modules=["scipy", "numpy"])
         return self.expect(lambda Z: np.broadcast_to(fn(*Z), Z.shape[1:]), len(zs))
+
+    def companion(self) -> ExpectationRule:
+        """The rule evaluated beside this one to estimate its error in generated code
+        (``numerics.compiled``: |value − companion's value|); a rule without nodes has none."""
+        raise NotImplementedError(f"{type(self).__name__} has no nodes, so no companion rule; "
+                                  "allowed: GaussHermite, QuasiMonteCarlo, MonteCarlo")
 
     def for_torch(self, dtype: torch.dtype | None = None,
                   device: str | torch.device | None = None) -> _TorchNodes:

@@ -40,9 +40,24 @@ class GaussHermite(ExpectationRule):
 
     def expect(self, f: Integrand, K: int) -> Estimate:
         """The n-point value with its quadrature error estimated by the difference with the
-        2n-point rule (with the n/2-point rule when (2n)^K points exceed ``max_points``)."""
+        companion rule's (2n points; n/2 when (2n)^K points exceed ``max_points``)."""
         Z, W = self.nodes(K)
         value = np.asarray(f(Z)) @ W
-        other = 2 * self.n if (2 * self.n) ** K <= self.max_points else max(1, self.n // 2)
-        Zo, Wo = GaussHermite(other, self.max_points).nodes(K)
+        Zo, Wo = self.companion().nodes(K)
         return Estimate(value, 0.0, quadrature_error=np.abs(value - np.asarray(f(Zo)) @ Wo))
+
+    def companion(self) -> ExpectationRule:
+        return _Doubled(self)
+
+
+@dataclass(frozen=True)
+class _Doubled(ExpectationRule):
+    """The 2n-point rule of an n-point one in each dimension K where (2n)^K points fit in
+    ``max_points``, else the n/2-point rule (the error of the coarser of two rules bounds the
+    finer one's)."""
+
+    rule: GaussHermite
+
+    def nodes(self, K: int) -> Nodes:
+        n, cap = self.rule.n, self.rule.max_points
+        return GaussHermite(2 * n if (2 * n) ** K <= cap else max(1, n // 2), cap).nodes(K)

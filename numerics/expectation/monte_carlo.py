@@ -25,6 +25,10 @@ class MonteCarlo(ExpectationRule):
         Z = np.random.default_rng(self.seed).standard_normal((K, self.n))
         return Z, np.full(self.n, 1.0 / self.n)
 
+    def companion(self) -> ExpectationRule:
+        """The same rule on independent draws (seed + 1)."""
+        return MonteCarlo(self.n, self.seed + 1)
+
     def expect(self, f: Integrand, K: int) -> Estimate:
         Z, _ = self.nodes(K)
         v = np.asarray(f(Z))

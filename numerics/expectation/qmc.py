@@ -43,6 +43,10 @@ class QuasiMonteCarlo(ExpectationRule):
         R, _, n = Z.shape
         return np.concatenate(list(Z), axis=1), np.full(R * n, 1.0 / (R * n))
 
+    def companion(self) -> ExpectationRule:
+        """The same rule on independent scramblings (seed + 1)."""
+        return QuasiMonteCarlo(self.m, self.replicates, self.seed + 1)
+
     def expect(self, f: Integrand, K: int) -> Estimate:
         Z = _replicates(K, self.m, self.replicates, self.seed)
         means = np.stack([np.asarray(f(z)).mean(-1) for z in Z])

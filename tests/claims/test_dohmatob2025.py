@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from numerics.expectation import Estimate
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_BETA_C, alpha, beta
 from verification import Context, get_claim, run_claim
@@ -65,11 +66,11 @@ def _paper_risk_fn(link):
 def _risk_following(link, rel_se=0.004, finite_size=0.3):
     """A stand-in for the e^{αd}-token Monte Carlo: the paper's R̄ with a 1/√d correction and
     Gaussian noise of relative size ``rel_se`` (its standard error), seeded by the item."""
-    def mc(ctx, link_, a_, b_, g_, dv, ov, n, seed, top_k):
+    def mc(ctx, link_, a_, b_, g_, dv, ov, n, seed, top_k, quadrature_error=True):
         th = float(_paper_risk_fn(link)(a_, b_, g_, dv, *ov.values()))
         se = rel_se * th
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
-        return th * (1 + finite_size / np.sqrt(dv)) + noise, se
+        return Estimate(th * (1 + finite_size / np.sqrt(dv)) + noise, se, quadrature_error=0.0)
     return mc
 
 
@@ -137,13 +138,13 @@ def test_risk_and_rem_domains_hold_both_phases_and_prop2_keeps_off_the_transitio
 def _oracle_risk(rel_se=0.01):
     """A stand-in for the Monte Carlo at the oracle: exactly 0 where c > ψ (as the sampler
     gives there), σ̄_γ(1)(1 + 0.5/√d) with noise of relative size ``rel_se`` where c < ψ."""
-    def mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
+    def mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k, quadrature_error=True):
         if R._side(a_, b_, g_) == "learnable":
-            return 0.0, 0.0
+            return Estimate(0.0, 0.0, quadrature_error=0.0)
         sbar = float(SR.sigma_bar_expr(link).subs(dm.gamma, g_))
         se = rel_se * sbar
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
-        return sbar * (1 + 0.5 / np.sqrt(dv)) + noise, se
+        return Estimate(sbar * (1 + 0.5 / np.sqrt(dv)) + noise, se, quadrature_error=0.0)
     return mc
 
 

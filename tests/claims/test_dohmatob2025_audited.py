@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from numerics.expectation import Estimate
 from theory.models import dohmatob2025 as dm
 from verification import get_claim
 from verification.checks import OutsideRealisableSet
@@ -29,11 +30,11 @@ def test_prop1_steady_deviation_with_a_good_fit_is_refuted(monkeypatch):
     fit that is good in the claim's basis. The old extrapolation widened its error bar by the
     spread of alternative fits (1/d, dropping the smallest d) and passed it; ``extrapolate``
     refutes it because every admissible correction model does, at the largest d allowed."""
-    def fake_mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k):
+    def fake_mc(ctx, link, a_, b_, g_, dv, ov, n, seed, top_k, quadrature_error=True):
         th = float(numeric_risk(formula)(a_, b_, g_, dv, *ov.values()))
         se = 0.004 * th
         noise = np.random.default_rng(seed % 2**32).standard_normal() * se
-        return th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se
+        return Estimate(th * (0.83 + 2.0 / np.sqrt(dv)) + noise, se, quadrature_error=0.0)
     formula = 1 + dm.mu**2
     monkeypatch.setattr(SR, "risk_mc", fake_mc)
     entry = verdict("dohmatob2025:prop1-risk[link=linear]", formula=formula)

@@ -227,7 +227,9 @@ def extrapolate(ctx, dims: ArrayLike, values: ArrayLike, stderrs: ArrayLike, the
     published at the largest d the budget allows. Each model's χ² and leave-largest-out tests
     run at the claim's own α (halved, Bonferroni over the columns): the true correction is
     dropped no more often than a true limit is refuted, and a wrong one kept can only keep a
-    column from being refuted. bias, scale, labels, resolve: as :func:`estimate_vs_theory`.
+    column from being refuted. bias, scale, labels, resolve: as :func:`estimate_vs_theory`
+    (an array ``bias`` is read again after each ``grow``, which may raise it in place for the
+    dimensions it adds).
     dof: the smallest degrees of freedom of the input standard errors (seeds − 1; None: known):
     the judgement's z is then the Student-t quantile, the leave-largest-out test's too, and the
     χ² test reads χ²/k against F(k, dof).

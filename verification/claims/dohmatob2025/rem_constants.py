@@ -53,10 +53,11 @@ def _rem_columns(ctx, alpha_, beta_, dims, n):
 
 
 def _finite_columns(pieces):
-    """(means, standard errors) of [means, standard errors] pieces, rows d, checked finite."""
-    means, ses = np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces])
-    finite(means, ses)
-    return means, ses
+    """One array per component of the pieces ([means, standard errors, ...] each; rows d),
+    checked finite."""
+    columns = tuple(np.array([p[i] for p in pieces]) for i in range(len(pieces[0])))
+    finite(*columns)
+    return columns
 
 
 REM_CORRECTIONS = ("log(d)/d+1/d", "1/d", "1/d+1/d^2", "1/sqrt(d)", "plateau")
@@ -67,18 +68,21 @@ def _frozen_limits(ctx, dims, s: dict) -> dict:
     (``s["family"]``, the family of each row: the same quantity at several settings merges into
     one family, different quantities are resolved each on its own): {name: check}, empty
     without any frozen row. Each row is annotated with its family, extrapolated value,
-    standard error and decision."""
+    standard error and decision. The allowance: the sampler's numerical floor plus, where
+    rows carry one (``s["Q"]``), their largest quadrature error over d."""
     checks = {}
     for name in dict.fromkeys(s["family"]):
         idx = [i for i, f in enumerate(s["family"]) if f == name]
+        bias = NUMERICAL_FLOOR + np.array([max(s["Q"][i]) if s.get("Q") else 0.0 for i in idx])
         # the REM's own corrections (log(d)/d, 1/d) and the shapes they could be confused with:
         # a limit is refuted only when every admissible one refutes it
         check = extrapolate(ctx, dims, np.array([s["Y"][i] for i in idx]).T,
                             np.array([s["SE"][i] for i in idx]).T, [s["theory"][i] for i in idx],
-                            corrections=REM_CORRECTIONS, bias=NUMERICAL_FLOOR, name=name,
+                            corrections=REM_CORRECTIONS, bias=bias, name=name,
                             labels=[s["labels"][i] for i in idx])
         for j, i in enumerate(idx):
-            s["sampled"][i].update(family=name, extrapolated=check.details["limit"][j],
+            s["sampled"][i].update(family=name, bias=float(bias[j]),
+                                   extrapolated=check.details["limit"][j],
                                    stderr=check.details["limit_stderr"][j], z=check.z,
                                    z_score=float(check.score[j]), ok=bool(check.ok[j]))
         checks[name] = check
@@ -268,8 +272,8 @@ def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
     frozen phase extrapolated to d → ∞ against F(ρ·r), one ``checks.extrapolate`` family per F."""
     dims = ctx.pick([100, 200, 400, 800, 1600, 3200], [100, 200, 400, 800, 1600, 3200, 6400, 12800])
     n = ctx.pick(600, 3000)
-    means, ses = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
-    s = _summarise_gibbs(alpha, beta, rho, means, ses, dims, limit)
+    means, ses, quads = _simulate_gibbs(ctx, alpha, beta, rho, dims, n)
+    s = _summarise_gibbs(alpha, beta, rho, means, ses, quads, dims, limit)
     checks = _frozen_limits(ctx, dims, s)
     legs = {GIBBS_LEGS[name]: c for name, c in checks.items()}
     if s["unchecked"]:
@@ -282,23 +286,25 @@ def prop12_gibbs_average(ctx, alpha, beta, rho, limit=_paper_prop12):
 
 
 def _simulate_gibbs(ctx, alpha_, beta_, rho_, dims, n):
-    """(means, ses): each test function's Gibbs average at each d (rows: d, columns:
-    TEST_FUNCTIONS)."""
+    """(means, ses, quadrature errors): each test function's Gibbs average at each d (rows: d,
+    columns: TEST_FUNCTIONS)."""
     items = [{"alpha": alpha_, "beta": beta_, "rho": rho_, "d": dv, "n": n,
               "seed": ctx.claim_seed(f"gibbs:{alpha_}:{beta_}:{rho_}:{dv}")} for dv in dims]
     return _finite_columns(ctx.map(gibbs_piece, items))
 
 
-def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
+def _summarise_gibbs(a_, b_, rho_, means, ses, quads, dims, limit):
     """High-temperature rows recorded as self-comparisons; frozen rows as the columns (Y, SE,
     theory = limit(F, ρ, r), labels) of F's limit family (``family``)."""
-    s = {k: [] for k in ("sampled", "unchecked", "rows", "Y", "SE", "theory", "labels", "family")}
+    s = {k: [] for k in ("sampled", "unchecked", "rows", "Y", "SE", "Q", "theory", "labels",
+                         "family")}
     r_value = float(PAPER_R.subs({dm.alpha: exact_number(a_), dm.beta: exact_number(b_)}))
     phase = rem_phase(a_, b_)
     for k, (name, F) in enumerate(TEST_FUNCTIONS.items()):
         row = {"alpha": a_, "beta": b_, "phase": phase, "rho": rho_, "F": name,
                "paper_limit": float(limit(F, rho_, r_value)),
-               "largest_d_value": float(means[-1, k])}
+               "largest_d_value": float(means[-1, k]),
+               "quadrature_error_by_d": quads[:, k].tolist()}
         if self_comparison(phase):
             row.update(sampler_values=means[:, k].tolist(), sampler_stderr=ses[:, k].tolist(),
                        note="self-comparison: the sampler's bulk is the analytic law, "
@@ -309,6 +315,7 @@ def _summarise_gibbs(a_, b_, rho_, means, ses, dims, limit):
         s["labels"].append(f"F={name}, α={a_}, β={b_}, ρ={rho_}")
         s["Y"].append(means[:, k])
         s["SE"].append(ses[:, k])
+        s["Q"].append(quads[:, k])
         s["theory"].append(row["paper_limit"])
         s["family"].append(GIBBS_FAMILIES[name])
     s["rows"].append({"alpha": a_, "beta": b_, "rho": rho_, "d": dims, "means": means})

@@ -49,51 +49,86 @@ PROP1_POINTS = [  # (µ, ν, ζ, η, ρ): on M with the attention off (p ≈ 0) 
 
 def _risk_pieces(ctx, link, items):
     """``simulations.risk_piece`` of each item with ``link`` (a built-in name or a user's
-    ``Link``): [mean, stderr] each, checked finite."""
+    ``Link``): [mean, stderr, the bulk rule's quadrature error] each, checked finite."""
     out = ctx.map(risk_piece, [{**it, "link": link} for it in items])
-    for mc, se in out:
-        finite(mc, se)
+    for piece in out:
+        finite(*piece)
     return out
 
 
 def _prop1_check(ctx, link, alpha, beta, gamma, formula=None):
     """Prop. 1 (one sub-claim per link) at one (α, β, γ): Monte Carlo risk at e^{αd} tokens
     against R̄ at each overlap point and d (``_simulate_prop1``), R/R̄ − 1 extrapolated to
-    d → ∞ in one limit family. ``formula``: the R̄ compared (None: the paper's)."""
+    d → ∞ in one limit family whose bias is R̄'s largest relative quadrature error over every
+    d the family may reach (0 where R̄ closes). ``formula``: the R̄ compared (None: the
+    paper's)."""
     dims = ctx.pick([100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
-    points, checks = _simulate_prop1(ctx, link, alpha, beta, gamma, formula, dims)
+    max_dim = ctx.pick(*PROP1_MAX_DIM)
+    ladder = list(dims)
+    while 2 * ladder[-1] <= max_dim:
+        ladder.append(2 * ladder[-1])
+    theory = _rbar_at(ctx, link, alpha, beta, gamma, formula, ladder)
+    points, checks = _simulate_prop1(ctx, link, alpha, beta, gamma, dims, theory)
 
     def grow(new_dims):
-        more_points, more = _simulate_prop1(ctx, link, alpha, beta, gamma, formula, new_dims)
+        more_points, more = _simulate_prop1(ctx, link, alpha, beta, gamma, new_dims, theory)
         points.extend(more_points)
         for c, m in zip(checks, more):
-            c["relative_deviation_by_d"] += m["relative_deviation_by_d"]
-            c["relative_stderr_by_d"] += m["relative_stderr_by_d"]
+            for key in ("relative_deviation_by_d", "relative_stderr_by_d", "mc_quadrature_by_d"):
+                c[key] += m[key]
+        bias[:] = quadrature + _mc_quadrature(checks)       # read again by extrapolate
         return ([m["relative_deviation_by_d"] for m in more],
                 [m["relative_stderr_by_d"] for m in more])
 
+    quadrature = np.array([max(theory[j, float(dv)][1] / abs(theory[j, float(dv)][0])
+                               for dv in ladder) for j in range(len(PROP1_POINTS))])
+    # the allowance: R̄'s quadrature error and the Monte Carlo's bulk rule's, each the largest
+    # relative one per point (the latter over every d simulated, grown ones included)
+    bias = quadrature + _mc_quadrature(checks)
     # p(µ) is smeared over |cµ − ψ| ≲ γ/√d (corrections in 1/√d), the REM's partition function
     # converges like e^{−c·d} near its transition, or the correction has decayed: each model is
     # tested, larger d added (PROP1_MAX_DIM) until they agree on the verdict
     check = extrapolate(ctx, dims, np.array([c["relative_deviation_by_d"] for c in checks]).T,
                         np.array([c["relative_stderr_by_d"] for c in checks]).T, 0.0,
-                        corrections=PROP1_CORRECTIONS, grow=grow,
-                        max_dim=ctx.pick(*PROP1_MAX_DIM), name="R_mc/R̄ − 1 at d → ∞",
-                        scale=1.0)
+                        corrections=PROP1_CORRECTIONS, grow=grow, max_dim=max_dim,
+                        bias=bias, name="R_mc/R̄ − 1 at d → ∞", scale=1.0)
+    mc_quadrature = _mc_quadrature(checks)
     for k, c in enumerate(checks):
         c.update(limit=check.details["limit"][k], stderr=check.details["limit_stderr"][k],
-                 z_score=float(check.score[k]), ok=bool(check.ok[k]))
+                 z_score=float(check.score[k]), ok=bool(check.ok[k]),
+                 relative_quadrature_error=float(quadrature[k]),
+                 mc_relative_quadrature_error=float(mc_quadrature[k]), bias=float(bias[k]))
     evidence = {"phase": rem_phase(alpha, beta), "points": points, "checks": checks,
                 "z": check.z, "check": check.evidence(), "n_mc": ctx.pick(4_000, 40_000),
-                "statistic": "R_mc / R_paper − 1, extrapolated to d → ∞"}
+                "statistic": "R_mc / R_paper − 1, extrapolated to d → ∞",
+                "quadrature_error": {
+                    "absolute": max(e for _, e in theory.values()),
+                    "relative": float(quadrature.max()),
+                    "mc_relative": float(mc_quadrature.max()),
+                    "how": "R̄'s adaptive quadrature (theory.quadrature.integrate) at every d "
+                           "up to max_dim, 0 where R̄ closes, plus the Monte Carlo's bulk rule "
+                           "(numerics.rem.BULK_RULE against its doubled rule, same draws) at "
+                           "every d simulated; the largest relative one of each per point, "
+                           "summed, is the limit family's bias"}}
     figs = {"theory_vs_mc": functools.partial(_draw_prop1, points, link)}
     return conclude({PROP1_LEG: check}, says=_prop1_says(link, check, points, checks),
                     evidence=evidence, figures=figs)
 
 
-def _simulate_prop1(ctx, link, a_, b_, g_, formula, dims):
-    """(points, checks) at one (α, β, γ): per overlap point and d, R̄ (``formula``; None: the
-    paper's, ``simulations.rbar_values``) and the Monte Carlo risk ± se; per point the relative
+def _rbar_at(ctx, link, a_, b_, g_, formula, dims):
+    """{(overlap point index, float(d)): (R̄, its quadrature error)} at every point of
+    ``PROP1_POINTS`` and d of ``dims`` (``formula``; None: the paper's,
+    ``simulations.rbar_values``), checked finite."""
+    at = [(a_, b_, g_, dv, *q) for q in PROP1_POINTS for dv in dims]
+    (out,) = ctx.map(rbar_values, [{"link": link, "formula": formula, "at": at}])
+    finite(out["value"], out["quadrature_error"])
+    keys = [(j, float(dv)) for j in range(len(PROP1_POINTS)) for dv in dims]
+    return dict(zip(keys, zip(out["value"], out["quadrature_error"])))
+
+
+def _simulate_prop1(ctx, link, a_, b_, g_, dims, theory):
+    """(points, checks) at one (α, β, γ): per overlap point and d, R̄ ± its quadrature error
+    (``theory``, from ``_rbar_at``) and the Monte Carlo risk ± se; per point the relative
     deviations R_mc/R̄ − 1 by d."""
     n = ctx.pick(4_000, 40_000)
     top_k = ctx.pick(300, 2000)
@@ -101,24 +136,28 @@ def _simulate_prop1(ctx, link, a_, b_, g_, formula, dims):
     items = [{"alpha": a_, "beta": b_, "gamma": g_, "d": dv, "overlaps": ov, "n": n,
               "top_k": top_k, "seed": ctx.claim_seed(f"p1:{link}:{a_}:{b_}:{j}:{dv}")}
              for j, ov in enumerate(overlaps) for dv in dims]
-    mcs = np.array(_risk_pieces(ctx, link, items)).reshape(len(overlaps), len(dims), 2)
-    at = [(a_, b_, g_, dv, *ov.values()) for ov in overlaps for dv in dims]
-    (theory,) = ctx.map(rbar_values, [{"link": link, "formula": formula, "at": at}])
-    theory = iter(theory)
+    mcs = np.array(_risk_pieces(ctx, link, items)).reshape(len(overlaps), len(dims), 3)
     points, checks = [], []
-    for ov, by_d in zip(overlaps, mcs):
-        rel, rel_se = [], []
-        for dv, (mc, se) in zip(dims, by_d.tolist()):
-            th = next(theory)
-            finite(th)
+    for j, (ov, by_d) in enumerate(zip(overlaps, mcs)):
+        rel, rel_se, rel_q = [], [], []
+        for dv, (mc, se, mc_q) in zip(dims, by_d.tolist()):
+            th, th_error = theory[j, float(dv)]
             points.append({"link": link, "d": dv, "alpha": a_, "beta": b_, "gamma": g_, **ov,
-                           "theory": th, "mc": mc, "mc_stderr": se})
+                           "theory": th, "theory_quadrature_error": th_error, "mc": mc,
+                           "mc_stderr": se, "mc_quadrature_error": mc_q})
             rel.append(mc / th - 1)
             rel_se.append(se / abs(th))
+            rel_q.append(mc_q / abs(th))
         checks.append({"alpha": a_, "beta": b_, "gamma": g_, "overlaps": ov,
-                       "phase": rem_phase(a_, b_),
-                       "relative_deviation_by_d": rel, "relative_stderr_by_d": rel_se})
+                       "phase": rem_phase(a_, b_), "relative_deviation_by_d": rel,
+                       "relative_stderr_by_d": rel_se, "mc_quadrature_by_d": rel_q})
     return points, checks
+
+
+def _mc_quadrature(checks):
+    """Per point, the Monte Carlo bulk rule's largest relative quadrature error over the d
+    simulated so far."""
+    return np.array([max(c["mc_quadrature_by_d"]) for c in checks])
 
 
 PROP1_LEG = "R_mc/R̄ − 1 → 0 leg"
@@ -285,19 +324,22 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
 
     def grow(new_dims):
         (more,) = _simulate_prop2(ctx, link, alpha, beta, gamma, new_dims, sbar)
-        for key in ("d", "mc", "mc_stderr"):
+        for key in ("d", "mc", "mc_stderr", "mc_quadrature_error"):
             checks[0][key] = checks[0][key] + more[key]
+        bias[:] = max(checks[0]["mc_quadrature_error"])      # read again by extrapolate
         return np.array([more["mc"]]).T, floored([more["mc_stderr"]]).T
 
     # One family per side (a different claimed value: 0 or σ̄_γ(1)), the same side at every
     # setting one family; each must tell its side's value from the other side's (PROP2_RESOLVE).
     # The corrections are Prop. 1's (the same sampler and the same p(µ) smearing).
     side = checks[0]["side"]
+    # the allowance: the bulk rule's quadrature error, the largest over every d simulated
+    bias = np.array([max(checks[0]["mc_quadrature_error"])])
     check = extrapolate(ctx, dims, np.array([c["mc"] for c in checks]).T,
                         floored([c["mc_stderr"] for c in checks]).T,
                         [c["paper_limit"] for c in checks], corrections=PROP1_CORRECTIONS,
                         grow=grow, max_dim=ctx.pick(*PROP1_MAX_DIM), name=PROP2_FAMILIES[side],
-                        scale=sbar, resolve=PROP2_RESOLVE,
+                        bias=bias, scale=sbar, resolve=PROP2_RESOLVE,
                         labels=[f"{side}, {rem_phase(alpha, beta)}, α={alpha}, β={beta}, "
                                 f"γ={gamma}"])
     for k, c in enumerate(checks):
@@ -305,7 +347,11 @@ def _prop2_check(ctx, link, alpha, beta, gamma, oracle_formula=None):
                  z_score=float(check.score[k]), ok=bool(check.ok[k]))
     evidence = {"link": link, "gamma": gamma, "sigma_bar_1": sbar,
                 "prop1_at_oracle_minus_formula": identity_sim["identity"], "checks": checks,
-                "z": check.z,
+                "z": check.z, "quadrature_error": {
+                    "absolute": float(bias[0]),
+                    "how": "the Monte Carlo's bulk rule (numerics.rem.BULK_RULE against its "
+                           "doubled rule, same draws), the largest over every d simulated: "
+                           "the limit family's bias"},
                 "check": check.evidence(), "not_checked": "global minimality of the oracle"}
     figs = {"oracle_risk_vs_d": functools.partial(_draw_prop2, checks, link)}
     arrays = {}
@@ -334,7 +380,8 @@ def _simulate_prop2(ctx, link, a_, b_, g_, dims, sbar):
     return [{"alpha": a_, "beta": b_, "gamma": g_, "psi": _psi(a_, b_),
              "c": float(np.sqrt(1 - g_**2)), "side": side, "phase": rem_phase(a_, b_),
              "paper_limit": 0.0 if side == "learnable" else sbar, "d": list(dims),
-             "mc": [m for m, _ in mcs], "mc_stderr": [se for _, se in mcs]}]
+             "mc": [m for m, _, _ in mcs], "mc_stderr": [se for _, se, _ in mcs],
+             "mc_quadrature_error": [q for _, _, q in mcs]}]
 
 
 ORACLE_IDENTITY_LEG = "R̄ at the oracle = (1 − p(1))²·σ̄_γ(1) (exact)"

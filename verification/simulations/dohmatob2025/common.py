@@ -15,15 +15,15 @@ from numerics.codegen import generate
 from numerics.reduced import OverlapReduced
 from numerics.reduced.registry import dohmatob_reduced
 from theory.gaussian import GaussianExpectation
-from theory.quadrature import evaluate
+from theory.quadrature import Integrated, evaluate, integrate
 from theory.model import Param
 from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI, alpha, beta
 from theory.stationary import classify_exact, stationary_points_exact
 
-__all__ = ["reduced_model", "rbar", "numeric_risk", "BOX", "exact_text", "exact_values",
-           "setting_values", "setting_text", "flow_on_M_2d", "off_manifold", "computed_stationary",
-           "stationary_points_uncached", "mp_str", "float_setting_values"]
+__all__ = ["reduced_model", "rbar", "numeric_risk", "numeric_risk_estimate", "BOX", "exact_text",
+           "exact_values", "setting_values", "setting_text", "flow_on_M_2d", "off_manifold",
+           "computed_stationary", "stationary_points_uncached", "mp_str", "float_setting_values"]
 
 
 @functools.cache
@@ -57,6 +57,15 @@ def numeric_risk(expr):
         fn = generate(_SYMS, [expr])
         return lambda *x: fn(*x)[0]
     return lambda *x: evaluate(expr, dict(zip(_SYMS, x)))
+
+
+def numeric_risk_estimate(expr):
+    """``numeric_risk`` with its quadrature error: a function of the same arguments returning
+    ``theory.quadrature.Integrated`` (value, error), the error exactly 0 when closed-form."""
+    if not expr.has(GaussianExpectation):
+        fn = generate(_SYMS, [expr])
+        return lambda *x: Integrated(float(fn(*x)[0]), 0.0)
+    return lambda *x: integrate(expr, dict(zip(_SYMS, x)))
 
 
 # -------------------------------------------------------------------------------------------

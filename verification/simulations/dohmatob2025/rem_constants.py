@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from numerics.rem import extreme_value_sample, gibbs_average
+from numerics.rem import extreme_value_sample, gibbs_average_estimate
 from theory.models import dohmatob2025 as dm
 from theory.rem import rem_constants
 
@@ -32,12 +32,13 @@ def rem_piece(sim, item):
 
 @simulation(seeded=False)
 def gibbs_piece(sim, item):
-    """One (α, β, ρ, d): per test function, the mean and standard error of its Gibbs average
-    over ``item['n']`` samples (the same levels for every F, drawn with ``item['seed']``)."""
-    n = item["n"]
-    vals = [gibbs_average(TEST_FUNCTIONS[name], item["alpha"], item["beta"], item["d"],
-                          item["rho"], n, item["seed"]) for name in TEST_FUNCTIONS]
-    return [[float(v.mean()) for v in vals], [float(v.std(ddof=1) / np.sqrt(n)) for v in vals]]
+    """One (α, β, ρ, d): per test function, the mean, standard error and bulk rule's
+    quadrature error of its Gibbs average over ``item['n']`` samples (the same levels for
+    every F, drawn with ``item['seed']``; ``numerics.rem.gibbs_average_estimate``)."""
+    ests = [gibbs_average_estimate(TEST_FUNCTIONS[name], item["alpha"], item["beta"],
+                                   item["d"], item["rho"], item["n"], item["seed"])
+            for name in TEST_FUNCTIONS]
+    return [[float(getattr(e, k)) for e in ests] for k in ("value", "stderr", "quadrature_error")]
 
 
 @simulation(seeded=False)

@@ -11,14 +11,15 @@ import sympy as sp
 from theory.models import dohmatob2025 as dm
 
 from ..base import simulation
-from .common import numeric_risk, rbar
+from .common import numeric_risk_estimate, rbar
 
 __all__ = ["risk_mc", "risk_piece", "rbar_values", "cor1_difference", "oracle_identity",
            "sigma_bar", "sigma_bar_expr", "phase_row"]
 
 
-def risk_mc(sim, link, *args, **kw):
-    """The e^{αd}-token risk Monte Carlo in torch on the run's device (numerics.rem_torch)."""
+def risk_mc(sim, link, *args, quadrature_error=True, **kw):
+    """The e^{αd}-token risk Monte Carlo in torch on the run's device (numerics.rem_torch):
+    an ``Estimate``, with the bulk rule's quadrature error unless ``quadrature_error`` is off."""
     import torch
 
     from numerics.rem_torch import softmax_risk_mc_torch
@@ -26,7 +27,8 @@ def risk_mc(sim, link, *args, **kw):
         tl = {"linear": lambda t: t, "quadratic": lambda t: t**2, "relu": torch.relu}[link]
     else:                              # a user's link (``link_variants``): σ as generated torch code
         tl = _torch_link(link)
-    return softmax_risk_mc_torch(tl, *args, device=sim.device, **kw)
+    return softmax_risk_mc_torch(tl, *args, device=sim.device, quadrature_error=quadrature_error,
+                                 **kw)
 
 
 @functools.cache
@@ -39,21 +41,23 @@ def _torch_link(link):
 
 @simulation(seeded=False)
 def risk_piece(sim, item):
-    """One Monte Carlo risk [mean, stderr] at e^{αd} tokens: link, (α, β, γ, d), overlaps,
-    sample size, top-k and seed all in ``item``."""
-    mc, se = risk_mc(sim, item["link"], item["alpha"], item["beta"], item["gamma"], item["d"],
-                     item["overlaps"], item["n"], seed=item["seed"], top_k=item["top_k"])
-    return [float(mc), float(se)]
+    """One Monte Carlo risk [mean, stderr, the bulk rule's quadrature error] at e^{αd} tokens:
+    link, (α, β, γ, d), overlaps, sample size, top-k and seed all in ``item``."""
+    est = risk_mc(sim, item["link"], item["alpha"], item["beta"], item["gamma"], item["d"],
+                  item["overlaps"], item["n"], seed=item["seed"], top_k=item["top_k"])
+    return [float(est.value), float(est.stderr), float(est.quadrature_error)]
 
 
 @simulation(seeded=False)
 def rbar_values(sim, item):
     """R̄ (``item["formula"]``; None: Prop. 1's for ``item["link"]``) at each argument tuple
-    (α, β, γ, d, µ, ν, ζ, η, ρ) of ``item["at"]``, as floats (generated code, or quadrature
-    where Gaussian-expectation nodes remain)."""
+    (α, β, γ, d, µ, ν, ζ, η, ρ) of ``item["at"]``: {"value": floats, "quadrature_error":
+    floats} (generated code, error 0, or adaptive quadrature with its estimated error where
+    Gaussian-expectation nodes remain)."""
     formula = rbar(item["link"]) if item["formula"] is None else item["formula"]
-    risk = numeric_risk(formula)
-    return [float(risk(*x)) for x in item["at"]]
+    risk = numeric_risk_estimate(formula)
+    done = [risk(*x) for x in item["at"]]
+    return {"value": [float(v) for v, _ in done], "quadrature_error": [float(e) for _, e in done]}
 
 
 @functools.cache
@@ -119,6 +123,7 @@ def phase_row(sim, item):
     out = []
     for g_, seed in zip(item["gammas"], item["seeds"]):
         m, s_ = risk_mc(sim, item["link"], item["alpha"], item["beta"], g_, item["d"],
-                        item["overlaps"], item["n"], seed=seed, top_k=item["top_k"])
+                        item["overlaps"], item["n"], seed=seed, top_k=item["top_k"],
+                        quadrature_error=False)          # a figure's dots, not judged
         out.append([float(m), float(s_)])
     return out
