@@ -119,12 +119,16 @@ class _RiskSampler:
     def run(self, progress=None, until=None) -> Estimate:
         if until is not None:
             raise ValueError("until: not allowed for a risk sampler (no trajectory to stop)")
-        mean, se = self.sample()
+        out = self.sample()
+        mean, se = out
         if not (math.isfinite(mean) and math.isfinite(se)):
             raise FloatingPointError(f"{type(self).__name__}: non-finite risk ({mean}, {se})")
         if progress is not None:
             progress(1, 1)
-        return Estimate(mean, se, dof=self.cfg.n_samples - 1)
+        # the extreme-value samplers average their bulk with a quadrature rule: its error with
+        # the value (the all-token samplers have none)
+        error = float(getattr(out, "quadrature_error", 0.0))
+        return Estimate(mean, se, dof=self.cfg.n_samples - 1, quadrature_error=error)
 
 
 class ExtremeValueRisk(_RiskSampler):
@@ -132,7 +136,7 @@ class ExtremeValueRisk(_RiskSampler):
 
     def sample(self):
         return softmax_risk_mc(link_code(self.model.link, "numpy"), *self._args(),
-                               seed=self.cfg.seed, top_k=self.cfg.top_k)
+                               seed=self.cfg.seed, top_k=self.cfg.top_k, quadrature_error=True)
 
 
 class ExtremeValueRiskTorch(_RiskSampler):
@@ -141,7 +145,8 @@ class ExtremeValueRiskTorch(_RiskSampler):
     def sample(self):
         return softmax_risk_mc_torch(link_code(self.model.link, "torch"), *self._args(),
                                      seed=self.cfg.seed, top_k=self.cfg.top_k,
-                                     device=self.cfg.device, dtype=self.cfg.dtype)
+                                     device=self.cfg.device, dtype=self.cfg.dtype,
+                                     quadrature_error=True)
 
 
 class BruteForceRisk(_RiskSampler):

@@ -83,3 +83,22 @@ def test_prop1_allowance_includes_the_samplers_rule_error(monkeypatch):
     assert all(p["mc_quadrature_error"] > 0 for p in ev["points"])
     rows, cols = ev["check"]["comparisons"]["rows"], ev["check"]["comparisons"]["columns"]
     assert all(r[cols.index("bias")] >= 0.02 for r in rows)    # + the models' spread
+
+
+@pytest.mark.parametrize("method", ["rem", "rem-torch"])
+def test_the_registered_rem_samplers_return_the_bulk_rules_error(method):
+    """``numerics.simulate`` with Dohmatob's extreme-value samplers: the Estimate carries the
+    bulk rule's error (nonzero for relu at high temperature), never a silent 0."""
+    import dataclasses
+
+    from numerics import simulate
+    from numerics.kinds import KINDS
+    from theory.models import dohmatob2025 as dm
+    example = KINDS["dohmatob-student"].example()[0]
+    relu = dataclasses.replace(example, link=dm.as_link("relu"))
+    _, config = KINDS["dohmatob-student"].trials()[method]
+    cfg = dataclasses.replace(config, state=ON_M, n_samples=400)
+    est = simulate(relu, {"d": 100, "alpha": HIGH_T[0], "beta": HIGH_T[1], "gamma": HIGH_T[2]},
+                   cfg, method)
+    assert isinstance(est, Estimate)
+    assert np.isfinite(est.quadrature_error) and est.quadrature_error > 0, est
