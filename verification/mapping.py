@@ -32,8 +32,9 @@ Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "pro
 "sequential"}], "boundary": [{"setting", "between", "bracket", "resolution", "replication",
 "confirmed", "kind", "to_decide"}], "paper_boundaries": [{"statement", "where", "expression",
 "coordinates"}], "counterexample": {"setting", "summary", "replication", "unknown", "judgements",
-"budget_exhausted"} | null, "refutations_not_replicated", "holds_at"}, map.md, map.html and
-figures/ (one panel per pair of ranged coordinates).
+"budget_exhausted"} | null, "refutations_not_replicated", "holds_at", "judgements": {"map_seed",
+"replicate", "reused"}}, map.md, map.html and figures/ (one panel per pair of ranged
+coordinates).
 
 A point judged by the ``sequential`` policy draws until its confidence sequence decides, so
 settings far from the boundary stop early and those near it draw up to the budget; a point's
@@ -120,6 +121,13 @@ class _Judge:
                           else checked_result(spec, result))
                 self._record(key, spec.setting, result, stage)
         return [self.seen[self._key(s, seed)] for s in settings]
+
+    def count(self) -> dict:
+        """The settings judged (stored ones included): at the map's seed, at replicate seeds,
+        and how many of all were reused from the store."""
+        own = sum(k[0] == self.seed for k in self.seen)
+        return {"map_seed": own, "replicate": len(self.seen) - own,
+                "reused": sum(p["reused"] for p in self.seen.values())}
 
     @staticmethod
     def _key(setting: dict, seed: int) -> tuple[int, str]:
@@ -441,6 +449,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
                 replicate_boundaries(judge, doc["boundary"])
                 flush()
                 doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
+        doc["judgements"] = judge.count()
         judged = [p for p in sampled if p["verdict"] in JUDGED]
         doc["holds_at"] = (sum(p["verdict"] == "confirmed" for p in judged) / len(judged)
                            if judged else None)

@@ -179,3 +179,7 @@ def test_a_map_records_each_boundarys_kind_and_the_papers_boundaries(tmp_path):
     kinds = {b["kind"] for b in doc["boundary"]}
     assert kinds == {"inconclusive"}           # confirmed | inconclusive | refuted: two, both
     assert all(b["to_decide"] for b in doc["boundary"])         # say what the side needs
+    n = doc["judgements"]         # every bracket side (and refutation shrunk) at 2 more seeds
+    assert n["map_seed"] == len(doc["points"])
+    sides = len({str(s) for b in doc["boundary"] for s in b["bracket"]})
+    assert n["replicate"] % 2 == 0 and n["replicate"] >= 2 * sides
