@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .domain import PROFILES, Domain, as_domain, setting_key
+from .paper_boundaries import PaperBoundary, validate_boundaries
 
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "missed", "REGISTRY", "combine_settings"]
+__all__ = ["VERDICTS", "Outcome", "Claim", "claim", "missed", "REGISTRY", "combine_settings",
+           "PaperBoundary"]
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
 
@@ -81,6 +83,9 @@ class Claim:
     transitions: tuple[dict, ...] = ()
     """Settings next to a transition the paper states (validated): calibration over the domain
     (``verification.domain_calibration``) judges them first."""
+    boundaries: tuple[PaperBoundary, ...] = ()
+    """Boundaries the paper states over the domain (validated): a map draws them on its
+    panels."""
 
     def settings(self, profile: str) -> tuple[dict, ...]:
         """The settings ``profile`` judges (validated when the claim was declared)."""
@@ -185,7 +190,7 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
           mutations: dict[str, Callable[[], dict]] | None = None,
           domain: Domain | dict | None = None, reference: dict | None = None,
           where: Any = (), points: dict | list | None = None,
-          transitions: Sequence[dict] = ()
+          transitions: Sequence[dict] = (), boundaries: Sequence[PaperBoundary] = ()
           ) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
     """Register a claim check under ``id`` ('<paper>:<claim>'); ``alpha`` its own
     false-refutation probability (default ``verification.context.DEFAULT_ALPHA``).
@@ -194,7 +199,8 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
     check then takes each coordinate as a keyword argument. points: the settings the profiles
     judge, {"quick": [...], "full": [...]} or one list for both (default: the reference).
     transitions: settings next to a transition the paper states, which calibration over the
-    domain judges first."""
+    domain judges first. boundaries: the boundaries the paper states over the domain
+    (``PaperBoundary``: the zero set of an expression in the coordinates), drawn on a map."""
     if alpha is not None and not 0 < alpha < 1:
         raise ValueError(f"claim {id}: alpha={alpha!r}; allowed: 0 < alpha < 1")
     paper = id.split(":", 1)[0]
@@ -202,6 +208,7 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
         dom = as_domain(domain, reference, where)
         named = _points(dom, points)
         near = tuple(dom.validate(dict(t), what="transition setting") for t in transitions)
+        stated = validate_boundaries(dom, boundaries)
     except ValueError as exc:
         raise ValueError(f"claim {id}: {exc}") from None
 
@@ -211,7 +218,7 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
         _takes_coordinates(id, fn, dom)
         REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
                             mutations, _module_of(fn), domain=dom, points=named,
-                            transitions=near)
+                            transitions=near, boundaries=stated)
         fn.claim = REGISTRY[id]
         return fn
 

@@ -30,9 +30,11 @@ so a resumed map takes the same steps and reads them from the store.
 Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "profile",
 "complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage",
 "sequential"}], "boundary": [{"setting", "between", "bracket", "resolution", "replication",
-"confirmed"}], "counterexample": {"setting", "summary", "replication", "unknown", "judgements",
-"budget_exhausted"} | null, "refutations_not_replicated", "holds_at"}, map.md, map.html and
-figures/ (one panel per pair of ranged coordinates).
+"confirmed", "kind", "to_decide"}], "paper_boundaries": [{"statement", "where", "expression",
+"coordinates"}], "counterexample": {"setting", "summary", "replication", "unknown", "judgements",
+"budget_exhausted"} | null, "refutations_not_replicated", "holds_at", "judgements": {"map_seed",
+"replicate", "reused"}}, map.md, map.html and figures/ (one panel per pair of ranged
+coordinates).
 
 A point judged by the ``sequential`` policy draws until its confidence sequence decides, so
 settings far from the boundary stop early and those near it draw up to the budget; a point's
@@ -49,8 +51,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .domain import setting_key
-from .map_pages import (COLOURS, draw_pair, map_html, map_markdown,  # noqa: F401 - the
-                        map_summary, sequential_cost, write_map)       # command's names
+from .map_pages import (COLOURS, boundary_kind, draw_pair, map_html,  # noqa: F401 - the
+                        map_markdown, map_summary, sequential_cost,    # command's names
+                        write_map)
 from .replication import replicate_seeds
 from .records import write_json
 
@@ -118,6 +121,13 @@ class _Judge:
                           else checked_result(spec, result))
                 self._record(key, spec.setting, result, stage)
         return [self.seen[self._key(s, seed)] for s in settings]
+
+    def count(self) -> dict:
+        """The settings judged (stored ones included): at the map's seed, at replicate seeds,
+        and how many of all were reused from the store."""
+        own = sum(k[0] == self.seed for k in self.seen)
+        return {"map_seed": own, "replicate": len(self.seen) - own,
+                "reused": sum(p["reused"] for p in self.seen.values())}
 
     @staticmethod
     def _key(setting: dict, seed: int) -> tuple[int, str]:
@@ -230,21 +240,26 @@ def locate_boundaries(claim: Claim, judge: _Judge, points: list[dict]) -> list[d
 
 
 def _boundary(domain, a: dict, b: dict) -> dict:
-    return {"setting": _segment(domain, a["setting"], b["setting"], 0.5),
-            "between": [a["verdict"], b["verdict"]],
-            "bracket": [a["setting"], b["setting"]],
-            "resolution": [(p.get("contract") or {}).get("resolution") for p in (a, b)]}
+    out = {"setting": _segment(domain, a["setting"], b["setting"], 0.5),
+           "between": [a["verdict"], b["verdict"]],
+           "bracket": [a["setting"], b["setting"]],
+           "resolution": [(p.get("contract") or {}).get("resolution") for p in (a, b)]}
+    undecided = [p["summary"] for p in (a, b) if p["verdict"] == "inconclusive"]
+    if undecided:                 # an inconclusive side says what would decide it
+        out["to_decide"] = undecided
+    return out
 
 
 def replicate_boundaries(judge: _Judge, boundaries: list[dict]) -> None:
     """Each boundary's two bracketing settings judged again at independent seeds: a boundary
-    is ``confirmed`` when both keep their verdicts (``replication``: one record per side)."""
+    is ``confirmed`` when both keep their verdicts (``replication``: one record per side);
+    its ``kind`` (``map_pages.boundary_kind``) says whether both sides are decided and kept."""
     for b in boundaries:
-        if "error_between" in b:
-            continue
-        reps = [judge.replicated(s, v, "boundary") for s, v in zip(b["bracket"], b["between"])]
-        b["replication"] = reps
-        b["confirmed"] = all(r["replicated"] for r in reps)
+        if "error_between" not in b:
+            reps = [judge.replicated(s, v, "boundary") for s, v in zip(b["bracket"], b["between"])]
+            b["replication"] = reps
+            b["confirmed"] = all(r["replicated"] for r in reps)
+        b["kind"] = boundary_kind(b)
 
 
 def _unique(rows: list[dict]) -> list[dict]:
@@ -406,7 +421,8 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
     doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),
            "reference": claim.domain.reference, "seed": int(seed), "profile": profile,
            "points_requested": points, "complete": False, "seconds": 0.0, "points": [],
-           "boundary": [], "counterexample": None, "holds_at": None}
+           "boundary": [], "counterexample": None, "holds_at": None,
+           "paper_boundaries": [b.to_json() for b in claim.boundaries]}
     out_path = campaign.out
 
     def on_point(point: dict) -> None:
@@ -433,6 +449,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
                 replicate_boundaries(judge, doc["boundary"])
                 flush()
                 doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
+        doc["judgements"] = judge.count()
         judged = [p for p in sampled if p["verdict"] in JUDGED]
         doc["holds_at"] = (sum(p["verdict"] == "confirmed" for p in judged) / len(judged)
                            if judged else None)
@@ -440,7 +457,7 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
         doc["complete"] = True
         flush()
         if out_path is not None:
-            write_map(out_path, doc, figures)
+            write_map(out_path, doc, figures, claim.boundaries)
             flush()
     return doc
 

@@ -11,7 +11,7 @@ from theory.models import dohmatob2025 as dm
 from theory.models.dohmatob2025 import PAPER_PSI
 
 from ...checks import conclude, extrapolate, identity, legs_summary
-from ...declare import claim
+from ...declare import PaperBoundary, claim
 from ...domain import Integers, Interval
 from ...simulations.dohmatob2025.risk import (cor1_difference, oracle_identity, phase_row,
                                                rbar_values, risk_piece, sigma_bar)
@@ -38,6 +38,16 @@ PROP1_SETTINGS = [{"alpha": 0.1, "beta": 0.3, "gamma": 0.6},   # β_c = 0.447: h
                   {"alpha": 0.1, "beta": 1.0, "gamma": 0.6}]   # frozen; c = 0.8 > ψ: learnable
 PROP1_TRANSITIONS = [{"alpha": 0.1, "beta": 0.42, "gamma": 0.6},    # β_c = √(2α) = 0.447:
                      {"alpha": 0.1, "beta": 0.475, "gamma": 0.6}]   # either side of the REM's
+PAPER_BOUNDARIES = (
+    PaperBoundary("β = β_c = √(2α)", dm.beta - dm.PAPER_BETA_C,
+                  {"alpha": dm.alpha, "beta": dm.beta},
+                  where="the REM freezes: high temperature below, frozen above"),
+    PaperBoundary("c = √(1 − γ²) = ψ(β, α)",
+                  sp.sqrt(1 - dm.gamma**2) - dm.PAPER_PSI,
+                  {"alpha": dm.alpha, "beta": dm.beta, "gamma": dm.gamma},
+                  where="localisation at the oracle (µ = 1, p(1) → 1 where c > ψ): learnable "
+                        "above, unlearnable below (Prop. 2)"))
+"""The boundaries the paper states over (α, β, γ), from the theory module's β_c and ψ."""
 PROP1_CORRECTIONS = ("1/sqrt(d)", "1/d", "exp(-c·d)", "exp(-c·d)/sqrt(d)", "plateau")
 PROP1_MAX_DIM = (6400, 12800)
 """The largest d the quick and full profiles may add (the e^{αd}-key sampler's cost is linear in
@@ -216,7 +226,7 @@ per_link("prop1-risk", "Prop. 1",
                   "corrections in 1/√d, 1/d, e^{−c·d} or decayed, larger d until the admissible "
                   "models agree on the verdict).",
           domain=RISK_DOMAIN, reference=PROP1_SETTINGS[0], points=PROP1_SETTINGS,
-          transitions=PROP1_TRANSITIONS,
+          transitions=PROP1_TRANSITIONS, boundaries=PAPER_BOUNDARIES,
           mutations=lambda link: {"R̄ × 1.2": lambda: {"formula": sp.Rational(6, 5) * rbar(link)},
                                   DROPPED_H2: lambda: {"formula": rbar_terms(link, h2=0)}})
 
@@ -492,6 +502,7 @@ per_link("prop2-oracle", "Prop. 2",
                   "at β = 1 is drawn at the setting α = 0.1, β = 1, γ = 0.6 only.",
           domain=RISK_DOMAIN, reference=PROP2_SETTINGS[0], points=PROP2_SETTINGS,
           where={f"c ≥ (1 + δ)ψ or c ≤ (1 − δ)ψ, δ = {PROP2_DELTA}": _off_transition},
+          boundaries=PAPER_BOUNDARIES,
           mutations=lambda link: {"oracle risk without the square on (1 − p)": lambda: {
               "oracle_formula": (1 - dm.paper_localisation().subs(dm.mu, 1))
               * dm.dual_kernel(link, 1)},
