@@ -26,6 +26,10 @@ POINTS = [REFERENCE, {"alpha": 0.37, "beta": 0.53, "gamma": 0.41, "d": 37},
 """The reference and two generic settings, one per REM phase (high temperature: β < √(2α);
 frozen: β > √(2α)): an identity judged at one setting could be blind to a term that vanishes
 there (a factor β − 1 at β = 1) or to the other phase's branch of ψ and r."""
+SETTINGS = dict(domain=DOMAIN, reference=REFERENCE, points=POINTS,
+                transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
+"""Where Props. 3, 5 and 6 are judged: their domain, reference, points and the settings either
+side of the paper's transitions (at the reference d)."""
 
 
 def _setting_words(vals):
@@ -142,16 +146,14 @@ per_link("prop5-invariance", "Prop. 5",
                   "every parameter symbolic, then evaluated exactly at the setting (α, β, γ, d) "
                   "(a nonzero one shown at overlaps (µ, ν) = (0.5, 0.3), 30 digits).",
           mutations=_m_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS,
-          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
+          **SETTINGS)
 per_link("prop6-2d-flow", "Prop. 6",
           "On M the flow reduces to the 2-D system in (µ, ν) obtained by restricting the "
           "overlap flow; here σ = {link}.", _two_d_check, statistical=False,
           reading="the restriction of the derived overlap flow to ζ = η = ρ = 0, a closed flow "
                   "on M only where M is invariant at the setting (α, β, γ, d) (Prop. 5's check).",
           mutations=_m_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS,
-          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
+          **SETTINGS)
 
 
 def _gradient_span_check(ctx, link, alpha, beta, gamma, d, risk=None):
@@ -186,7 +188,6 @@ per_link("prop3-gradient-span", "Prop. 3",
                   "derived with every parameter symbolic, then evaluated exactly at the setting "
                   "(α, β, γ, d).",
           mutations=_span_mutations,
-          domain=DOMAIN, reference=REFERENCE, points=POINTS,
-          transitions=[{**t, "d": REFERENCE["d"]} for t in TRANSITIONS])
+          **SETTINGS)
 
 
