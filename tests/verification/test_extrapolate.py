@@ -109,3 +109,15 @@ def test_bad_options_name_what_is_wrong(kw, needle):
 def test_non_finite_values_are_refused():
     with pytest.raises(ValueError):
         extrapolate(_ctx(), DIMS, [0.1, np.nan, 0.0, 0.0], np.full(4, SE), 0.0)
+
+
+def test_a_column_no_model_identifies_is_undecided_and_has_no_pull():
+    """Two dimensions cannot identify a line in 1/√d (it needs three): the column is
+    inconclusive, marked not identified, and calibration reads no pull from its placeholder
+    estimate (its se is recorded as 0 in the family data)."""
+    ctx = _ctx()
+    check = extrapolate(ctx, [200, 800], [0.3, 0.1], [0.05, 0.05], 0.0, scale=1.0,
+                        corrections=("1/sqrt(d)", "1/d"), name="slope gap")
+    assert check.decision == "inconclusive" and "no correction model" in check.needs
+    assert check.columns["identified"].tolist() == [False]
+    assert ctx.ledger.family_data()["slope gap"]["se"] == [0.0]

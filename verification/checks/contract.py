@@ -239,9 +239,14 @@ class Ledger:
                               "resolution": fam.resolution})
             if fam.resolution is not None and at["resolution"] is not None:
                 at["resolution"] = min(at["resolution"], fam.resolution)   # any point refutes
+            # a comparison whose value was not identified (``extrapolate`` with no admissible
+            # correction model) has no pull: its se is recorded as 0
+            known = np.broadcast_to(np.asarray(cols.get("identified", True), bool), (n,))
             for key in ("deviation", "se", "unit", "bias"):
-                values = [float(v) for v in np.broadcast_to(np.asarray(cols.get(key, 0.0), float),
-                                                            (n,))]
+                values = np.broadcast_to(np.asarray(cols.get(key, 0.0), float), (n,))
+                if key == "se":
+                    values = np.where(known, values, 0.0)
+                values = [float(v) for v in values]
                 d[key].extend(values)
                 at[key].extend(values)
         return out

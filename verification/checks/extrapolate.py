@@ -305,7 +305,10 @@ def _decide(ctx, judged, unsettled, theory, bias, dims, grown, models, *, name, 
                "limit_stderr": np.where(np.isfinite(se), se, np.nan).tolist(),
                "systematic": syst.tolist(), "models": [rows for rows, _ in judged],
                "undecided_columns": np.flatnonzero(undecided).tolist(), **check.details}
-    more = dict(columns={**check.columns, "systematic": syst, "undecided": undecided},
+    identified = np.ones(n, bool)
+    identified[none] = False        # no admissible model: its estimate is a placeholder
+    more = dict(columns={**check.columns, "systematic": syst, "undecided": undecided,
+                         "identified": identified},
                 labels=check.labels)
     if refutes.any():
         return ctx.ledger.record(Check("refuted", check.z, ~refutes, check.score,
