@@ -63,23 +63,37 @@ def _finite_columns(pieces):
 REM_CORRECTIONS = ("log(d)/d+1/d", "1/d", "1/d+1/d^2", "1/sqrt(d)", "plateau")
 
 
-def _frozen_limits(ctx, dims, s: dict) -> dict:
+REM_MAX_DIM = (25600, 102400)
+"""The largest d rem-constants may add (quick, full): next to β_c the REM's free energy is in
+its crossover up to d ~ 1/(α(1 − β_c/β)²) (about 3000 at β = 1.06 β_c, α = 0.1), beyond the
+profiles' first dimensions; the extreme-value sampler's cost hardly grows with d."""
+
+
+def _frozen_limits(ctx, dims, s: dict, grow=None, max_dim=None) -> dict:
     """The d → ∞ limit families of a setting's frozen-phase rows, one per checked quantity
     (``s["family"]``, the family of each row: the same quantity at several settings merges into
     one family, different quantities are resolved each on its own): {name: check}, empty
     without any frozen row. Each row is annotated with its family, extrapolated value,
     standard error and decision. The allowance: the sampler's numerical floor plus, where
-    rows carry one (``s["Q"]``), their largest quadrature error over d."""
+    rows carry one (``s["Q"]``), their largest quadrature error over d. ``grow(new_dims)``:
+    (means, standard errors) at more dimensions, columns as ``s["column"]`` indexes them
+    (doubling up to ``max_dim`` while a family is unsettled)."""
     checks = {}
     for name in dict.fromkeys(s["family"]):
         idx = [i for i, f in enumerate(s["family"]) if f == name]
         bias = NUMERICAL_FLOOR + np.array([max(s["Q"][i]) if s.get("Q") else 0.0 for i in idx])
         # the REM's own corrections (log(d)/d, 1/d) and the shapes they could be confused with:
         # a limit is refuted only when every admissible one refutes it
+        cols = [s["column"][i] for i in idx] if grow is not None else None
+
+        def more(new_dims, cols=cols):
+            means, ses = grow(new_dims)
+            return means[:, cols], ses[:, cols]
         check = extrapolate(ctx, dims, np.array([s["Y"][i] for i in idx]).T,
                             np.array([s["SE"][i] for i in idx]).T, [s["theory"][i] for i in idx],
                             corrections=REM_CORRECTIONS, bias=bias, name=name,
-                            labels=[s["labels"][i] for i in idx])
+                            labels=[s["labels"][i] for i in idx],
+                            grow=None if grow is None else more, max_dim=max_dim)
         for j, i in enumerate(idx):
             s["sampled"][i].update(family=name, bias=float(bias[j]),
                                    extrapolated=check.details["limit"][j],
@@ -107,7 +121,8 @@ def _legs_text(checks, legs, paper="paper"):
        "Gibbs mean of x_ℓᵀu/√d → r = min(β, √(2α)), in both phases.",
        reading="Z sums e^{βE_ℓ} over N = e^{αd} i.i.d. levels E_ℓ ~ N(0, d) (the dummy tokens); "
                "one (α, β) per setting, both phases in the domain. Frozen phase: the limits are "
-               "extrapolated from d = 10²…3·10³ (quick) by their finite-size behaviour "
+               "extrapolated from d = 10²…3·10³ (quick; growing by doubling up to 25600 while "
+               "unsettled) by their finite-size behaviour "
                "(checks.extrapolate: the REM's terms log(d)/d + 1/d, or 1/d, 1/d + 1/d², 1/√d, "
                "a plateau; refuted only under every admissible model), one family "
                "per quantity over the frozen settings: ψ ((βd)⁻¹ log Z) and r (the Gibbs "
@@ -136,7 +151,16 @@ def rem_constants_claim(ctx, alpha, beta, psi=PAPER_PSI, r=PAPER_R):
                                               "beta": str(exact_number(beta))}])
     means, ses = _rem_columns(ctx, alpha, beta, dims, n)
     s = _summarise_rem(alpha, beta, means, ses, dims, psi, r, derived)
-    checks = _frozen_limits(ctx, dims, s)
+    grown: dict[float, tuple] = {}
+
+    def grow(new_dims):           # each d sampled once, whichever quantity's family asks
+        for dv in new_dims:
+            if dv not in grown:
+                m, e = _rem_columns(ctx, alpha, beta, [int(dv)], n)
+                grown[dv] = (m[0], e[0])
+        return (np.array([grown[dv][0] for dv in new_dims]),
+                np.array([grown[dv][1] for dv in new_dims]))
+    checks = _frozen_limits(ctx, dims, s, grow=grow, max_dim=ctx.pick(*REM_MAX_DIM))
     legs = {REM_LEGS[name]: c for name, c in checks.items()}
     exact = None
     if s["exact"]:
@@ -166,7 +190,7 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
     the frozen phase as the columns (Y, SE, theory, labels) of its quantity's ``checks.limit``
     family (``family``). ``derived``: ``simulations.laplace_constants`` at (α, β)."""
     s = {k: [] for k in ("rows", "exact", "differences", "sampled", "labels", "Y", "SE",
-                         "theory", "family")}
+                         "column", "theory", "family")}
     at = {dm.alpha: exact_number(a_), dm.beta: exact_number(b_)}
     phase = rem_phase(a_, b_)
     for k, (name, paper_e) in enumerate((("psi", psi), ("r", r))):
@@ -184,6 +208,7 @@ def _summarise_rem(a_, b_, means, ses, dims, psi, r, derived):
             s["labels"].append(f"{name} at α={a_}, β={b_} ({phase})")
             s["Y"].append(means[:, k])
             s["SE"].append(ses[:, k])
+            s["column"].append(k)
             s["theory"].append(float(paper_v))
             s["family"].append(REM_FAMILIES[name])
     s["rows"].append({"alpha": a_, "beta": b_, "phase": phase, "d": dims,
