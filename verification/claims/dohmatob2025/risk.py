@@ -301,9 +301,14 @@ PHASE_DIAGRAM_AT = PROP2_SETTINGS[1]
 """The setting (β = 1) at which the linear link's claim also draws the (α, γ) phase diagram."""
 
 
+_PSI_NUMERIC = sp.lambdify((dm.alpha, dm.beta), PAPER_PSI, "math")
+"""The paper's ψ as a numeric function: domain filters evaluate it at every sampled setting
+(SymPy's ``subs`` on its Piecewise took seconds per hundred settings)."""
+
+
 def _psi(alpha_, beta_):
     """The paper's ψ(β, α) at a setting (a float)."""
-    return float(PAPER_PSI.subs({dm.alpha: alpha_, dm.beta: beta_}))
+    return float(_PSI_NUMERIC(float(alpha_), float(beta_)))
 
 
 def _side(alpha, beta, gamma):
