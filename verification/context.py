@@ -10,6 +10,7 @@ one, the calls run one after the other in this process (``in_order``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -19,7 +20,8 @@ from .checks.contract import Ledger
 from .domain import PROFILES
 from .simulations.base import SimContext, derive_seed, is_seeded
 
-__all__ = ["Context", "Mapper", "Tally", "in_order", "PROFILES", "DEFAULT_ALPHA", "SimContext"]
+__all__ = ["Context", "Mapper", "Tally", "in_order", "context_with", "PROFILES", "DEFAULT_ALPHA",
+           "SimContext"]
 
 DEFAULT_ALPHA = 1e-4
 """A claim's false-refutation probability unless it declares its own (``@claim(alpha=...)``)."""
@@ -35,6 +37,9 @@ class Tally:
     computed: int = 0
     reused: int = 0
     code: dict = field(default_factory=dict)
+    drew_seed: bool = False
+    """Whether the run read its seed (``Context.seed``, ``claim_seed``, ``rng`` or a seeded
+    simulation): a run that did not gives the same verdict at every seed."""
 
     def counts(self) -> dict[str, int]:
         return {"computed": self.computed, "reused": self.reused}
@@ -99,6 +104,11 @@ class Context:
             from .checks.contract import check_perturbation
             check_perturbation(self.perturbation)
 
+    def __getattribute__(self, name: str) -> Any:
+        if name == "seed":           # every way to the seed passes here: the run depends on it
+            object.__getattribute__(self, "tally").drew_seed = True
+        return object.__getattribute__(self, name)
+
     def pick(self, quick: _T, full: _T) -> _T:
         """``quick`` under the quick profile, ``full`` under the full one."""
         return quick if self.profile == "quick" else full
@@ -146,3 +156,12 @@ class Context:
         """Report progress (clipped to [0, 1]) to the runner's progress bar, if any."""
         if self.progress is not None:
             self.progress(min(max(float(fraction), 0.0), 1.0))
+
+
+def context_with(ctx: Context, **changes: Any) -> Context:
+    """``dataclasses.replace(ctx, **changes)``, which copies every field, without counting the
+    copy as reading the seed (``Tally.drew_seed``; the copy shares ``ctx``'s tally)."""
+    drew = ctx.tally.drew_seed
+    out = dataclasses.replace(ctx, **changes)
+    ctx.tally.drew_seed = drew
+    return out

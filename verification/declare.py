@@ -96,13 +96,14 @@ class Claim:
     def __call__(self, ctx: Context, **overrides: Any) -> Outcome:
         """The verdict over the settings of ``ctx.profile``: each judged at α/n (Bonferroni
         over the n settings, so the combined verdict keeps the claim's α), one ledger."""
+        from .context import context_with
         if not self.domain.coordinates:
             return self.check(ctx, **overrides)
         settings = self.settings(ctx.profile)
-        share = dataclasses.replace(ctx, alpha=ctx.alpha / len(settings))
+        share = context_with(ctx, alpha=ctx.alpha / len(settings))
         outcomes = []
         for i, setting in enumerate(settings):
-            part = dataclasses.replace(share, progress=_part(ctx, i, len(settings)))
+            part = context_with(share, progress=_part(ctx, i, len(settings)))
             try:
                 outcomes.append(self.at(part, setting, **overrides))
             except Exception as exc:  # noqa: BLE001 - that setting's error; the others stand
@@ -123,7 +124,8 @@ class Claim:
             raise ValueError(f"{self.id}: {clash} are coordinates of the claim's domain; give "
                              "them in the setting, not as overrides")
         if setting:
-            ctx = dataclasses.replace(ctx, setting=tuple(sorted(setting.items())))
+            from .context import context_with
+            ctx = context_with(ctx, setting=tuple(sorted(setting.items())))
         return self.check(ctx, **setting, **overrides)
 
     def variant(self, name: str | None = None, **overrides: Any) -> Claim:

@@ -1,19 +1,23 @@
 """Calibration over a claim's domain, not only its reference: each claim is judged at sampled
 settings of its whole domain (scrambled Sobol points, plus the settings next to a transition the
 paper states, ``Claim.transitions``) at several seeds, single-seed verdicts as ``run`` judges
-them before replication. A setting refuted at some seeds and confirmed at others holds a false
-refutation of the single-seed check (the claim cannot be both true and false there: each of
-its refutations is counted); one refuted and never confirmed is a consistent finding (an
-inconclusive seed there lacked the power), for the claim's own record to explain.
+them before replication. A setting whose first run read nothing of its seed (``Tally.drew_seed``:
+no seeded simulation, ``rng``, ``claim_seed`` or ``seed``) gives that verdict at every seed: it
+is judged once, its verdict stands for every seed, and its row says ``seed_free``. A setting
+refuted at some seeds and confirmed at others holds a false refutation of the single-seed check
+(the claim cannot be both true and false there: each of its refutations is counted); one
+refuted and never confirmed is a consistent finding (an inconclusive seed there lacked the
+power), for the claim's own record to explain.
 
 Output: ``domain.json`` = {"profile", "seeds", "settings_requested", "seconds", "complete",
-"claims": [{"claim", "settings": [{"setting", "near_transition", "verdicts", "refuted"}],
-"runs", "refuted_runs", "false_refutations", "seed_dependent", "consistent_refutations",
-"coverage"}]}."""
+"claims": [{"claim", "settings": [{"setting", "near_transition", "verdicts", "refuted",
+"seed_free"}], "runs" (judgements made), "refuted_runs", "false_refutations", "seed_dependent",
+"consistent_refutations", "coverage"}]}."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import functools
 from pathlib import Path
 import time
 from typing import Any
@@ -39,20 +43,46 @@ def domain_record(claim: Claim, rows: list[dict], seeds: Sequence[int]) -> dict:
         verdicts = [r["verdicts"].get(s) for s in seeds]
         refuted = sum(v == "refuted" for v in verdicts)
         row = {"setting": r["setting"], "near_transition": r["near_transition"],
-               "verdicts": verdicts, "refuted": refuted}
+               "verdicts": verdicts, "refuted": refuted, "seed_free": bool(r.get("seed_free"))}
         out_rows.append(row)
         if refuted and "confirmed" in verdicts:
             false += refuted
             dependent.append(setting_key(r["setting"]))
         elif refuted:
             consistent.append(setting_key(r["setting"]))
-    done = sum(v is not None for r in out_rows for v in r["verdicts"])
+    done = sum(1 if r["seed_free"] else sum(v is not None for v in r["verdicts"])
+               for r in out_rows)
     return {"claim": claim.id, "settings": out_rows, "runs": done,
             "refuted_runs": sum(r["refuted"] for r in out_rows), "false_refutations": false,
             "seed_dependent": dependent, "consistent_refutations": consistent,
             "coverage": {"settings": len(out_rows),
                          "near_transitions": sum(r["near_transition"] for r in out_rows),
-                         "seeds": list(seeds)}}
+                         "seeds": list(seeds),
+                         "seed_free_settings": sum(r["seed_free"] for r in out_rows)}}
+
+
+def _judge_settings(campaign, claim: Claim, plan: list, seed_list: list[int]) -> list[dict]:
+    """Each setting of ``plan`` judged at the first seed, then at the others unless that run
+    read nothing of its seed (``seed_free``: its verdict stands for every seed)."""
+    rows = [{"setting": s, "near_transition": near, "verdicts": {}, "seed_free": False}
+            for s, near in plan]
+
+    def done(j: int, res: dict, pairs: list, first: bool) -> None:
+        k, seed = pairs[j]
+        rows[k]["verdicts"][seed] = res["entry"]["verdict"]
+        if first and res.get("seed_free") and res["entry"]["verdict"] != "error":
+            rows[k]["seed_free"] = True
+
+    def judge(pairs: list, first: bool) -> None:
+        campaign.run([campaign.task(claim, seed, setting=plan[k][0]) for k, seed in pairs],
+                     functools.partial(done, pairs=pairs, first=first))
+    judge([(k, seed_list[0]) for k in range(len(plan))], first=True)
+    judge([(k, seed) for k in range(len(plan)) if not rows[k]["seed_free"]
+           for seed in seed_list[1:]], first=False)
+    for r in rows:
+        if r["seed_free"]:
+            r["verdicts"].update({s: r["verdicts"][seed_list[0]] for s in seed_list})
+    return rows
 
 
 def calibrate_domain(claims: Sequence[Claim], settings: int = 8, seeds: int = 5,
@@ -85,15 +115,7 @@ def calibrate_domain(claims: Sequence[Claim], settings: int = 8, seeds: int = 5,
     with campaign.locked():
         for claim in (c for c in claims if c.domain.coordinates):
             plan = _settings(claim, settings, 0)
-            rows = [{"setting": s, "near_transition": near, "verdicts": {}} for s, near in plan]
-            pairs = [(k, seed) for k in range(len(plan)) for seed in seed_list]
-
-            def done(j: int, res: dict, pairs=pairs, rows=rows) -> None:
-                k, seed = pairs[j]
-                rows[k]["verdicts"][seed] = res["entry"]["verdict"]
-
-            campaign.run([campaign.task(claim, seed, setting=plan[k][0]) for k, seed in pairs],
-                         done)
+            rows = _judge_settings(campaign, claim, plan, seed_list)
             result["claims"].append(domain_record(claim, rows, seed_list))
             flush()
             if progress is not None:

@@ -58,7 +58,8 @@ def run_claim(claim: Claim, ctx: Context, setting: dict | None = None,
     and a fresh ledger, whatever ``ctx`` carried, over its profile's settings or, given
     ``setting``, at that one setting of its domain (at the whole α: a map's point); exceptions
     become verdict 'error'."""
-    ctx = dataclasses.replace(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
+    from .context import context_with
+    ctx = context_with(ctx, alpha=claim.alpha or ctx.alpha, ledger=Ledger())
     start = time.perf_counter()
     outcome = _judged(claim, ctx, setting, overrides)
     seconds = time.perf_counter() - start
@@ -359,7 +360,7 @@ def _claim_result(task: ClaimTask) -> dict:
             figure_error = f"{type(exc).__name__}: {exc}"
     result = {"entry": entry, "arrays": dict(outcome.arrays), "figures": figures,
               "figure_error": figure_error, "has_figures": task.figures, "reused": False,
-              "simulated_with": dict(ctx.tally.code)}
+              "simulated_with": dict(ctx.tally.code), "seed_free": not ctx.tally.drew_seed}
     if task.store is not None and entry["verdict"] != "error":
         task.store.put(task.key, result, {"stage": "judgement", "claim": task.claim_id,
                                           "code": _claim_code(task), "versions": key_versions()})

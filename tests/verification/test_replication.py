@@ -13,6 +13,7 @@ from verification.declare import Claim
 from verification.replication import (needs_replication, replicate, replicate_seed,
                                       replicated_entry)
 from verification.runner import run
+from verification.simulations.base import simulation
 
 
 def _lucky(ctx):
@@ -88,12 +89,46 @@ def test_calibration_over_the_domain_counts_seed_dependent_refutations(tmp_path)
                   transitions=({"x": 0.49}, {"x": 0.51}))
     result = calibrate_domain([claim], settings=16, seeds=4, out=tmp_path / "cal", workers=0)
     rec = result["claims"][0]
-    assert rec["coverage"] == {"settings": 16, "near_transitions": 2, "seeds": [1, 2, 3, 4]}
-    assert [r["setting"]["x"] for r in rec["settings"][:2]] == [0.49, 0.51]
+    # only x < 0.2 reads the seed: every other setting is judged once, for all four seeds
     low = [r for r in rec["settings"] if r["setting"]["x"] < 0.2]
+    assert all(r["seed_free"] == (r["setting"]["x"] >= 0.2) for r in rec["settings"])
+    assert rec["coverage"] == {"settings": 16, "near_transitions": 2, "seeds": [1, 2, 3, 4],
+                               "seed_free_settings": 16 - len(low)}
+    assert rec["runs"] == 16 - len(low) + 4 * len(low)
+    assert [r["setting"]["x"] for r in rec["settings"][:2]] == [0.49, 0.51]
     assert low and rec["false_refutations"] == 2 * len(low)
     high = [r for r in rec["settings"] if r["setting"]["x"] > 0.5]
     assert len(rec["consistent_refutations"]) == len(high)
     assert (tmp_path / "cal" / "domain.json").exists()
     with pytest.raises(ValueError, match="--domain"):
         calibrate_domain([claim], settings=0, out=tmp_path / "bad")
+
+
+def test_a_run_says_whether_it_read_its_seed():
+    """``Tally.drew_seed``: set by every way to the seed (``seed``, ``claim_seed``, ``rng``, a
+    seeded simulation), not by the engine's copies of the context (``context_with``), and
+    carried by a claim task's result as ``seed_free``."""
+    from verification.context import Context, context_with
+
+    def reads(how):
+        ctx = Context(seed=3)
+        ctx = context_with(context_with(ctx, alpha=0.01), setting=(("x", 1.0),))
+        assert not ctx.tally.drew_seed
+        how(ctx)
+        return ctx.tally.drew_seed
+    assert reads(lambda ctx: ctx.seed)
+    assert reads(lambda ctx: ctx.claim_seed("a"))
+    assert reads(lambda ctx: ctx.rng("a").random())
+    assert reads(lambda ctx: ctx.map(_seeded_draw, [1]))
+    assert not reads(lambda ctx: ctx.map(_unseeded_square, [2]))
+    assert not reads(lambda ctx: (ctx.pick(1, 2), ctx.alpha, ctx.profile))
+
+
+@simulation
+def _seeded_draw(sim, item):
+    return float(sim.rng("x").random()) + item
+
+
+@simulation(seeded=False)
+def _unseeded_square(sim, item):
+    return item * item
