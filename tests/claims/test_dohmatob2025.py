@@ -355,8 +355,56 @@ def test_global_convergence_refutes_the_ascending_flow():
     u, v = rng.standard_normal(4), rng.standard_normal(4)
     y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
     run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 6, 33)]))
-    assert run["outcome"] == "stationary elsewhere"
+    assert run["outcome"] == "stationary elsewhere" and run["rest"]["kind"] == "sink", run
     assert S5.judge_global(_ctx(), [run], [10], 1e6).verdict == "refuted"
+
+
+def test_a_run_at_rest_where_the_flow_is_only_slow_decides_nothing():
+    """At c < ψ ((α, β, γ) = (0.503, 7.29, 0.376), a domain setting where the check once
+    refuted) the secret token's weight is e^{−(ψ − cµ)βd} at every µ: a random start comes to
+    rest, to float64, away from the oracle, but Newton at a precision that resolves the rates
+    finds no stationary point there. The run is undecided, not evidence against convergence."""
+    from verification.simulations.dohmatob2025.common import exact_values, setting_values
+    from verification.simulations.dohmatob2025.common import exact_text
+    setting = S5.exact_setting(0.502540345918801, 7.290075228574959, 0.37644583126530046)
+    flow = SS5.frame(reduced_model("linear", None),
+                     setting_values(exact_values(exact_text(setting)), 10))
+    rng = np.random.default_rng(3)
+    u, v = rng.standard_normal(4), rng.standard_normal(4)
+    y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
+    run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 14, 33)]))
+    assert run["final_speed"] < SS5.AT_REST_SPEED and run["distance_to_oracle"] > 0.1, run
+    assert run["outcome"] == SS5.REST_KINDS["none"], run
+    assert S5.judge_global(_ctx(), [run], [10], 1e14).verdict == "inconclusive"
+
+
+def test_a_run_resting_on_a_set_of_stationary_points_is_at_a_sink():
+    """R̄ without its cross term −2p·H2 (a declared mutation) no longer depends on ν and is
+    least at µ = −1: a run comes to rest on the line µ = −1 of stationary points. Its flat
+    directions are set aside, the others attract: a sink other than the oracle, refuting."""
+    from verification.simulations.dohmatob2025.common import setting_values
+    flow = SS5.frame(reduced_model("linear", rbar_terms("linear", h2=0)),
+                     setting_values(STATIONARY_SETTINGS[0], 10))
+    rng = np.random.default_rng(0)
+    u, v = rng.standard_normal(4), rng.standard_normal(4)
+    y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
+    run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 14, 33)]))
+    assert run["rest"]["kind"] == "sink" and run["rest"]["flat_directions"] >= 1, run
+    assert abs(run["final"]["mu"] + 1) < 1e-6
+    assert S5.judge_global(_ctx(), [run], [10], 1e14).verdict == "refuted"
+
+
+def test_rest_point_classifies_the_oracle_a_saddle_and_the_source():
+    """At a learnable setting the linear link's stationary points on M resolve at 50 digits:
+    the oracle (1, 1) a sink, (−1, 1) unstable (a saddle), (1, −1) unstable (a source)."""
+    from verification.simulations.dohmatob2025.common import setting_values
+    flow = SS5.frame(reduced_model("linear", None), setting_values(STATIONARY_SETTINGS[0], 10))
+
+    def at(mu, nu):
+        return SS5.rest_point(flow, np.array([mu, 0, 0, 0, 0, nu, 0, 0], float))
+    assert at(1, 1)["kind"] == "sink"
+    assert at(-1, 1)["kind"] == "unstable"
+    assert at(1, -1)["kind"] == "unstable"
 
 
 @pytest.mark.slow

@@ -12,7 +12,8 @@ from theory.models import dohmatob2025 as dm
 from ...checks import bound, conclude, not_judged, realisable
 from ...declare import claim, missed
 from ...simulations.dohmatob2025.common import exact_text, setting_text
-from ...simulations.dohmatob2025.sec5_convergence import SPHERE_TOL, descent_runs, global_runs
+from ...simulations.dohmatob2025.sec5_convergence import (REST_KINDS, SPHERE_TOL, descent_runs,
+                                                          global_runs)
 from ...stats import finite
 from ._common import PAPER, TRANSITIONS, rbar_mutations
 from .stationary_points import DOMAIN, SETTINGS, exact_setting
@@ -77,16 +78,31 @@ def _simulate_global(ctx, risk, setting, dims, horizon):
     return [checked_run(r) for runs in ctx.map(global_runs, items) for r in runs]
 
 
-ELSEWHERE = "stationary elsewhere"
-"""A run's outcome (``simulations.global_run``) at a stationary point other than the oracle:
-the flow at rest there (speed below 1e-12) more than 1e-6 from (1, 1, 0, 0, 0)."""
-ELSEWHERE_FAMILY = "runs ending at a stationary point other than the oracle"
+ELSEWHERE = REST_KINDS["sink"]
+"""A run's outcome (``simulations.global_run``) at a sink other than the oracle: the flow at
+rest there, Newton finding the stationary point nearby and every eigenvalue of its Jacobian
+negative, bar the directions along a set of stationary points, at two precisions that agree
+(``simulations.rest_point``)."""
+ELSEWHERE_FAMILY = "runs ending at a sink other than the oracle"
+UNDECIDED_RESTS = {
+    REST_KINDS["unstable"]: ("runs resting at an unstable stationary point",
+                             "a horizon beyond their escape time (the unstable rate there is "
+                             "e^{−O(βd)}), or starts farther from it"),
+    REST_KINDS["degenerate"]: ("runs resting at a degenerate stationary point",
+                               "the flow on its centre manifold"),
+    REST_KINDS["unresolved"]: ("runs at rest where no two precisions agree",
+                               "more working digits than the largest tried"),
+    REST_KINDS["none"]: ("runs slower than the solver resolves, at no stationary point found",
+                         "a horizon beyond e^{(ψ − cµ)βd} (their rates; at c < ψ the secret "
+                         "token's weight is exponentially small at every µ)")}
+"""Runs at rest that decide nothing, with what would decide: (leg's family, decides)."""
 
 
 def judge_global(ctx, runs, dims, horizon, evidence=None):
     """The runs' outcomes (``simulations.global_run`` classifies each): the number that end at
-    another stationary point must be 0 (``checks.bound``, exact; any refutes); runs that
-    could not be integrated, or still move at the horizon, decide nothing
+    a sink other than the oracle must be 0 (``checks.bound``, exact; any refutes); runs that
+    could not be integrated, still move at the horizon or rest where the flow is only slow
+    (an unstable or degenerate stationary point, or none) decide nothing
     (``checks.not_judged``)."""
     elsewhere = [r for r in runs if r["outcome"] == ELSEWHERE]
     pending = [r for r in runs if r["outcome"] == "not converged"]
@@ -97,16 +113,18 @@ def judge_global(ctx, runs, dims, horizon, evidence=None):
     refuted = inconclusive = ""
     if elsewhere:
         w = elsewhere[0]
-        refuted = (f"{len(elsewhere)}/{len(runs)} runs end at another stationary point, "
+        refuted = (f"{len(elsewhere)}/{len(runs)} runs end at a sink other than the oracle, "
                    f"e.g. from {w['start']} at d={w['d']}: final "
-                   f"{ {k: round(v, 4) for k, v in w['final'].items()} }")
+                   f"{ {k: round(v, 4) for k, v in w['final'].items()} } (largest Re λ there "
+                   f"{w['rest']['max_re_eigenvalue']} at {w['rest']['digits']} digits)")
     if failed:
         legs["integration leg"] = not_judged(
             ctx, "runs that could not be integrated",
             "another solver, or tighter tolerances, that integrates them")
+        oracle = sum(r["outcome"] == "oracle" for r in runs)
         inconclusive = (f"{len(failed)}/{len(runs)} runs could not be integrated "
                         f"(solvers {failed[0]['solvers_tried']}: {failed[0]['status']}, "
-                        f"{failed[0]['message']}); the other "
+                        f"{failed[0]['message']}); {oracle} of the other "
                         f"{len(runs) - len(failed)} converge to (1, 1, 0, 0, 0)")
     if pending:
         w = pending[0]
@@ -115,6 +133,14 @@ def judge_global(ctx, runs, dims, horizon, evidence=None):
         inconclusive = inconclusive or (
             f"{len(pending)}/{len(runs)} runs still moving at t = {horizon:g}, e.g. from "
             f"{w['start']} at d={w['d']}: { {k: round(v, 4) for k, v in w['final'].items()} }")
+    for outcome, (family, decides) in UNDECIDED_RESTS.items():
+        resting = [r for r in runs if r["outcome"] == outcome]
+        if resting:
+            w = resting[0]
+            legs[f"{family} leg"] = not_judged(ctx, family, decides)
+            inconclusive = inconclusive or (
+                f"{len(resting)}/{len(runs)} {family}, e.g. from {w['start']} at d={w['d']}: "
+                f"final { {k: round(v, 4) for k, v in w['final'].items()} }")
     says = {"confirmed": f"all {len(runs)} runs (random starts and perturbed saddles/source, "
                          f"d = {dims}) converge to (1, 1, 0, 0, 0)",
             "refuted": refuted, "inconclusive": inconclusive}
@@ -128,7 +154,13 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
               "state checked on the unit spheres (a run that leaves them is redone with tighter "
               "tolerances, then the claim says error); "
               "'any initialisation' tested by random starts and perturbed unstable stationary "
-              "points; d = 10, 20 (full: 40); both profiles judge (α, β, γ) = (0.1, 1, 0.6).",
+              "points; d = 10, 20 (full: 40); both profiles judge (α, β, γ) = (0.1, 1, 0.6). "
+              "A run at rest (speed below 10⁻¹²) away from the oracle is evidence only where it "
+              "rests at a sink: Newton finds the stationary point nearby and every eigenvalue "
+              "of its Jacobian is negative but along a set of stationary points it rests on, "
+              "at two consecutive precisions (50 to 1000 digits) that agree: the flow's rates "
+              "away from the oracle are of order e^{−(ψ − cµ)βd}. A rest at an unstable or "
+              "degenerate point, or where Newton finds none, decides nothing.",
       domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0], transitions=TRANSITIONS,
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear"),
                                                   "horizon": 1e6},

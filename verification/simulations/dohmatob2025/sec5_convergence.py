@@ -8,7 +8,9 @@ Items carry the risk (None: the paper's R̄; else a deliberately wrong one), the
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
+import sympy as sp
 
 from numerics.frame import compile_frame_flow
 from numerics.ode import integrate
@@ -18,7 +20,8 @@ from theory.frame import frame_flow
 from ..base import simulation
 from .common import computed_stationary, exact_values, flow_on_M_2d, reduced_model, setting_values
 
-__all__ = ["frame", "SPHERE_TOL", "norm_deviation", "global_run", "global_runs", "descent_runs"]
+__all__ = ["frame", "SPHERE_TOL", "norm_deviation", "rest_point", "REST_KINDS", "global_run",
+           "global_runs", "descent_runs"]
 
 
 def frame(reduced, vals):
@@ -53,12 +56,143 @@ def norm_deviation(flow, Y):
                   axis=0)
 
 
+AT_REST_SPEED = 1e-12
+"""max |ẏ| below which a run is at rest: where it rests is then decided by ``rest_point``."""
+REST_DISTANCE = 1e-2
+"""A run at rest has reached a stationary point when Newton finds one this close (max norm of
+the vectors' coordinates; the perturbed starts are 10⁻³ per coordinate from theirs)."""
+REST_PRECISIONS = (50, 150, 400, 1000)
+"""Working digits tried in turn until two agree: the linear link's rates away from the oracle
+are of order e^{−(ψ − cµ)βd}, far below float64's resolution and below 50 digits at large
+β·d."""
+REST_KINDS = {"sink": "stationary elsewhere",
+              "unstable": "at an unstable stationary point",
+              "degenerate": "at a degenerate stationary point",
+              "none": "slow, no stationary point found near",
+              "unresolved": "at rest, unresolved at every precision"}
+"""A run's outcome by where it rests (``rest_point``'s kind): only a sink other than the oracle
+is evidence against convergence; at an unstable point the run escapes in exact arithmetic
+later than the horizon; "none": the flow is slower than the solver resolves, and Newton finds no
+stationary point near (near an unstable one whose rates are e^{−O(βd)} it may not converge
+either: undecided, never evidence)."""
+
+_MP_FUNCTIONS: dict = {}
+
+
+def _mp_functions(flow):
+    """The frame flow's right-hand side and Jacobian as mpmath functions (memoised per flow)."""
+    key = id(flow.flow)
+    if key not in _MP_FUNCTIONS:
+        sym = flow.flow
+        _MP_FUNCTIONS[key] = (flow.flow,
+                              sp.lambdify(sym.state, list(sym.rhs), "mpmath"),
+                              sp.lambdify(sym.state, sym.jacobian().tolist(), "mpmath"))
+    return _MP_FUNCTIONS[key][1:]
+
+
+def _newton_step(J, f, noise):
+    """The least-squares Newton step J⁺f (singular values below ``noise`` dropped: a null
+    direction such as the frame's rotation symmetry)."""
+    U, S, V = mpmath.svd_r(J)
+    inv = mpmath.diag([1 / s if s > noise else 0 for s in S])
+    return V.T * inv * U.T * f
+
+
+def _noise(J, dps: int):
+    """What ``dps`` digits cannot tell from 0 in the Jacobian ``J``'s scale."""
+    return mpmath.mpf(10) ** (10 - dps) * max(mpmath.mnorm(J, 1), 1)
+
+
+def _newton(rhs, jac, x0, dps: int, radius: float):
+    """Newton on ẏ = 0 from x0: (x, True) once the step is below 10^(−2·dps/3), (x, False)
+    when it leaves the ball of ``radius`` around x0 or does not converge in 40 steps."""
+    x = x0.copy()
+    for _ in range(40):
+        J = mpmath.matrix(jac(*x))
+        step = _newton_step(J, mpmath.matrix(rhs(*x)), _noise(J, dps))
+        x -= step
+        if mpmath.norm(x - x0, mpmath.inf) > radius:
+            return x, False
+        if mpmath.norm(step, mpmath.inf) < mpmath.mpf(10) ** (-(2 * dps) // 3):
+            return x, True
+    return x, False
+
+
+EQUILIBRIA_STEP = 1e-4
+"""How far along a null direction ``rest_point`` looks for more stationary points."""
+
+
+def _along_equilibria(rhs, jac, x, v, dps: int) -> bool:
+    """Whether the null direction ``v`` at the stationary point ``x`` is tangent to a set of
+    stationary points: Newton from x + h·v (h = EQUILIBRIA_STEP) lands within 100·h² of where
+    it started (a curve of them, e.g. the orbit of the frame's rotation symmetry, or a flat
+    direction of R), not back near x (an isolated degenerate point)."""
+    v = mpmath.matrix([mpmath.re(c) for c in v])
+    if mpmath.norm(v) == 0:
+        return False
+    y = x + EQUILIBRIA_STEP * v / mpmath.norm(v)
+    z, ok = _newton(rhs, jac, y, dps, EQUILIBRIA_STEP)
+    return ok and mpmath.norm(z - y, mpmath.inf) <= 100 * EQUILIBRIA_STEP ** 2
+
+
+def _classify_at(flow, y, dps: int) -> dict:
+    """``rest_point``'s classification of y at ``dps`` digits alone."""
+    rhs, jac = _mp_functions(flow)
+    with mpmath.workdps(dps):
+        x0 = mpmath.matrix([mpmath.mpf(float(v)) for v in y])
+        x, converged = _newton(rhs, jac, x0, dps, REST_DISTANCE)
+        if not converged:
+            return {"kind": "none", "digits": dps, "distance": None, "max_re_eigenvalue": None,
+                    "flat_directions": None, "point": None}
+        J = mpmath.matrix(jac(*x))
+        noise = _noise(J, dps)
+        values, vectors = mpmath.eig(J, right=True)
+        decide, flat = [], 0
+        for k, lam in enumerate(values):
+            if abs(lam) <= noise and _along_equilibria(rhs, jac, x, vectors[:, k], dps):
+                flat += 1
+            else:
+                decide.append(mpmath.re(lam))
+        top = max(decide) if decide else mpmath.mpf(0)
+        kind = ("unstable" if top > noise else "sink" if decide and top < -noise
+                else "degenerate")
+        return {"kind": kind, "digits": dps, "distance": float(mpmath.norm(x - x0, mpmath.inf)),
+                "max_re_eigenvalue": mpmath.nstr(top, 6), "flat_directions": flat,
+                "point": {k: float(v) for k, v in
+                          flow.overlaps(np.array([float(v) for v in x])).items()}}
+
+
+def rest_point(flow, y) -> dict:
+    """Where a run at rest at ``y`` rests, decided when two consecutive precisions of
+    ``REST_PRECISIONS`` agree (a precision whose noise hides the flow's rates sees every
+    direction as flat and every point as stationary; the next one resolves them).
+
+    At one precision: Newton on ẏ = 0 from y, converged within ``REST_DISTANCE`` or not
+    ("none": no stationary point near); at the stationary point found, the Jacobian's
+    eigenvalues with the null directions tangent to a set of stationary points set aside
+    (``_along_equilibria``: the run rests on that set, whose other directions decide): "sink"
+    (every other eigenvalue negative: an attracting point or set of stationary points),
+    "unstable" (one positive) or "degenerate" (one indistinguishable from 0, off any such set).
+    {"kind" (those, or "unresolved" when no two consecutive precisions agree), "digits",
+    "distance", "max_re_eigenvalue" (text), "flat_directions", "point" (overlaps of the
+    stationary point, when one was found), "kinds_by_digits"}."""
+    seen: list[dict] = []
+    for dps in REST_PRECISIONS:
+        seen.append(_classify_at(flow, y, dps))
+        if len(seen) >= 2 and seen[-1]["kind"] == seen[-2]["kind"]:
+            break
+    else:
+        seen[-1] = {**seen[-1], "kind": "unresolved"}
+    return {**seen[-1], "kinds_by_digits": {str(r["digits"]): r["kind"] for r in seen}}
+
+
 def global_run(flow, dv, kind, y0, t_eval):
     """One run of the flow from y0: LSODA, then BDF and Radau (symbolic Jacobian) when a
     solver exceeds 10⁵ right-hand-side evaluations (LSODA occasionally stalls on the slow
     edges); its final overlaps, distance to the oracle and speed ("run"), with every state of
     the run ("states", None when the solver failed) and the vectors' blocks ("blocks"), which
-    the judge checks on the spheres before any verdict rests on the run."""
+    the judge checks on the spheres before any verdict rests on the run. A run at rest away
+    from the oracle is classified by where it rests (``rest_point``, ``REST_KINDS``)."""
     blocks = [list(b) for b in flow.blocks]
     tr = _integrate_on_spheres(flow, y0, t_eval)
     if not tr.ok:
@@ -70,14 +204,20 @@ def global_run(flow, dv, kind, y0, t_eval):
     off_sphere = float(norm_deviation(flow, tr.y).max())
     dist = abs(final["mu"] - 1) + abs(final["nu"] - 1) + sum(abs(final[k]) for k in ("zeta", "eta", "rho"))
     speed = float(np.max(np.abs(flow.rhs(tr.final))))
-    outcome = ("oracle" if dist < 1e-6 else "stationary elsewhere" if speed < 1e-12
-               else "not converged")
+    rest = None
+    if dist < 1e-6:
+        outcome = "oracle"
+    elif speed < AT_REST_SPEED and np.all(np.isfinite(tr.final)):
+        rest = rest_point(flow, tr.final)
+        outcome = REST_KINDS[rest["kind"]]
+    else:
+        outcome = "not converged"
     run = {"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
            "final": {k: float(x) for k, x in final.items()},
            "norms": [float(np.linalg.norm(vec["u"])), float(np.linalg.norm(vec["v"]))],
            "max_norm_deviation": off_sphere,
            "distance_to_oracle": dist, "final_speed": speed, "nfev": int(tr.nfev),
-           "solver": tr.method, "outcome": outcome}
+           "solver": tr.method, "outcome": outcome, "rest": rest}
     return {"run": run, "states": np.asarray(tr.y, float), "blocks": blocks}
 
 
