@@ -41,7 +41,9 @@ def domain_record(claim: Claim, rows: list[dict], seeds: Sequence[int]) -> dict:
     out_rows, false, dependent, consistent = [], 0, [], []
     for r in rows:
         verdicts = [r["verdicts"].get(s) for s in seeds]
-        refuted = sum(v == "refuted" for v in verdicts)
+        # a seed-free setting's verdicts are one judgement's, copied: one run, refuted or not
+        refuted = (sum(v == "refuted" for v in verdicts[:1]) if r.get("seed_free")
+                   else sum(v == "refuted" for v in verdicts))
         row = {"setting": r["setting"], "near_transition": r["near_transition"],
                "verdicts": verdicts, "refuted": refuted, "seed_free": bool(r.get("seed_free"))}
         out_rows.append(row)

@@ -372,9 +372,14 @@ def test_a_run_at_rest_where_the_flow_is_only_slow_decides_nothing():
     rng = np.random.default_rng(3)
     u, v = rng.standard_normal(4), rng.standard_normal(4)
     y0 = np.concatenate([u / np.linalg.norm(u), v / np.linalg.norm(v)])
-    run = S5.checked_run(SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 14, 33)]))
+    digits = SS5.rest_digits(exact_values(exact_text(setting)), 10)
+    result = SS5.global_run(flow, 10, "random", y0, np.r_[0, np.logspace(-2, 14, 33)], digits)
+    run = S5.checked_run(result)
     assert run["final_speed"] < SS5.AT_REST_SPEED and run["distance_to_oracle"] > 0.1, run
     assert run["outcome"] == SS5.REST_KINDS["none"], run
+    # with too few digits the slow directions look flat and the point a sink: why the digits
+    # are set from the flow's slowest rate
+    assert SS5._classify_at(flow, result["states"][-1], 12)["kind"] == "sink"
     assert S5.judge_global(_ctx(), [run], [10], 1e14).verdict == "inconclusive"
 
 

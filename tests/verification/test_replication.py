@@ -95,9 +95,11 @@ def test_calibration_over_the_domain_counts_seed_dependent_refutations(tmp_path)
     assert rec["coverage"] == {"settings": 16, "near_transitions": 2, "seeds": [1, 2, 3, 4],
                                "seed_free_settings": 16 - len(low)}
     assert rec["runs"] == 16 - len(low) + 4 * len(low)
+    high = [r for r in rec["settings"] if r["setting"]["x"] > 0.5]
+    assert all(r["refuted"] == 1 for r in high)          # one judgement each, refuted
+    assert rec["refuted_runs"] == len(high) + sum(r["refuted"] for r in low) <= rec["runs"]
     assert [r["setting"]["x"] for r in rec["settings"][:2]] == [0.49, 0.51]
     assert low and rec["false_refutations"] == 2 * len(low)
-    high = [r for r in rec["settings"] if r["setting"]["x"] > 0.5]
     assert len(rec["consistent_refutations"]) == len(high)
     assert (tmp_path / "cal" / "domain.json").exists()
     with pytest.raises(ValueError, match="--domain"):

@@ -80,9 +80,9 @@ def _simulate_global(ctx, risk, setting, dims, horizon):
 
 ELSEWHERE = REST_KINDS["sink"]
 """A run's outcome (``simulations.global_run``) at a sink other than the oracle: the flow at
-rest there, Newton finding the stationary point nearby and every eigenvalue of its Jacobian
-negative, bar the directions along a set of stationary points, at two precisions that agree
-(``simulations.rest_point``)."""
+rest there, Newton finding the stationary point nearby and every eigenvalue of its Jacobian on
+the spheres negative, bar the directions along a set of stationary points, at the digits that
+resolve the flow's rates and at twice as many (``simulations.rest_point``)."""
 ELSEWHERE_FAMILY = "runs ending at a sink other than the oracle"
 UNDECIDED_RESTS = {
     REST_KINDS["unstable"]: ("runs resting at an unstable stationary point",
@@ -90,8 +90,8 @@ UNDECIDED_RESTS = {
                              "e^{−O(βd)}), or starts farther from it"),
     REST_KINDS["degenerate"]: ("runs resting at a degenerate stationary point",
                                "the flow on its centre manifold"),
-    REST_KINDS["unresolved"]: ("runs at rest where no two precisions agree",
-                               "more working digits than the largest tried"),
+    REST_KINDS["unresolved"]: ("runs at rest where the two precisions disagree",
+                               "more working digits"),
     REST_KINDS["none"]: ("runs slower than the solver resolves, at no stationary point found",
                          "a horizon beyond e^{(ψ − cµ)βd} (their rates; at c < ψ the secret "
                          "token's weight is exponentially small at every µ)")}
@@ -157,10 +157,11 @@ claim(f"{PAPER}:global-convergence-linear", "Sec. 5",
               "points; d = 10, 20 (full: 40); both profiles judge (α, β, γ) = (0.1, 1, 0.6). "
               "A run at rest (speed below 10⁻¹²) away from the oracle is evidence only where it "
               "rests at a sink: Newton finds the stationary point nearby and every eigenvalue "
-              "of its Jacobian is negative but along a set of stationary points it rests on, "
-              "at two consecutive precisions (50 to 1000 digits) that agree: the flow's rates "
-              "away from the oracle are of order e^{−(ψ − cµ)βd}. A rest at an unstable or "
-              "degenerate point, or where Newton finds none, decides nothing.",
+              "on the spheres is negative but along a set of stationary points it rests on, "
+              "with as many digits as resolve the flow's slowest rate e^{−(ψ + c)βd} plus 40, "
+              "and again with twice as many (the rates away from the oracle are of order "
+              "e^{−(ψ − cµ)βd}). A rest at an unstable or degenerate point, or where Newton "
+              "finds none, or where the two precisions disagree, decides nothing.",
       domain=DOMAIN, points=SETTINGS[:1], reference=SETTINGS[0], transitions=TRANSITIONS,
       mutations={"ascending flow (−R̄)": lambda: {"risk": -dm.paper_risk("linear"),
                                                   "horizon": 1e6},

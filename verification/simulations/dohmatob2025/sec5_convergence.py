@@ -8,6 +8,8 @@ Items carry the risk (None: the paper's R̄; else a deliberately wrong one), the
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import sympy as sp
@@ -18,10 +20,11 @@ from numerics.pgd import project_gradient, projected_gradient_descent
 from theory.frame import frame_flow
 
 from ..base import simulation
-from .common import computed_stationary, exact_values, flow_on_M_2d, reduced_model, setting_values
+from .common import (computed_stationary, exact_values, flow_on_M_2d, reduced_model,
+                     setting_text, setting_values)
 
-__all__ = ["frame", "SPHERE_TOL", "norm_deviation", "rest_point", "REST_KINDS", "global_run",
-           "global_runs", "descent_runs"]
+__all__ = ["frame", "SPHERE_TOL", "norm_deviation", "rest_point", "rest_digits", "REST_KINDS",
+           "global_run", "global_runs", "descent_runs"]
 
 
 def frame(reduced, vals):
@@ -61,15 +64,26 @@ AT_REST_SPEED = 1e-12
 REST_DISTANCE = 1e-2
 """A run at rest has reached a stationary point when Newton finds one this close (max norm of
 the vectors' coordinates; the perturbed starts are 10⁻³ per coordinate from theirs)."""
-REST_PRECISIONS = (50, 150, 400, 1000)
-"""Working digits tried in turn until two agree: the linear link's rates away from the oracle
-are of order e^{−(ψ − cµ)βd}, far below float64's resolution and below 50 digits at large
-β·d."""
+REST_MARGIN_DIGITS = 40
+"""Digits beyond the flow's slowest rate (``rest_digits``) that a rest is judged with."""
+
+
+def rest_digits(setting: dict, dv: int) -> int:
+    """Working digits that resolve every rate of the linear link's flow at (setting, d): its
+    slowest, the secret token's weight at µ = −1, is of order e^{−(ψ + c)βd} (far below
+    float64 at large β·d), plus ``REST_MARGIN_DIGITS``. A rest is judged at these digits and
+    confirmed at twice as many: with fewer, a rate below the noise looks like a flat direction
+    and a slow point like a stationary one."""
+    text = setting_text(setting)
+    slowest = (text["psi"] + text["c"]) * text["beta"] * dv / math.log(10)
+    return max(50, int(math.ceil(slowest)) + REST_MARGIN_DIGITS)
+
+
 REST_KINDS = {"sink": "stationary elsewhere",
               "unstable": "at an unstable stationary point",
               "degenerate": "at a degenerate stationary point",
               "none": "slow, no stationary point found near",
-              "unresolved": "at rest, unresolved at every precision"}
+              "unresolved": "at rest, its two precisions disagreeing"}
 """A run's outcome by where it rests (``rest_point``'s kind): only a sink other than the oracle
 is evidence against convergence; at an unstable point the run escapes in exact arithmetic
 later than the horizon; "none": the flow is slower than the solver resolves, and Newton finds no
@@ -124,19 +138,44 @@ EQUILIBRIA_STEP = 1e-4
 
 def _along_equilibria(rhs, jac, x, v, dps: int) -> bool:
     """Whether the null direction ``v`` at the stationary point ``x`` is tangent to a set of
-    stationary points: Newton from x + h·v (h = EQUILIBRIA_STEP) lands within 100·h² of where
-    it started (a curve of them, e.g. the orbit of the frame's rotation symmetry, or a flat
-    direction of R), not back near x (an isolated degenerate point)."""
+    stationary points: Newton from x + h·v (h = EQUILIBRIA_STEP) converges within h/10 of where
+    it started (a curve of them of radius ≥ 5h, e.g. the orbit of the frame's rotation
+    symmetry, or a flat direction of R), not back near x (an isolated degenerate point)."""
     v = mpmath.matrix([mpmath.re(c) for c in v])
     if mpmath.norm(v) == 0:
         return False
     y = x + EQUILIBRIA_STEP * v / mpmath.norm(v)
     z, ok = _newton(rhs, jac, y, dps, EQUILIBRIA_STEP)
-    return ok and mpmath.norm(z - y, mpmath.inf) <= 100 * EQUILIBRIA_STEP ** 2
+    return ok and mpmath.norm(z - y, mpmath.inf) <= EQUILIBRIA_STEP / 10
+
+
+def _tangent_basis(flow, x):
+    """Columns spanning the tangent space of the spheres at x (per trainable vector, the
+    orthogonal complement of its direction within its coordinates)."""
+    n = len(x)
+    cols = []
+    for _, a, b, _ in flow.flow.blocks:
+        w = mpmath.matrix([x[i] for i in range(a, b)])
+        w /= mpmath.norm(w)
+        P = mpmath.eye(b - a) - w * w.T
+        U, S, _ = mpmath.svd_r(P)
+        for k in range(b - a - 1):           # P has rank b − a − 1
+            col = mpmath.matrix(n, 1)
+            for i in range(b - a):
+                col[a + i] = U[i, k]
+            cols.append(col)
+    T = mpmath.matrix(n, len(cols))
+    for j, col in enumerate(cols):
+        for i in range(n):
+            T[i, j] = col[i]
+    return T
 
 
 def _classify_at(flow, y, dps: int) -> dict:
-    """``rest_point``'s classification of y at ``dps`` digits alone."""
+    """``rest_point``'s classification of y at ``dps`` digits alone. The spheres are invariant,
+    so their tangent space at a stationary point is invariant under the Jacobian J: the
+    eigenvalues that decide are those of Tᵀ J T (T: ``_tangent_basis``); the norm-restoring
+    directions (eigenvalue −2) decide nothing."""
     rhs, jac = _mp_functions(flow)
     with mpmath.workdps(dps):
         x0 = mpmath.matrix([mpmath.mpf(float(v)) for v in y])
@@ -146,10 +185,11 @@ def _classify_at(flow, y, dps: int) -> dict:
                     "flat_directions": None, "point": None}
         J = mpmath.matrix(jac(*x))
         noise = _noise(J, dps)
-        values, vectors = mpmath.eig(J, right=True)
+        T = _tangent_basis(flow, x)
+        values, vectors = mpmath.eig(T.T * J * T, right=True)
         decide, flat = [], 0
         for k, lam in enumerate(values):
-            if abs(lam) <= noise and _along_equilibria(rhs, jac, x, vectors[:, k], dps):
+            if abs(lam) <= noise and _along_equilibria(rhs, jac, x, T * vectors[:, k], dps):
                 flat += 1
             else:
                 decide.append(mpmath.re(lam))
@@ -162,31 +202,35 @@ def _classify_at(flow, y, dps: int) -> dict:
                           flow.overlaps(np.array([float(v) for v in x])).items()}}
 
 
-def rest_point(flow, y) -> dict:
-    """Where a run at rest at ``y`` rests, decided when two consecutive precisions of
-    ``REST_PRECISIONS`` agree (a precision whose noise hides the flow's rates sees every
-    direction as flat and every point as stationary; the next one resolves them).
+def rest_point(flow, y, digits: int = 50) -> dict:
+    """Where a run at rest at ``y`` rests, judged at ``digits`` working digits (``rest_digits``:
+    enough to resolve every rate of the flow) and confirmed at twice as many; "unresolved"
+    when the two disagree.
 
     At one precision: Newton on ẏ = 0 from y, converged within ``REST_DISTANCE`` or not
-    ("none": no stationary point near); at the stationary point found, the Jacobian's
-    eigenvalues with the null directions tangent to a set of stationary points set aside
-    (``_along_equilibria``: the run rests on that set, whose other directions decide): "sink"
-    (every other eigenvalue negative: an attracting point or set of stationary points),
-    "unstable" (one positive) or "degenerate" (one indistinguishable from 0, off any such set).
-    {"kind" (those, or "unresolved" when no two consecutive precisions agree), "digits",
-    "distance", "max_re_eigenvalue" (text), "flat_directions", "point" (overlaps of the
-    stationary point, when one was found), "kinds_by_digits"}."""
-    seen: list[dict] = []
-    for dps in REST_PRECISIONS:
-        seen.append(_classify_at(flow, y, dps))
-        if len(seen) >= 2 and seen[-1]["kind"] == seen[-2]["kind"]:
-            break
-    else:
-        seen[-1] = {**seen[-1], "kind": "unresolved"}
-    return {**seen[-1], "kinds_by_digits": {str(r["digits"]): r["kind"] for r in seen}}
+    ("none": no stationary point near); at the stationary point found, the eigenvalues of the
+    Jacobian on the spheres' tangent space, with the null directions tangent to a set of
+    stationary points set aside (``_along_equilibria``: the run rests on that set, whose other
+    directions decide): "sink" (every other eigenvalue negative, at least one of them: an
+    attracting point or set of stationary points), "unstable" (one positive) or "degenerate"
+    (one indistinguishable from 0, off any such set, or none left to decide). {"kind",
+    "digits", "distance", "max_re_eigenvalue" (text), "flat_directions", "point" (overlaps of
+    the stationary point, when one was found), "kinds_by_digits"}."""
+    seen = [_classify_at(flow, y, dps) for dps in (int(digits), 2 * int(digits))]
+    out = dict(seen[-1])
+    if seen[0]["kind"] != seen[1]["kind"]:
+        out["kind"] = "unresolved"
+    return {**out, "kinds_by_digits": {str(r["digits"]): r["kind"] for r in seen}}
 
 
-def global_run(flow, dv, kind, y0, t_eval):
+ORACLE = {"mu": 1.0, "nu": 1.0, "zeta": 0.0, "eta": 0.0, "rho": 0.0}
+
+
+def _at_oracle(q: dict | None, tol: float = 1e-6) -> bool:
+    return q is not None and sum(abs(q[k] - v) for k, v in ORACLE.items()) < tol
+
+
+def global_run(flow, dv, kind, y0, t_eval, digits: int = 50):
     """One run of the flow from y0: LSODA, then BDF and Radau (symbolic Jacobian) when a
     solver exceeds 10⁵ right-hand-side evaluations (LSODA occasionally stalls on the slow
     edges); its final overlaps, distance to the oracle and speed ("run"), with every state of
@@ -208,8 +252,9 @@ def global_run(flow, dv, kind, y0, t_eval):
     if dist < 1e-6:
         outcome = "oracle"
     elif speed < AT_REST_SPEED and np.all(np.isfinite(tr.final)):
-        rest = rest_point(flow, tr.final)
-        outcome = REST_KINDS[rest["kind"]]
+        rest = rest_point(flow, tr.final, digits)
+        # resting next to the oracle (its slowest rate below the solver's resolution) is there
+        outcome = "oracle" if _at_oracle(rest["point"]) else REST_KINDS[rest["kind"]]
     else:
         outcome = "not converged"
     run = {"d": dv, "start": kind, "initial": {k: float(x) for k, x in q0.items()},
@@ -230,7 +275,8 @@ def global_runs(sim, item):
     dv = item["d"]
     flow = frame(reduced, setting_values(exact_values(item["setting"]), dv))
     t_eval = np.r_[0, np.logspace(-2, np.log10(item["horizon"]), 33)]
-    return [global_run(flow, dv, kind, y0, t_eval) for kind, y0 in item["starts"]]
+    digits = rest_digits(exact_values(item["setting"]), dv)
+    return [global_run(flow, dv, kind, y0, t_eval, digits) for kind, y0 in item["starts"]]
 
 
 # -------------------------------------------------------------------------------------------
