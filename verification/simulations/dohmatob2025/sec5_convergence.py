@@ -171,6 +171,16 @@ def _tangent_basis(flow, x):
     return T
 
 
+def _eigen(M, noise):
+    """Eigenvalues and right eigenvectors (columns) of M. A gradient flow's Jacobian on the
+    tangent space at a stationary point is minus the Riemannian Hessian, symmetric in an
+    orthonormal basis: then the symmetric solver (Jacobi rotations, robust to repeated and
+    zero eigenvalues, where the general QR iteration may not converge); else the general one."""
+    if mpmath.mnorm(M - M.T, 1) <= 1e3 * noise:
+        return mpmath.eigsy((M + M.T) / 2)
+    return mpmath.eig(M, right=True)
+
+
 def _classify_at(flow, y, dps: int) -> dict:
     """``rest_point``'s classification of y at ``dps`` digits alone. The spheres are invariant,
     so their tangent space at a stationary point is invariant under the Jacobian J: the
@@ -186,7 +196,13 @@ def _classify_at(flow, y, dps: int) -> dict:
         J = mpmath.matrix(jac(*x))
         noise = _noise(J, dps)
         T = _tangent_basis(flow, x)
-        values, vectors = mpmath.eig(T.T * J * T, right=True)
+        M = T.T * J * T
+        try:
+            values, vectors = _eigen(M, noise)
+        except RuntimeError as exc:         # mpmath's QR did not converge: say so, decide nothing
+            return {"kind": "unresolved", "digits": dps, "distance": None,
+                    "max_re_eigenvalue": None, "flat_directions": None, "point": None,
+                    "why": str(exc)}
         decide, flat = [], 0
         for k, lam in enumerate(values):
             if abs(lam) <= noise and _along_equilibria(rhs, jac, x, T * vectors[:, k], dps):
