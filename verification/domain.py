@@ -241,12 +241,17 @@ class Domain:
         d += [float(a[k] != b[k]) for k in self.choices]
         return max(d, default=0.0)
 
-    def sample(self, n: int, seed: int) -> list[dict[str, Any]]:
-        """``n`` settings: scrambled Sobol points over the ranges (the same points for every
-        combination of choices, ⌈n/combinations⌉ of them), those breaking a constraint skipped."""
+    def sample(self, n: int, seed: int, paired: bool = True) -> list[dict[str, Any]]:
+        """``n`` settings: scrambled Sobol points over the ranges, those breaking a constraint
+        skipped. paired: the same points for every combination of choices, ⌈n/combinations⌉
+        of them (a map's panels compare the choices at the same points); False: the k-th point
+        with the k-th combination in turn, so that n settings cover n points of the ranges
+        (a calibration's coverage)."""
         if n < 1:
             raise ValueError(f"points={n!r}; allowed: an integer ≥ 1")
         combos = self.choice_sets()
+        if not paired and self.ranged and len(combos) > 1:
+            return self._sample_spread(n, seed, combos)
         per = max(1, math.ceil(n / len(combos)))
         if not self.ranged:
             pts = [self.from_unit([], c) for c in combos]
@@ -273,6 +278,21 @@ class Domain:
             raise ValueError("no sampled setting meets the domain's constraints "
                              f"{[name for name, _ in self.where]}")
         return out[:n]
+
+    def _sample_spread(self, n: int, seed: int, combos: list) -> list[dict[str, Any]]:
+        from scipy.stats import qmc
+        sobol = qmc.Sobol(len(self.ranged), scramble=True, seed=seed)
+        out: list[dict] = []
+        for k, u in enumerate(sobol.random(2 ** max(1, math.ceil(math.log2(64 * n))))):
+            s = self.from_unit(u, combos[k % len(combos)])
+            if self.satisfies(s):
+                out.append(s)
+            if len(out) == n:
+                return out
+        if not out:
+            raise ValueError("no sampled setting meets the domain's constraints "
+                             f"{[name for name, _ in self.where]}")
+        return out
 
     def to_json(self) -> dict:
         return {"coordinates": {k: c.to_json() for k, c in self.coordinates.items()},

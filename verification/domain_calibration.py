@@ -1,6 +1,7 @@
 """Calibration over a claim's domain, not only its reference: each claim is judged at sampled
-settings of its whole domain (scrambled Sobol points, plus the settings next to a transition the
-paper states, ``Claim.transitions``) at several seeds, single-seed verdicts as ``run`` judges
+settings of its whole domain (scrambled Sobol points, each with the next combination of the
+choices in turn, plus the settings next to a transition the paper states,
+``Claim.transitions``) at several seeds, single-seed verdicts as ``run`` judges
 them before replication. A setting whose first run read nothing of its seed (``Tally.drew_seed``:
 no seeded simulation, ``rng``, ``claim_seed`` or ``seed``) gives that verdict at every seed: it
 is judged once, its verdict stands for every seed, and its row says ``seed_free``. A setting
@@ -31,7 +32,7 @@ __all__ = ["calibrate_domain", "domain_record"]
 
 def _settings(claim: Claim, n: int, seed: int) -> list[tuple[dict, bool]]:
     near = [(dict(s), True) for s in claim.transitions]
-    sampled = claim.domain.sample(n - len(near), seed) if n > len(near) else []
+    sampled = claim.domain.sample(n - len(near), seed, paired=False) if n > len(near) else []
     return near + [(s, False) for s in sampled]
 
 

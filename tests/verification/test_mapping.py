@@ -220,6 +220,16 @@ def test_sample_covers_every_choice_within_the_constraints():
     assert u.min() >= 0 and u.max() <= 1
 
 
+def test_unpaired_sample_spreads_the_ranges_over_the_choices():
+    """paired=False (a calibration's sample): n settings are n distinct points of the ranges,
+    the choices taken in turn; paired (a map's): the choices share their points."""
+    dom = Domain({"x": (0.0, 1.0), "c": Choice("p", "q", "r", "s")}, reference={"x": 0.5})
+    paired, spread = dom.sample(4, seed=0), dom.sample(4, seed=0, paired=False)
+    assert len({p["x"] for p in paired}) == 1 and len({p["x"] for p in spread}) == 4
+    assert [p["c"] for p in spread] == ["p", "q", "r", "s"]
+    assert spread == dom.sample(4, seed=0, paired=False)
+
+
 def test_boundary_tolerance_is_what_the_acceptance_asks_for():
     assert BOUNDARY_TOL <= 0.01
 
