@@ -250,9 +250,7 @@ class Domain:
         if n < 1:
             raise ValueError(f"points={n!r}; allowed: an integer ≥ 1")
         combos = self.choice_sets()
-        if not paired and self.ranged and len(combos) > 1:
-            return self._sample_spread(n, seed, combos)
-        per = max(1, math.ceil(n / len(combos)))
+        per = max(1, math.ceil(n / len(combos))) if paired else n
         if not self.ranged:
             pts = [self.from_unit([], c) for c in combos]
             return [p for p in pts if self.satisfies(p)][:n]
@@ -266,33 +264,16 @@ class Domain:
             with warnings.catch_warnings():     # a power of two per draw keeps the balance
                 warnings.simplefilter("ignore", UserWarning)
                 block = sobol.random(2 ** m - drawn) if drawn else sobol.random(2 ** m)
+            pairs = ([(u, c) for u in block for c in combos] if paired else
+                     [(u, combos[(drawn + i) % len(combos)]) for i, u in enumerate(block)])
             drawn = 2 ** m
-            for u in block:
-                for c in combos:
-                    s = self.from_unit(u, c)
-                    if self.satisfies(s):
-                        out.append(s)
+            out += [s for s in (self.from_unit(u, c) for u, c in pairs) if self.satisfies(s)]
             if len(out) >= n or drawn >= 64 * per:
                 break
         if not out:
             raise ValueError("no sampled setting meets the domain's constraints "
                              f"{[name for name, _ in self.where]}")
         return out[:n]
-
-    def _sample_spread(self, n: int, seed: int, combos: list) -> list[dict[str, Any]]:
-        from scipy.stats import qmc
-        sobol = qmc.Sobol(len(self.ranged), scramble=True, seed=seed)
-        out: list[dict] = []
-        for k, u in enumerate(sobol.random(2 ** max(1, math.ceil(math.log2(64 * n))))):
-            s = self.from_unit(u, combos[k % len(combos)])
-            if self.satisfies(s):
-                out.append(s)
-            if len(out) == n:
-                return out
-        if not out:
-            raise ValueError("no sampled setting meets the domain's constraints "
-                             f"{[name for name, _ in self.where]}")
-        return out
 
     def to_json(self) -> dict:
         return {"coordinates": {k: c.to_json() for k, c in self.coordinates.items()},

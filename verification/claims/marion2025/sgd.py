@@ -82,14 +82,20 @@ def _tracks_per_step(runs, odes, dims, steps, names):
     return sgd, flow, cols
 
 
+def _deviation(res, ode):
+    """The SGD seed mean − the ODE and the seed mean's standard error, [record, order
+    parameter]."""
+    q = res.stacked()
+    return q.mean(1) - np.asarray(ode), q.std(1, ddof=1) / np.sqrt(q.shape[1])
+
+
 def _rows(cmp, runs, odes, dims, names):
     """Per d at the claim's step (c = 1): the step, batch, the largest |seed mean − ODE| and
     where, and the SGD's speed."""
     rows = []
     for dv in dims:
         res, item = runs[(dv, 1.0)]
-        dev = res.stacked().mean(1) - odes[dv]["y"]
-        se = res.stacked().std(1, ddof=1) / np.sqrt(res.stacked().shape[1])
+        dev, se = _deviation(res, odes[dv]["y"])
         k = np.unravel_index(np.argmax(np.abs(dev)), dev.shape)
         rows.append({"d": dv, "lr": item["lr"], "batch": item["batch"], "steps": item["steps"],
                      "max_deviation": float(abs(dev[k])), "stderr_there": float(se[k]),
@@ -202,13 +208,12 @@ def sgd_tracks_flow(ctx, L, lam, gamma, eps, model=MODEL, flow_model=None, ode=N
     res_last, _ = runs[(dims[-1], 1.0)]
     ode_last = odes[dims[-1]]
     D = np.array([r["max_deviation"] for r in rows])
-    a, a_se = (np.abs(np.asarray(cmp.check.columns[k], float)).reshape(len(cmp.t) - 1, len(dims),
-                                                                         len(names))
-               for k in ("estimate", "se"))
-    at = np.argmax(a.transpose(1, 0, 2).reshape(len(dims), -1), axis=1)
-    a_worst = a.transpose(1, 0, 2).reshape(len(dims), -1)[np.arange(len(dims)), at]
-    a_se_worst = a_se.transpose(1, 0, 2).reshape(len(dims), -1)[np.arange(len(dims)), at]
-    D_steps = np.array([[np.abs(runs[(dv, c)][0].stacked().mean(1) - odes[dv]["y"]).max()
+    a, a_se = (np.abs(np.asarray(cmp.check.columns[k], float))   # [d, (record, parameter)]
+               .reshape(len(cmp.t) - 1, len(dims), len(names)).transpose(1, 0, 2)
+               .reshape(len(dims), -1) for k in ("estimate", "se"))
+    at = (np.arange(len(dims)), np.argmax(a, axis=1))
+    a_worst, a_se_worst = a[at], a_se[at]
+    D_steps = np.array([[np.abs(_deviation(runs[(dv, c)][0], odes[dv]["y"])[0]).max()
                          for c in steps] for dv in dims])
     evidence = {"params": setting, "init": SGD_INIT, "T": SGD_T, "seeds": seeds,
                 "step_multipliers": list(steps), "rows": rows,

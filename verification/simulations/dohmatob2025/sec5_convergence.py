@@ -150,24 +150,20 @@ def _along_equilibria(rhs, jac, x, v, dps: int) -> bool:
 
 
 def _tangent_basis(flow, x):
-    """Columns spanning the tangent space of the spheres at x (per trainable vector, the
-    orthogonal complement of its direction within its coordinates)."""
-    n = len(x)
-    cols = []
-    for _, a, b, _ in flow.flow.blocks:
+    """Orthonormal columns spanning the tangent space of the spheres at x (per trainable
+    vector, the orthogonal complement of its direction within its coordinates: the left
+    singular vectors of that block's projector with singular value 1)."""
+    blocks = [(a, b) for _, a, b, _ in flow.flow.blocks]
+    T = mpmath.zeros(len(x), sum(b - a - 1 for a, b in blocks))
+    j = 0
+    for a, b in blocks:
         w = mpmath.matrix([x[i] for i in range(a, b)])
         w /= mpmath.norm(w)
-        P = mpmath.eye(b - a) - w * w.T
-        U, S, _ = mpmath.svd_r(P)
-        for k in range(b - a - 1):           # P has rank b − a − 1
-            col = mpmath.matrix(n, 1)
+        U, _, _ = mpmath.svd_r(mpmath.eye(b - a) - w * w.T)
+        for k in range(b - a - 1):           # the projector has rank b − a − 1
             for i in range(b - a):
-                col[a + i] = U[i, k]
-            cols.append(col)
-    T = mpmath.matrix(n, len(cols))
-    for j, col in enumerate(cols):
-        for i in range(n):
-            T[i, j] = col[i]
+                T[a + i, j] = U[i, k]
+            j += 1
     return T
 
 
@@ -181,6 +177,12 @@ def _eigen(M, noise):
     return mpmath.eig(M, right=True)
 
 
+def _no_point(kind: str, dps: int, **extra: str) -> dict:
+    """A classification without a stationary point to describe."""
+    return {"kind": kind, "digits": dps, "distance": None, "max_re_eigenvalue": None,
+            "flat_directions": None, "point": None, **extra}
+
+
 def _classify_at(flow, y, dps: int) -> dict:
     """``rest_point``'s classification of y at ``dps`` digits alone. The spheres are invariant,
     so their tangent space at a stationary point is invariant under the Jacobian J: the
@@ -191,8 +193,7 @@ def _classify_at(flow, y, dps: int) -> dict:
         x0 = mpmath.matrix([mpmath.mpf(float(v)) for v in y])
         x, converged = _newton(rhs, jac, x0, dps, REST_DISTANCE)
         if not converged:
-            return {"kind": "none", "digits": dps, "distance": None, "max_re_eigenvalue": None,
-                    "flat_directions": None, "point": None}
+            return _no_point("none", dps)
         J = mpmath.matrix(jac(*x))
         noise = _noise(J, dps)
         T = _tangent_basis(flow, x)
@@ -200,9 +201,7 @@ def _classify_at(flow, y, dps: int) -> dict:
         try:
             values, vectors = _eigen(M, noise)
         except RuntimeError as exc:         # mpmath's QR did not converge: say so, decide nothing
-            return {"kind": "unresolved", "digits": dps, "distance": None,
-                    "max_re_eigenvalue": None, "flat_directions": None, "point": None,
-                    "why": str(exc)}
+            return _no_point("unresolved", dps, why=str(exc))
         decide, flat = [], 0
         for k, lam in enumerate(values):
             if abs(lam) <= noise and _along_equilibria(rhs, jac, x, T * vectors[:, k], dps):
