@@ -97,11 +97,13 @@ class Campaign:
 
     def task(self, claim, seed: int, *, mutation: str | None = None, perturbation=None,
              figures: bool = False, setting: dict | None = None,
-             simulate: bool = True) -> ClaimTask:
+             simulate: bool = True, profile: str | None = None) -> ClaimTask:
         """One run of ``claim`` at ``seed`` (under a declared mutation or a perturbation; over
         the profile's settings or, given ``setting``, at that one; ``simulate=False``: only
-        re-judged from stored simulations)."""
-        return ClaimTask.make(claim, self.profile, seed, self.device, perturbation, mutation,
+        re-judged from stored simulations; ``profile``: another effort than the campaign's,
+        a map's escalation)."""
+        return ClaimTask.make(claim, profile or self.profile, seed, self.device, perturbation,
+                              mutation,
                               figures=figures, store=self.store, setting=setting,
                               simulate=simulate, rejudge=self.rejudge)
 

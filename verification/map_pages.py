@@ -29,6 +29,24 @@ GRID = 241
 """Points per axis at which a paper boundary's function is evaluated for its contour."""
 
 
+def decision(point: dict) -> dict:
+    """What a map point decided: its own judgement, or, when it was inconclusive and the map
+    escalated it, the judgement at the larger profile ({"verdict", "summary", "contract",
+    "profile"}; ``profile`` None: the map's)."""
+    e = point.get("escalated")
+    if e is None:
+        return {"verdict": point["verdict"], "summary": point.get("summary", ""),
+                "contract": point.get("contract"), "profile": None}
+    return {"verdict": e["verdict"], "summary": e.get("summary", ""),
+            "contract": e.get("contract"), "profile": e["profile"]}
+
+
+def verdict_of(point: dict) -> str:
+    """The verdict a map point counts with (``decision``)."""
+    e = point.get("escalated")
+    return point["verdict"] if e is None else e["verdict"]
+
+
 def boundary_kind(b: dict) -> str:
     """'decided' (both sides confirmed or refuted and each kept at the replicate seeds),
     'inconclusive' (a side is), 'unreplicated' (a side's verdict not kept, or never
@@ -49,7 +67,7 @@ def draw_pair(fig, doc: dict, x: str, y: str, boundaries: Sequence = ()) -> None
     ax = fig.add_subplot()
     coords = doc["domain"]["coordinates"]
     for verdict, colour in COLOURS.items():
-        pts = [p["setting"] for p in doc["points"] if p["verdict"] == verdict]
+        pts = [p["setting"] for p in doc["points"] if verdict_of(p) == verdict]
         if pts:
             ax.scatter([s[x] for s in pts], [s[y] for s in pts], s=18, c=colour, label=verdict,
                        alpha=0.85, edgecolors="none")
@@ -189,12 +207,15 @@ def map_markdown(doc: dict, figures: Sequence[str]) -> str:
                                        for k, c in doc["domain"]["coordinates"].items())
              + "".join(f"; {w}" for w in doc["domain"]["where"]),
              f"- reference: {setting_key(doc['reference'])}",
-             f"- profile {doc['profile']}, seed {doc['seed']}, {len(doc['points'])} judgements, "
+             f"- profile {doc['profile']}"
+             + (f" (inconclusive settings escalated to {doc['escalate_to']})"
+                if doc.get("escalate_to") else "")
+             + f", seed {doc['seed']}, {len(doc['points'])} judgements, "
              f"{doc['seconds']:.1f} s" + ("" if doc["complete"] else " (incomplete)"), ""]
     counts: dict[str, int] = {}
     for p in doc["points"]:
         if p["stage"] == "sample":
-            counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
+            counts[verdict_of(p)] = counts.get(verdict_of(p), 0) + 1
     lines += ["| verdict | sampled settings |", "|---|---|"]
     lines += [f"| {v} | {counts[v]} |" for v in sorted(counts)]
     if drawn := sequential_cost(doc):
@@ -213,20 +234,32 @@ def map_markdown(doc: dict, figures: Sequence[str]) -> str:
         lines += ["", "## Boundary", "", _KINDS_TEXT, "",
                   "| setting | between | kind | resolution | replicated at seeds |",
                   "|---|---|---|---|---|"]
-        lines += [f"| {setting_key(b['setting'])} | {' / '.join(b['between'])} | "
+        lines += [f"| {setting_key(b['setting'])} | {_between_text(b)} | "
                   f"{boundary_kind(b)} | {_resolutions(b)} | {_replication_text(b)} |"
                   for b in doc["boundary"]]
     lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
     lines += ["", "## Settings judged", "", "| stage | setting | verdict | summary |",
               "|---|---|---|---|"]
-    lines += [f"| {p['stage']} | {setting_key(p['setting'])} | {p['verdict']} | "
-              f"{p['summary'].replace('|', '/')[:160]} |" for p in doc["points"]]
+    lines += [f"| {p['stage']} | {setting_key(p['setting'])} | {_verdict_text(p)} | "
+              f"{decision(p)['summary'].replace('|', '/')[:160]} |" for p in doc["points"]]
     return "\n".join(lines) + "\n"
 
 
 _KINDS_TEXT = ("Kind: decided, both bracketing settings confirmed or refuted and each "
                "keeping its verdict at the replicate seeds (×); inconclusive, a side "
-               "undecided (○); unreplicated, a side that changed verdict at another seed (□).")
+               "undecided (○); unreplicated, a side that changed verdict at another seed (□). "
+               "A verdict marked (full) was decided at the full profile, the setting being "
+               "inconclusive at the map's (--escalate).")
+
+
+def _verdict_text(p: dict) -> str:
+    e = p.get("escalated")
+    return p["verdict"] if e is None else f"{p['verdict']} → {e['verdict']} ({e['profile']})"
+
+
+def _between_text(b: dict) -> str:
+    profiles = b.get("profiles") or [None] * len(b["between"])
+    return " / ".join(v + (f" ({pr})" if pr else "") for v, pr in zip(b["between"], profiles))
 
 
 def _resolutions(b: dict) -> str:
@@ -276,8 +309,8 @@ def map_html(doc: dict, pngs: dict[str, bytes]) -> str:
     esc = html.escape
     rows = "".join(
         f"<tr><td>{esc(p['stage'])}</td><td><code>{esc(setting_key(p['setting']))}</code></td>"
-        f"<td style='color:{COLOURS.get(p['verdict'], '#000')}'><b>{esc(p['verdict'])}</b></td>"
-        f"<td>{esc(p['summary'][:240])}</td></tr>" for p in doc["points"])
+        f"<td style='color:{COLOURS.get(verdict_of(p), '#000')}'><b>{esc(_verdict_text(p))}</b>"
+        f"</td><td>{esc(decision(p)['summary'][:240])}</td></tr>" for p in doc["points"])
     figs = "".join(f"<figure><img alt='{esc(n)}' src='data:image/png;base64,"
                    f"{base64.b64encode(b).decode()}'><figcaption>{esc(n)}</figcaption></figure>"
                    for n, b in pngs.items())

@@ -9,14 +9,20 @@ The pipeline, one pass per function:
 2. ``locate_boundaries``: each setting paired with its nearest neighbour of another verdict
    (same choices), the segment between them bisected until it is shorter than ``BOUNDARY_TOL``
    of every range; ``replicate_boundaries`` then judges both settings of each final bracket
-   at the campaign's ``replicate`` independent seeds (default 2) (a boundary is ``confirmed`` when both keep
-   their verdicts);
+   at the campaign's ``replicate`` independent seeds (default 2) (a boundary is
+   ``confirmed`` when both keep their verdicts). With ``escalate``, each setting of the
+   sample and of the bisection that is inconclusive at the quick profile is judged again at
+   the full one (more draws, larger dimensions), and that verdict counts: the effort goes
+   to the undecided settings, which cluster at the boundaries, so a boundary sits where the
+   effect appears rather than where it first exceeds the quick profile's resolution; its
+   sides are replicated at the profile that decided them;
 3. ``shrink``: the refuted setting nearest the reference whose refutation replicates at those
    seeds, moved towards the reference while it stays refuted and replicated: along the segment,
    then coordinate by coordinate (integers down, choices to the first), each move bisected to
    ``BOUNDARY_TOL``, until no move keeps it refuted. An inconclusive setting (or a refutation
    that does not replicate) is unknown, never taken for one where the claim holds: a bisection
-   stops there. A published counterexample is therefore refuted at three seeds.
+   stops there. A published counterexample is therefore refuted at three seeds (with
+   ``escalate``, at the profile that decided it).
 
 Why not python-adaptive or hypothesis: adaptive's learners refine a real-valued function over a
 box (no integer or choice coordinates, no constraints, and a verdict is a category, not a value
@@ -28,12 +34,14 @@ reference with a bounded number of judgements. Both walks are deterministic give
 so a resumed map takes the same steps and reads them from the store.
 
 Output (``write_map``): map.json = {"claim", "domain", "reference", "seed", "profile",
-"complete", "seconds", "points": [{"setting", "verdict", "summary", "contract", "stage",
-"sequential"}], "boundary": [{"setting", "between", "bracket", "resolution", "replication",
-"confirmed", "kind", "to_decide"}], "paper_boundaries": [{"statement", "where", "expression",
+"escalate_to", "complete", "seconds" (the wall clock of its runs, an interrupted run's included:
+"seconds_before_resuming"), "points": [{"setting", "verdict", "summary", "contract", "stage",
+"sequential", "escalated": {"profile", "verdict", "summary", "contract"}}], "boundary":
+[{"setting", "between", "bracket", "resolution", "profiles", "replication", "confirmed", "kind",
+"to_decide"}], "paper_boundaries": [{"statement", "where", "expression",
 "coordinates"}], "counterexample": {"setting", "summary", "replication", "unknown", "judgements",
 "budget_exhausted"} | null, "refutations_not_replicated", "holds_at", "judgements": {"map_seed",
-"replicate", "reused"}}, map.md, map.html and figures/ (one panel per pair of ranged
+"replicate", "escalated", "reused"}}, map.md, map.html and figures/ (one panel per pair of ranged
 coordinates).
 
 A point judged by the ``sequential`` policy draws until its confidence sequence decides, so
@@ -45,17 +53,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 import contextlib
+import json
 import math
 from pathlib import Path
 import time
 from typing import TYPE_CHECKING, Any
 
 from .domain import setting_key
-from .map_pages import (COLOURS, boundary_kind, draw_pair, map_html,  # noqa: F401 - the
-                        map_markdown, map_summary, sequential_cost,    # command's names
-                        write_map)
+from .map_pages import (COLOURS, boundary_kind, decision, draw_pair,  # noqa: F401 - the
+                        map_html, map_markdown, map_summary,            # command's names
+                        sequential_cost, verdict_of, write_map)
 from .replication import replicate_seeds
-from .records import write_json
+from .records import read_json, write_json
 
 if TYPE_CHECKING:
     from .campaign import Campaign, CampaignOptions
@@ -67,6 +76,8 @@ BOUNDARY_TOL = 0.01
 """Boundaries and counterexamples are located to this fraction of each coordinate's range."""
 MAX_SHRINK_JUDGEMENTS = 64
 """The shrink stops after this many judgements (the map records that it did)."""
+FLUSH_SECONDS = 5.0
+"""map.json is rewritten at least this often while settings are being judged."""
 MAP_FILES = ("map.json", "map.md", "map.html", "figures")
 JUDGED = ("confirmed", "refuted", "inconclusive")
 
@@ -76,10 +87,13 @@ class _Judge:
     started at the first setting left to compute and kept for the whole map."""
 
     def __init__(self, campaign: Campaign, claim: Claim, seed: int, figures: bool,
-                 on_point: Callable[[dict], None], progress=None):
+                 on_point: Callable[[dict], None], progress=None,
+                 on_judged: Callable[[dict], None] | None = None,
+                 escalate_to: str | None = None):
         self.campaign, self.claim, self.seed, self.figures = campaign, claim, seed, figures
-        self.on_point, self.progress = on_point, progress
-        self.seen: dict[tuple[int, str], dict] = {}
+        self.on_point, self.progress, self.on_judged = on_point, progress, on_judged
+        self.profile, self.escalate_to = campaign.profile, escalate_to
+        self.seen: dict[tuple[int, str, str], dict] = {}
         self._stack = contextlib.ExitStack()
         self._entered = False
 
@@ -89,19 +103,22 @@ class _Judge:
     def __exit__(self, *exc) -> None:
         self._stack.__exit__(*exc)
 
-    def __call__(self, settings: Sequence[dict], stage: str, seed: int | None = None) -> list[dict]:
+    def __call__(self, settings: Sequence[dict], stage: str, seed: int | None = None,
+                 profile: str | None = None) -> list[dict]:
         """The point record of each setting ({"setting", "verdict", "summary", "contract",
-        "stage"}), judging those not seen yet; at ``seed`` (a replication) instead of the map's
-        (such records are kept apart: ``replicated``)."""
+        "stage"}), judging those not seen yet; at ``seed`` (a replication) or ``profile`` (an
+        escalation) instead of the map's (such records are kept apart: ``replicated``,
+        ``decided``)."""
         from .campaign import checked_result
         from .tasks import claim_task, failed_result
         seed = self.seed if seed is None else int(seed)
-        todo: dict[str, Any] = {}
+        profile = profile or self.profile
+        todo: dict[tuple[int, str, str], Any] = {}
         for s in settings:
-            key = self._key(s, seed)
+            key = self._key(s, seed, profile)
             if key not in self.seen and key not in todo:
                 todo[key] = self.campaign.task(self.claim, seed, setting=s,
-                                               figures=self.figures)
+                                               figures=self.figures, profile=profile)
         pending = []
         for key, spec in todo.items():
             hit = spec.lookup()
@@ -120,30 +137,50 @@ class _Judge:
                 result = (failed_result(spec, result) if isinstance(result, Exception)
                           else checked_result(spec, result))
                 self._record(key, spec.setting, result, stage)
-        return [self.seen[self._key(s, seed)] for s in settings]
+        return [self.seen[self._key(s, seed, profile)] for s in settings]
+
+    def decided(self, settings: Sequence[dict], stage: str) -> list[dict]:
+        """The map's point records of ``settings``, each one inconclusive at the map's profile
+        judged again at ``escalate_to`` (a larger budget: more draws, larger dimensions) when
+        the map escalates; that judgement is kept in the point's ``escalated``, and
+        ``verdict_of`` reads it."""
+        points = self(settings, stage)
+        undecided = [p for p in points if p["verdict"] == "inconclusive" and "escalated" not in p]
+        if self.escalate_to and undecided:
+            again = self([p["setting"] for p in undecided], stage, profile=self.escalate_to)
+            for p, q in zip(undecided, again):
+                p["escalated"] = {"profile": self.escalate_to,
+                                  **{k: q[k] for k in ("verdict", "summary", "contract",
+                                                       "seconds", "reused")}}
+        return points
 
     def count(self) -> dict:
         """The settings judged (stored ones included): at the map's seed, at replicate seeds,
-        and how many of all were reused from the store."""
-        own = sum(k[0] == self.seed for k in self.seen)
-        return {"map_seed": own, "replicate": len(self.seen) - own,
-                "reused": sum(p["reused"] for p in self.seen.values())}
+        at the escalated profile, and how many of all were reused from the store."""
+        own = sum(k[:2] == (self.seed, self.profile) for k in self.seen)
+        larger = sum(k[1] != self.profile for k in self.seen)
+        return {"map_seed": own, "replicate": len(self.seen) - own - larger,
+                "escalated": larger, "reused": sum(p["reused"] for p in self.seen.values())}
 
     @staticmethod
-    def _key(setting: dict, seed: int) -> tuple[int, str]:
-        return seed, setting_key(setting)
+    def _key(setting: dict, seed: int, profile: str) -> tuple[int, str, str]:
+        return seed, profile, setting_key(setting)
 
-    def replicated(self, setting: dict, verdict: str, stage: str) -> dict:
+    def replicated(self, setting: dict, verdict: str, stage: str,
+                   profile: str | None = None) -> dict:
         """``setting`` judged again at the campaign's ``replicate`` independent seeds (the same
-        option as ``run``'s): {"seeds", "verdicts", "replicated": every one gave ``verdict``}."""
+        option as ``run``'s), at ``profile`` (that of the verdict replicated; default the
+        map's): {"seeds", "verdicts", "replicated": every one gave ``verdict``}."""
         if not self.claim.statistical:         # an exact check answers the same at every seed
             return {"seeds": [], "verdicts": [], "replicated": True, "exact": True}
         seeds = replicate_seeds(self.seed, self.campaign.options.replicate)
-        verdicts = [self([setting], stage, seed=s)[0]["verdict"] for s in seeds]
-        return {"seeds": seeds, "verdicts": verdicts,
-                "replicated": all(v == verdict for v in verdicts)}
+        verdicts = [self([setting], stage, seed=s, profile=profile)[0]["verdict"] for s in seeds]
+        out = {"seeds": seeds, "verdicts": verdicts,
+               "replicated": all(v == verdict for v in verdicts)}
+        return {**out, "profile": profile} if profile and profile != self.profile else out
 
-    def _record(self, key: tuple[int, str], setting: dict, result: dict, stage: str) -> None:
+    def _record(self, key: tuple[int, str, str], setting: dict, result: dict,
+                stage: str) -> None:
         entry = result["entry"]
         point = {"setting": setting, "verdict": entry["verdict"], "summary": entry["summary"],
                  "contract": entry.get("contract"), "stage": stage,
@@ -154,7 +191,9 @@ class _Judge:
         if drawn:            # a sequential check stops when decided: how much it drew here
             point["sequential"] = drawn
         self.seen[key] = point
-        if key[0] != self.seed:         # a replication: not a point of the map's own seed
+        if self.on_judged is not None:
+            self.on_judged(point)
+        if key[:2] != (self.seed, self.profile):   # a replication or an escalation: kept apart
             return
         self.on_point(point)
         if self.progress is not None:
@@ -163,7 +202,7 @@ class _Judge:
 
 # --- the passes ------------------------------------------------------------------------------
 def sample(claim: Claim, judge: _Judge, n: int, seed: int) -> list[dict]:
-    return judge(claim.domain.sample(n, seed), "sample")
+    return judge.decided(claim.domain.sample(n, seed), "sample")
 
 
 def _segment(domain, a: dict, b: dict, t: float) -> dict:
@@ -189,10 +228,10 @@ def _close(domain, a: dict, b: dict) -> bool:
 def _pairs(domain, points: list[dict]) -> list[tuple[dict, dict]]:
     """Each judged point with its nearest neighbour (same choices) of another judged verdict;
     each pair once."""
-    judged = [p for p in points if p["verdict"] in JUDGED]
+    judged = [p for p in points if verdict_of(p) in JUDGED]
     pairs, seen = [], set()
     for p in judged:
-        others = [q for q in judged if q["verdict"] != p["verdict"]
+        others = [q for q in judged if verdict_of(q) != verdict_of(p)
                   and all(q["setting"][k] == p["setting"][k] for k in domain.choices)]
         if not others:
             continue
@@ -225,14 +264,14 @@ def locate_boundaries(claim: Claim, judge: _Judge, points: list[dict]) -> list[d
                 continue
             open_.append((a, b))
             mids.append(m)
-        judged = judge(mids, "boundary") if mids else []
+        judged = judge.decided(mids, "boundary") if mids else []
         brackets = []
         for (a, b), m in zip(open_, judged):
-            if m["verdict"] == a["verdict"]:
+            if verdict_of(m) == verdict_of(a):
                 brackets.append([m, b])
-            elif m["verdict"] == b["verdict"]:
+            elif verdict_of(m) == verdict_of(b):
                 brackets.append([a, m])
-            elif m["verdict"] in JUDGED:         # a third verdict between: two boundaries
+            elif verdict_of(m) in JUDGED:         # a third verdict between: two boundaries
                 brackets += [[a, m], [m, b]]
             else:                                 # an error between: no boundary located there
                 done.append({**_boundary(domain, a, b), "error_between": m["summary"]})
@@ -240,11 +279,14 @@ def locate_boundaries(claim: Claim, judge: _Judge, points: list[dict]) -> list[d
 
 
 def _boundary(domain, a: dict, b: dict) -> dict:
+    sides = [decision(a), decision(b)]
     out = {"setting": _segment(domain, a["setting"], b["setting"], 0.5),
-           "between": [a["verdict"], b["verdict"]],
+           "between": [d["verdict"] for d in sides],
            "bracket": [a["setting"], b["setting"]],
-           "resolution": [(p.get("contract") or {}).get("resolution") for p in (a, b)]}
-    undecided = [p["summary"] for p in (a, b) if p["verdict"] == "inconclusive"]
+           "resolution": [(d["contract"] or {}).get("resolution") for d in sides]}
+    if any(d["profile"] for d in sides):      # a side decided at the escalated profile
+        out["profiles"] = [d["profile"] for d in sides]
+    undecided = [d["summary"] for d in sides if d["verdict"] == "inconclusive"]
     if undecided:                 # an inconclusive side says what would decide it
         out["to_decide"] = undecided
     return out
@@ -256,7 +298,9 @@ def replicate_boundaries(judge: _Judge, boundaries: list[dict]) -> None:
     its ``kind`` (``map_pages.boundary_kind``) says whether both sides are decided and kept."""
     for b in boundaries:
         if "error_between" not in b:
-            reps = [judge.replicated(s, v, "boundary") for s, v in zip(b["bracket"], b["between"])]
+            profiles = b.get("profiles") or [None, None]
+            reps = [judge.replicated(s, v, "boundary", profile)
+                    for s, v, profile in zip(b["bracket"], b["between"], profiles)]
             b["replication"] = reps
             b["confirmed"] = all(r["replicated"] for r in reps)
         b["kind"] = boundary_kind(b)
@@ -281,7 +325,7 @@ def shrink(claim: Claim, judge: _Judge, points: list[dict],
     than take it for one where the claim holds. None when no sampled refutation replicates
     (``notes["refutations_not_replicated"]`` lists those that did not)."""
     domain, ref = claim.domain, claim.domain.reference
-    refuted = sorted((p for p in points if p["verdict"] == "refuted"),
+    refuted = sorted((p for p in points if verdict_of(p) == "refuted"),
                      key=lambda p: (domain.distance(p["setting"], ref), setting_key(p["setting"])))
     if not refuted:
         return None
@@ -317,9 +361,10 @@ def _replicated_start(walk: _Shrink, refuted: list[dict]) -> tuple[dict | None, 
     for p in refuted:
         if walk.exhausted:
             break
-        rep = walk.replication(p["setting"])
+        d = decision(p)
+        rep = walk.replication(p["setting"], d["profile"])
         if rep["replicated"]:
-            return {**p, "replication": rep}, rejected
+            return {**p, "summary": d["summary"], "replication": rep}, rejected
         rejected.append({"setting": p["setting"], **rep})
     return None, rejected
 
@@ -336,8 +381,8 @@ class _Shrink:
     def exhausted(self) -> bool:
         return self.spent >= self.budget
 
-    def replication(self, setting: dict) -> dict:
-        rep = self.judge.replicated(setting, "refuted", "shrink")
+    def replication(self, setting: dict, profile: str | None = None) -> dict:
+        rep = self.judge.replicated(setting, "refuted", "shrink", profile)
         self.spent += len(rep["seeds"])
         return rep
 
@@ -346,15 +391,16 @@ class _Shrink:
         is confirmed; ("unknown", None) otherwise (and outside the domain: "holds", as before)."""
         if not self.domain.satisfies(s):
             return "holds", None
-        self.spent += 1
-        p = self.judge([s], "shrink")[0]
-        if p["verdict"] == "confirmed":
+        p = self.judge.decided([s], "shrink")[0]
+        d = decision(p)
+        self.spent += 1 + ("escalated" in p)
+        if d["verdict"] == "confirmed":
             return "holds", None
-        if p["verdict"] == "refuted":
-            rep = self.replication(s)
+        if d["verdict"] == "refuted":
+            rep = self.replication(s, d["profile"])
             if rep["replicated"]:
-                return "refuted", {**p, "replication": rep}
-        self.unknown.append({"setting": s, "verdict": p["verdict"]})
+                return "refuted", {**p, "summary": d["summary"], "replication": rep}
+        self.unknown.append({"setting": s, "verdict": d["verdict"]})
         return "unknown", None
 
     def move(self, current: dict, target: dict) -> dict:
@@ -401,12 +447,14 @@ def _nearer(domain, new: dict, old: dict, ref: dict) -> bool:
 def map_claim(claim: Claim, points: int = 64, seed: int = 0,
               options: CampaignOptions | None = None, *, out: str | Path | None = None,
               figures: bool = True, refine: bool = True, show: bool = False, console=None,
-              **option_fields: Any) -> dict:
+              escalate: bool = False, **option_fields: Any) -> dict:
     """Map ``claim`` over its domain (see the module docstring) and return map.json's content;
     with ``out``, write map.json (rewritten after every batch, ``"complete": false`` until the
     end), map.md, map.html and figures/ there. ``options``: a
     ``verification.campaign.CampaignOptions`` or its fields as keywords (as for
-    ``verification.runner.run``), checked before any work."""
+    ``verification.runner.run``), checked before any work. ``escalate`` (profile quick only):
+    every setting of the sample and of the bisection that is inconclusive is judged again at
+    the full profile, whose verdict then counts (``_Judge.decided``)."""
     from .campaign import Campaign, CampaignOptions
     from .runner import _progress
     if not claim.domain.coordinates:
@@ -415,23 +463,24 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
     if not (isinstance(points, int) and points >= 1):
         raise ValueError(f"--points {points!r}; allowed: an integer ≥ 1")
     options = CampaignOptions.of(options, **option_fields)
+    if escalate and options.profile != "quick":
+        raise ValueError(f"escalate needs profile 'quick' (got {options.profile!r}: there is no "
+                         "larger profile to escalate to)")
     campaign = Campaign(options, out)
     profile = options.profile
     start = time.perf_counter()
     doc = {"claim": claim.id, "statement": claim.statement, "domain": claim.domain.to_json(),
            "reference": claim.domain.reference, "seed": int(seed), "profile": profile,
-           "points_requested": points, "complete": False, "seconds": 0.0, "points": [],
+           "points_requested": points, "escalate_to": "full" if escalate else None,
+           "complete": False, "seconds": 0.0, "points": [],
            "boundary": [], "counterexample": None, "holds_at": None,
            "paper_boundaries": [b.to_json() for b in claim.boundaries]}
     out_path = campaign.out
+    map_file = _MapFile(out_path, doc, start)
+    flush = map_file.flush
 
     def on_point(point: dict) -> None:
         doc["points"].append(point)
-
-    def flush() -> None:
-        doc["seconds"] = round(time.perf_counter() - start, 2)
-        if out_path is not None:
-            write_json(out_path / "map.json", doc)
 
     with campaign.locked(), _progress(show, console) as bar:
         task = bar.add_task(f"map {claim.id}", total=points) if bar else None
@@ -440,7 +489,8 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
         if out_path is not None:
             _clear(out_path)
             flush()
-        with _Judge(campaign, claim, seed, False, on_point, tick) as judge:
+        with _Judge(campaign, claim, seed, False, on_point, tick, map_file.judged,
+                    doc["escalate_to"]) as judge:
             sampled = sample(claim, judge, points, seed)
             flush()
             if refine:
@@ -450,8 +500,8 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
                 flush()
                 doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
         doc["judgements"] = judge.count()
-        judged = [p for p in sampled if p["verdict"] in JUDGED]
-        doc["holds_at"] = (sum(p["verdict"] == "confirmed" for p in judged) / len(judged)
+        judged = [p for p in sampled if verdict_of(p) in JUDGED]
+        doc["holds_at"] = (sum(verdict_of(p) == "confirmed" for p in judged) / len(judged)
                            if judged else None)
         doc["sampled"] = len(sampled)
         doc["complete"] = True
@@ -460,6 +510,46 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
             write_map(out_path, doc, figures, claim.boundaries)
             flush()
     return doc
+
+
+class _MapFile:
+    """map.json on disk: rewritten after every batch, and at least every ``FLUSH_SECONDS``
+    while settings are judged (replications too), so that a map killed midway resumes with
+    the wall clock it had spent; ``seconds`` counts over an interrupted run and its resumption."""
+
+    def __init__(self, out: Path | None, doc: dict, start: float):
+        self.out, self.doc, self.start, self.last = out, doc, start, start
+        self.earlier = _interrupted_seconds(out, doc)
+        if self.earlier:
+            doc["seconds_before_resuming"] = self.earlier
+
+    def flush(self) -> None:
+        self.last = time.perf_counter()
+        self.doc["seconds"] = round(self.earlier + self.last - self.start, 2)
+        if self.out is not None:
+            write_json(self.out / "map.json", self.doc)
+
+    def judged(self, _point: dict) -> None:
+        if time.perf_counter() - self.last > FLUSH_SECONDS:
+            self.flush()
+
+
+def _interrupted_seconds(out: Path | None, doc: dict) -> float:
+    """The wall clock an interrupted run of the same map (same claim, domain, seed, profile
+    and points, left ``"complete": false`` in ``out``) had spent: a resumed map's ``seconds``
+    count from its first start; 0 for a new map or a complete one (re-run from the store)."""
+    if out is None or not (out / "map.json").is_file():
+        return 0.0
+    try:
+        old = read_json(out / "map.json")
+    except ValueError:                       # unreadable: it is cleared and rewritten
+        return 0.0
+    keys = ("claim", "domain", "seed", "profile", "points_requested", "escalate_to")
+    same = isinstance(old, dict) and old.get("complete") is False and all(
+        old.get(k) == json.loads(json.dumps(doc[k])) for k in keys)
+    seconds = old.get("seconds") if same else None
+    ok = isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0
+    return float(seconds) if ok else 0.0
 
 
 def _clear(out: Path) -> None:

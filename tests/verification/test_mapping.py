@@ -166,6 +166,7 @@ def test_map_resumes_after_kill_9_with_the_same_map(claims_file, tmp_path):
     resumed = json.loads((out / "map.json").read_text())
     first = json.loads((tmp_path / "whole" / "map.json").read_text())
     assert any(p["reused"] for p in resumed["points"])
+    assert resumed["seconds_before_resuming"] == partial["seconds"] > 0     # its time so far
     strip = [{k: p[k] for k in ("setting", "verdict", "stage")} for p in resumed["points"]]
     assert strip == [{k: p[k] for k in ("setting", "verdict", "stage")} for p in first["points"]]
     assert resumed["boundary"] == first["boundary"]

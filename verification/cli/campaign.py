@@ -431,6 +431,12 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
                                             "sample only)"),
                 figures: bool = typer.Option(True, help="draw a panel per pair of ranged "
                                              "coordinates"),
+                escalate: bool = typer.Option(False, help="judge every inconclusive setting of "
+                                              "the sample and the bisection again at the full "
+                                              "profile, whose verdict counts (more draws and "
+                                              "larger dimensions where the quick profile could "
+                                              "not decide, which is near the boundaries; "
+                                              "with --profile quick)"),
                 engine: EngineOptions = EngineOptions()):
     """Map where CLAIM holds over its declared domain: judge sampled settings, bisect between
     neighbours of different verdicts to locate the boundary (to 1 % of each range), shrink the
@@ -442,6 +448,9 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
     errors = _check_common(seed=seed)
     if not 1 <= points <= MAX_MAP_POINTS:
         errors.append(f"--points {points}; allowed: an integer from 1 to {MAX_MAP_POINTS}")
+    if escalate and profile != Profile.quick:
+        errors.append(f"--escalate with --profile {profile.value}; allowed: --profile quick "
+                      "(full is the largest profile)")
     options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in claim_id)
     out = out if out is not None else Path("maps") / safe
@@ -450,7 +459,7 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
         claims = _select(None, [claim_id], claims_file)
         with _interrupt_note(note):
             doc = map_claim(claims[0], points, seed, options, out=out, figures=figures,
-                            refine=refine, show=True)
+                            refine=refine, show=True, escalate=escalate)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(map_summary(doc))
