@@ -29,12 +29,17 @@ GRID = 241
 """Points per axis at which a paper boundary's function is evaluated for its contour."""
 
 
+def _counts(e: dict | None) -> bool:
+    # an escalation that failed (error) leaves the map's own inconclusive verdict standing
+    return e is not None and e["verdict"] in ("confirmed", "refuted", "inconclusive")
+
+
 def decision(point: dict) -> dict:
     """What a map point decided: its own judgement, or, when it was inconclusive and the map
     escalated it, the judgement at the larger profile ({"verdict", "summary", "contract",
     "profile"}; ``profile`` None: the map's)."""
     e = point.get("escalated")
-    if e is None:
+    if not _counts(e):
         return {"verdict": point["verdict"], "summary": point.get("summary", ""),
                 "contract": point.get("contract"), "profile": None}
     return {"verdict": e["verdict"], "summary": e.get("summary", ""),
@@ -44,7 +49,7 @@ def decision(point: dict) -> dict:
 def verdict_of(point: dict) -> str:
     """The verdict a map point counts with (``decision``)."""
     e = point.get("escalated")
-    return point["verdict"] if e is None else e["verdict"]
+    return e["verdict"] if _counts(e) else point["verdict"]
 
 
 def boundary_kind(b: dict) -> str:
@@ -175,8 +180,10 @@ def write_map(out: Path, doc: dict, figures: bool = True, boundaries: Sequence =
 
 
 def sequential_cost(doc: dict) -> dict | None:
-    """What the map's sequential checks drew against their budgets (None: none ran)."""
-    pts = [p for p in doc["points"] if p.get("sequential")]
+    """What the map's sequential checks drew against their budgets, escalated judgements
+    included (None: none ran)."""
+    judged = [*doc["points"], *(p["escalated"] for p in doc["points"] if p.get("escalated"))]
+    pts = [p for p in judged if p.get("sequential")]
     if not pts:
         return None
     samples = sum(d["samples"] for p in pts for d in p["sequential"].values())

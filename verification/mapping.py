@@ -77,7 +77,7 @@ BOUNDARY_TOL = 0.01
 MAX_SHRINK_JUDGEMENTS = 64
 """The shrink stops after this many judgements (the map records that it did)."""
 FLUSH_SECONDS = 5.0
-"""map.json is rewritten at least this often while settings are being judged."""
+"""map.json is rewritten after a judgement that ends this long or longer after the last write."""
 MAP_FILES = ("map.json", "map.md", "map.html", "figures")
 JUDGED = ("confirmed", "refuted", "inconclusive")
 
@@ -151,14 +151,16 @@ class _Judge:
             for p, q in zip(undecided, again):
                 p["escalated"] = {"profile": self.escalate_to,
                                   **{k: q[k] for k in ("verdict", "summary", "contract",
-                                                       "seconds", "reused")}}
+                                                       "seconds", "reused", "sequential")
+                                     if k in q}}
         return points
 
     def count(self) -> dict:
-        """The settings judged (stored ones included): at the map's seed, at replicate seeds,
-        at the escalated profile, and how many of all were reused from the store."""
+        """The settings judged (stored ones included): at the map's seed and profile, at
+        replicate seeds (either profile), escalated (the map's seed at the larger profile), and
+        how many of all were reused from the store."""
         own = sum(k[:2] == (self.seed, self.profile) for k in self.seen)
-        larger = sum(k[1] != self.profile for k in self.seen)
+        larger = sum(k[0] == self.seed and k[1] != self.profile for k in self.seen)
         return {"map_seed": own, "replicate": len(self.seen) - own - larger,
                 "escalated": larger, "reused": sum(p["reused"] for p in self.seen.values())}
 
@@ -453,8 +455,9 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
     end), map.md, map.html and figures/ there. ``options``: a
     ``verification.campaign.CampaignOptions`` or its fields as keywords (as for
     ``verification.runner.run``), checked before any work. ``escalate`` (profile quick only):
-    every setting of the sample and of the bisection that is inconclusive is judged again at
-    the full profile, whose verdict then counts (``_Judge.decided``)."""
+    every setting of the sample, the bisection and the shrink that is inconclusive is judged
+    again at the full profile, whose verdict then counts when it decides (``_Judge.decided``,
+    ``map_pages.decision``)."""
     from .campaign import Campaign, CampaignOptions
     from .runner import _progress
     if not claim.domain.coordinates:
@@ -491,14 +494,18 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
             flush()
         with _Judge(campaign, claim, seed, False, on_point, tick, map_file.judged,
                     doc["escalate_to"]) as judge:
-            sampled = sample(claim, judge, points, seed)
-            flush()
-            if refine:
-                doc["boundary"] = locate_boundaries(claim, judge, sampled)
+            try:
+                sampled = sample(claim, judge, points, seed)
                 flush()
-                replicate_boundaries(judge, doc["boundary"])
+                if refine:
+                    doc["boundary"] = locate_boundaries(claim, judge, sampled)
+                    flush()
+                    replicate_boundaries(judge, doc["boundary"])
+                    flush()
+                    doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
+            except BaseException:           # Ctrl-C or a failure: its time so far on disk
                 flush()
-                doc["counterexample"] = shrink(claim, judge, sampled, notes=doc)
+                raise
         doc["judgements"] = judge.count()
         judged = [p for p in sampled if verdict_of(p) in JUDGED]
         doc["holds_at"] = (sum(verdict_of(p) == "confirmed" for p in judged) / len(judged)
@@ -513,9 +520,10 @@ def map_claim(claim: Claim, points: int = 64, seed: int = 0,
 
 
 class _MapFile:
-    """map.json on disk: rewritten after every batch, and at least every ``FLUSH_SECONDS``
-    while settings are judged (replications too), so that a map killed midway resumes with
-    the wall clock it had spent; ``seconds`` counts over an interrupted run and its resumption."""
+    """map.json on disk: rewritten after every batch, after each judgement (replications
+    too) that ends ``FLUSH_SECONDS`` or more after the last write, and when the map is
+    interrupted, so that a resumed map's ``seconds`` count its interrupted run's too (a kill
+    loses the time of the judgements under way)."""
 
     def __init__(self, out: Path | None, doc: dict, start: float):
         self.out, self.doc, self.start, self.last = out, doc, start, start
@@ -553,8 +561,9 @@ def _interrupted_seconds(out: Path | None, doc: dict) -> float:
 
 
 def _clear(out: Path) -> None:
+    """The previous map's files, but map.json, which is rewritten at once (atomically)."""
     import shutil
-    for name in MAP_FILES:
+    for name in MAP_FILES[1:]:
         path = out / name
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)

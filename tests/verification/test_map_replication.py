@@ -7,7 +7,7 @@ from __future__ import annotations
 from verification import Outcome
 from verification.declare import Claim
 from verification.domain import Domain
-from verification.mapping import map_claim
+from verification.mapping import map_claim, verdict_of
 
 DOMAIN = Domain({"x": (0.0, 1.0)}, reference={"x": 0.0})
 
@@ -93,7 +93,14 @@ def test_escalation_puts_the_boundary_where_the_effect_appears(tmp_path):
     ce = doc["counterexample"]
     assert abs(ce["setting"]["x"] - 0.5) < 0.02 and ce["replication"]["profile"] == "full"
     assert quick["counterexample"]["setting"]["x"] > 0.7 - 0.02
-    assert 0 < doc["holds_at"] < 1          # the escalated verdicts count in the sample's share
+    # the escalated verdicts count in the sample's share (at quick, the band is left out)
+    sampled = [p for p in doc["points"] if p["stage"] == "sample"]
+    decided = [verdict_of(p) for p in sampled if verdict_of(p) != "inconclusive"]
+    assert len(decided) > len([p for p in sampled if p["verdict"] != "inconclusive"])
+    assert doc["holds_at"] == decided.count("confirmed") / len(decided) != quick["holds_at"]
+    n = doc["judgements"]      # escalations at the map's seed; replications, either profile
+    assert n["escalated"] == sum("escalated" in p for p in doc["points"])
+    assert n["replicate"] >= 4          # (before: full-profile replications counted as escalated)
     md = (tmp_path / "escalated" / "map.md").read_text()
     assert "inconclusive → refuted (full)" in md and "escalated to full" in md
 
@@ -104,3 +111,18 @@ def test_escalation_needs_the_quick_profile(tmp_path):
     with pytest.raises(ValueError, match="escalate needs profile 'quick'"):
         map_claim(claim, points=4, out=tmp_path / "m", figures=False, workers=0,
                   profile="full", escalate=True)
+
+
+def test_an_escalation_that_fails_leaves_the_quick_verdict(tmp_path):
+    def check(ctx, x):
+        if ctx.profile == "full":
+            raise MemoryError("the full profile does not fit")
+        return _banded(ctx, x)
+    claim = Claim("toymap:banded-oom", "toymap", "-", "s", check, domain=DOMAIN)
+    doc = map_claim(claim, points=16, seed=0, out=tmp_path / "m", figures=False, workers=0,
+                    escalate=True)
+    band = [p for p in doc["points"] if p.get("escalated")]
+    assert band and all(p["escalated"]["verdict"] == "error" for p in band)
+    assert all(verdict_of(p) == "inconclusive" for p in band)
+    assert doc["boundary"] and all(b["kind"] == "inconclusive" and "error_between" not in b
+                                   for b in doc["boundary"])

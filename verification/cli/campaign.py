@@ -432,8 +432,9 @@ def map_command(claim_id: str = typer.Argument(..., metavar="CLAIM",
                 figures: bool = typer.Option(True, help="draw a panel per pair of ranged "
                                              "coordinates"),
                 escalate: bool = typer.Option(False, help="judge every inconclusive setting of "
-                                              "the sample and the bisection again at the full "
-                                              "profile, whose verdict counts (more draws and "
+                                              "the sample, the bisection and the shrink again "
+                                              "at the full profile, whose verdict counts (more "
+                                              "draws and "
                                               "larger dimensions where the quick profile could "
                                               "not decide, which is near the boundaries; "
                                               "with --profile quick)"),
