@@ -105,15 +105,18 @@ def _true_ode(d, steps, record_every, lr):
     return t, rm.integrate(sgd_module.SGD_INIT, t).y, tuple(rm.state_names)
 
 
-def _synthetic_sgd(model, p, cfg):
+def _synthetic_sgd(model, p, cfg, split=False):
     """A stand-in for the SGD engine (the SGD runs are the slow tier's): the true ODE's
     trajectory, an O(x) offset that vanishes as the step (x = lr·d/batch) → 0, and noise per
-    seed."""
+    seed of SGD's O(√x) (``split``: noise of one size at every step and an offset that stays
+    as the step shrinks, smaller at larger d, as where the seeds split along an unstable
+    direction)."""
     assert {k: v for k, v in p.items() if k != "d"} == sgd_module.SGD_PARAMS
     t, y, names = _true_ode(p["d"], cfg.steps, cfg.record_every, cfg.lr)
     x = cfg.lr * p["d"] / cfg.batch
     noise = np.random.default_rng(cfg.seed).standard_normal((len(t), cfg.seeds, y.shape[1]))
-    runs = y[:, None, :] * (1 + x) + 0.01 * noise
+    runs = (y[:, None, :] * (1 + 30 / p["d"]) + 0.05 * noise if split else
+            y[:, None, :] * (1 + x) + 0.05 * np.sqrt(x) * noise)
     return SGDResult(t, {n: runs[:, :, k] for k, n in enumerate(names)}, None, names)
 
 
@@ -150,6 +153,36 @@ def test_a_deviation_that_grows_with_d_is_refuted(monkeypatch):
     out = verdict("marion2025:sgd-tracks-flow")
     assert out["verdict"] == "refuted", out["summary"]
     assert "decrease over the d range leg refuted" in out["summary"], out["summary"]
+
+
+def test_seeds_that_split_leave_the_limit_unjudged_not_refuted(monkeypatch):
+    """SGD whose seed variance does not shrink with the step (its seeds split near an unstable
+    direction) and whose mean stays off the ODE at every step simulated: outside the small-step
+    regime, where the deviation is no series in the step, the lr → 0 limit is not judged, so
+    the claim is inconclusive, naming the regime, not refuted; in the regime the same offset
+    is refuted (the previous tests' SGD, the offset vanishing with the step, is confirmed)."""
+    monkeypatch.setattr(sgd_simulations, "simulate",
+                        functools.partial(_synthetic_sgd, split=True))
+    out = verdict("marion2025:sgd-tracks-flow")
+    assert out["verdict"] == "inconclusive", out["summary"]
+    assert "small-step regime" in out["summary"] and "d = 96" in out["summary"]
+    ratio = out["evidence"]["seed_variance_ratio"]
+    assert ratio["judged_d"] == [] and min(ratio["smallest/largest step"]) > 0.5
+
+
+def _synthetic_sgd_offset(model, p, cfg):
+    """In the small-step regime (noise O(√x)), but 30 % off the ODE at every step."""
+    res = _synthetic_sgd(model, p, cfg)
+    t, y, names = _true_ode(p["d"], cfg.steps, cfg.record_every, cfg.lr)
+    return SGDResult(t, {n: res[n] + 0.3 * y[:, None, k] for k, n in enumerate(names)}, None,
+                     names)
+
+
+def test_an_offset_that_stays_as_the_step_shrinks_is_refuted_in_the_regime(monkeypatch):
+    monkeypatch.setattr(sgd_simulations, "simulate", _synthetic_sgd_offset)
+    out = verdict("marion2025:sgd-tracks-flow")
+    assert out["verdict"] == "refuted", out["summary"]
+    assert out["evidence"]["seed_variance_ratio"]["judged_d"] == [96, 192, 384]
 
 
 def test_a_mutation_of_the_compared_risk_reuses_the_models_simulations(tmp_path):
