@@ -165,9 +165,30 @@ def test_seeds_that_split_leave_the_limit_unjudged_not_refuted(monkeypatch):
                         functools.partial(_synthetic_sgd, split=True))
     out = verdict("marion2025:sgd-tracks-flow")
     assert out["verdict"] == "inconclusive", out["summary"]
-    assert "small-step regime" in out["summary"] and "d = 96" in out["summary"]
+    assert "small-step regime leg undecided" in out["summary"] and "d = 96 (×" in out["summary"]
     ratio = out["evidence"]["seed_variance_ratio"]
     assert ratio["judged_d"] == [] and min(ratio["smallest/largest step"]) > 0.5
+
+
+def test_one_d_outside_the_regime_is_set_aside_and_the_others_judged(monkeypatch):
+    """Only d = 96's seeds split: its limit is not judged, d = 192 and 384 are (their
+    families' columns, the figure's points), and the claim is inconclusive, naming d = 96."""
+    def sgd(model, p, cfg):
+        return _synthetic_sgd(model, p, cfg, split=p["d"] == 96)
+    monkeypatch.setattr(sgd_simulations, "simulate", sgd)
+    out, outcome = run_claim(get_claim("marion2025:sgd-tracks-flow"), CTX)
+    assert out["verdict"] == "inconclusive", out["summary"]
+    ratio = out["evidence"]["seed_variance_ratio"]
+    assert ratio["judged_d"] == [192, 384]
+    from matplotlib.figure import Figure
+    fig = Figure()
+    outcome.figures["deviation_vs_step"](fig)               # the judged d only
+    assert len(fig.axes[0].get_lines()) >= 2
+    assert "at d = 96 (×" in out["summary"] and "d = 192 (×" not in out["summary"]
+    assert families(out) == {**{f"SGD − ODE deviation at lr → 0: {s}": 8 * 2 for s in "κνθηρ"},
+                             "mean square SGD − ODE deviation against log d": 1}
+    assert out["evidence"]["legs"]["small-step regime leg"]["decision"] == "inconclusive"
+    assert all(out["evidence"]["legs"][f"{s} leg"]["decision"] == "confirmed" for s in "κνθηρ")
 
 
 def _synthetic_sgd_offset(model, p, cfg):
