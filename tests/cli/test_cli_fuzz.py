@@ -334,7 +334,7 @@ def test_fuzz_map(ws, data):
             if k not in ("--paper", "--claim", "--dashboard", "--tls-ca-file", "--tls-cert",
                          "--tls-key")}
     extra = {"--points": points, "--seed": number, "--refine": None, "--no-refine": None,
-             "--figures": None, "--no-figures": None, "--escalate": None, "--no-escalate": None}
+             "--figures": None, "--no-figures": None}
     claim = data.draw(st.one_of(st.sampled_from([f"{PAPER}:half", f"{PAPER}:instant"]), value))
     base = ["map", claim, "--claims", str(ws.tiny), "--workers", "0", "--points", "3",
             "--no-figures", "--out", str(ws.fresh("out"))]
