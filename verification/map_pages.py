@@ -29,17 +29,17 @@ GRID = 241
 """Points per axis at which a paper boundary's function is evaluated for its contour."""
 
 
-def _counts(e: dict | None) -> bool:
-    # an escalation that failed (error) leaves the map's own inconclusive verdict standing
-    return e is not None and e["verdict"] in ("confirmed", "refuted", "inconclusive")
+JUDGED = ("confirmed", "refuted", "inconclusive")
+"""The verdicts a judgement can reach (an ``error`` is none of them)."""
 
 
 def decision(point: dict) -> dict:
     """What a map point decided: its own judgement, or, when it was inconclusive and the map
     escalated it, the judgement at the larger profile ({"verdict", "summary", "contract",
-    "profile"}; ``profile`` None: the map's)."""
+    "profile"}; ``profile`` None: the map's). An escalation that failed (an error) leaves the
+    map's own verdict standing."""
     e = point.get("escalated")
-    if not _counts(e):
+    if e is None or e["verdict"] not in JUDGED:
         return {"verdict": point["verdict"], "summary": point.get("summary", ""),
                 "contract": point.get("contract"), "profile": None}
     return {"verdict": e["verdict"], "summary": e.get("summary", ""),
@@ -48,8 +48,7 @@ def decision(point: dict) -> dict:
 
 def verdict_of(point: dict) -> str:
     """The verdict a map point counts with (``decision``)."""
-    e = point.get("escalated")
-    return e["verdict"] if _counts(e) else point["verdict"]
+    return decision(point)["verdict"]
 
 
 def boundary_kind(b: dict) -> str:

@@ -60,8 +60,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .domain import setting_key
-from .map_pages import (COLOURS, boundary_kind, decision, draw_pair,  # noqa: F401 - the
-                        map_html, map_markdown, map_summary,            # command's names
+from .map_pages import (COLOURS, JUDGED, boundary_kind, decision,  # noqa: F401 - the
+                        draw_pair, map_html, map_markdown, map_summary,  # command's names
                         sequential_cost, verdict_of, write_map)
 from .replication import replicate_seeds
 from .records import read_json, write_json
@@ -79,7 +79,6 @@ MAX_SHRINK_JUDGEMENTS = 64
 FLUSH_SECONDS = 5.0
 """map.json is rewritten after a judgement that ends this long or longer after the last write."""
 MAP_FILES = ("map.json", "map.md", "map.html", "figures")
-JUDGED = ("confirmed", "refuted", "inconclusive")
 
 
 class _Judge:
@@ -230,10 +229,10 @@ def _close(domain, a: dict, b: dict) -> bool:
 def _pairs(domain, points: list[dict]) -> list[tuple[dict, dict]]:
     """Each judged point with its nearest neighbour (same choices) of another judged verdict;
     each pair once."""
-    judged = [p for p in points if verdict_of(p) in JUDGED]
+    judged = [(p, v) for p in points if (v := verdict_of(p)) in JUDGED]
     pairs, seen = [], set()
-    for p in judged:
-        others = [q for q in judged if verdict_of(q) != verdict_of(p)
+    for p, v in judged:
+        others = [q for q, w in judged if w != v
                   and all(q["setting"][k] == p["setting"][k] for k in domain.choices)]
         if not others:
             continue
