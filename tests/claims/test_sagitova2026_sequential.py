@@ -1,7 +1,8 @@
 """Result III.1 of Sagitova, Duranthon, Zdeborová (2026), sequential specialization, decided by
 the sequential policy over batches of initial draws: a clear growth of the delay is confirmed
-before the budget, a shrinking one, the wrong order, a run that never specialized and a sign
-flip under calibration are refuted, a flat one is inconclusive at the budget."""
+before the budget, a shrinking one, the wrong order and a sign flip under calibration are
+refuted, a flat one is inconclusive at the budget, and so is a run the horizon censors (a
+feature not specialized within it): a finite horizon decides nothing about "later"."""
 
 import numpy as np
 import pytest
@@ -39,11 +40,13 @@ def _noise(sd, mean=0.0):
     return lambda i: values[i]
 
 
-def _sequential(runs, context=None, budget=32):
-    sgd = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)
+SGD_TIMES = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)     # seed × D × (τ₁, τ₂), f = 1 first
+
+
+def _sequential(runs, context=None, budget=32, sgd=SGD_TIMES):
     c = context or ctx()
     out = seq.judge_sequential(c, runs, sgd, (1.0, 1.0), list(DIMS), [100, 400], 800.0, {}, {}, {},
-                               batch=4, budget=budget)
+                               sgd_t_end=400.0, batch=4, budget=budget)
     return out, c
 
 
@@ -61,9 +64,10 @@ def test_sequential_clear_growth_is_confirmed_well_before_the_budget():
     fam, = [f for f in fams if not f.exact]
     assert fam.policy == "sequential" and fam.comparisons == 1
     # the order, exactly, once over every draw the verdict rests on (ODE) and SGD's means
-    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 3
+    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 4
     assert set(out.evidence["legs"]) == {"ODE delay slope in ln D", "every feature specialized (ODE)",
-                                         "f = 1 first (ODE)", "f = 1 first on average (SGD)"}
+                                         "f = 1 first (ODE)", "f = 1 first on average (SGD)",
+                                         "SGD order within the horizon"}
     assert out.evidence["per_seed_delay_slopes"] == pytest.approx([_noise(1.0, 8.0)(i)
                                                                    for i in range(used)])
 
@@ -109,10 +113,27 @@ def test_sequential_order_violated_in_a_later_batch_is_refuted():
             t[1, 2] = t[1, 2, ::-1]                 # draw 5 at D = 10⁴: f = 2 first
         return t
     out, _ = _sequential(runs)
-    assert out.verdict == "refuted" and "smaller-variance feature" in out.summary
+    assert out.verdict == "refuted" and "f = 2 specialized before f = 1" in out.summary
 
 
-def test_sequential_never_specialized_in_a_later_batch_is_refuted():
+def test_sequential_f2_specialized_while_f1_never_did_is_refuted():
+    """f = 2 within the horizon and f = 1 not: the order is decided (f = 2 first), refuted
+    even though a time is missing."""
+    good = slope_source(_noise(3.0))
+
+    def runs(first, count):
+        t = good(first, count)
+        if first == 4:
+            t[0, 1, 0] = np.nan
+        return t
+    out, _ = _sequential(runs)
+    assert out.verdict == "refuted" and "f = 2 specialized before f = 1" in out.summary
+    assert out.evidence["legs"]["f = 1 first (ODE)"]["decision"] == "refuted"
+
+
+def test_sequential_f2_not_specialized_in_a_later_batch_is_inconclusive():
+    """f = 2 not within the horizon in one run of a later batch: censored, so the sequence
+    stops undecided (resolution ∞) and the claim names a longer horizon."""
     good = slope_source(_noise(3.0))
 
     def runs(first, count):
@@ -121,5 +142,63 @@ def test_sequential_never_specialized_in_a_later_batch_is_refuted():
             t[0, 1, 1] = np.nan
         return t
     out, c = _sequential(runs)
-    assert out.verdict == "refuted" and "never specialized" in out.summary
+    assert out.verdict == "inconclusive", out.summary
+    assert "in 1 of 24 ODE runs" in out.summary and "a longer horizon would decide" in out.summary
+    assert out.evidence["legs"]["every feature specialized (ODE)"]["decision"] == "inconclusive"
+    assert out.evidence["legs"]["f = 1 first (ODE)"]["decision"] == "confirmed"
     assert c.ledger.contract().families[0].resolution == np.inf
+
+
+def test_sequential_censoring_in_the_first_batch_is_inconclusive_and_draws_no_more():
+    good = slope_source(_noise(1.0, 8.0))
+
+    def runs(first, count):
+        t = good(first, count)
+        t[2, 2, :] = np.nan                          # neither feature by the horizon
+        return t
+    out, _ = _sequential(runs)
+    assert out.verdict == "inconclusive" and "(1 of them without f = 1 either)" in out.summary
+    assert good.asked == [(0, 4)]
+
+
+def test_sequential_a_wrong_order_outweighs_censoring():
+    good = slope_source(_noise(1.0, 8.0))
+
+    def runs(first, count):
+        t = good(first, count)
+        t[2, 2, :] = np.nan
+        t[1, 0] = t[1, 0, ::-1]
+        return t
+    assert _sequential(runs)[0].verdict == "refuted"
+
+
+@pytest.mark.parametrize("late, verdict", [
+    ((slice(None), 1, 1), "confirmed"),             # no f = 2 by the horizon: mean τ₂ ≥ 400 > 11
+    ((0, 1, 1), "confirmed"),                       # one seed's: mean τ₂ ≥ 71.9 > 11
+    ((0, 1, 0), "refuted"),                         # one seed's f = 1: mean τ₁ ≥ 59.6 > 25
+    ((0, 1), "inconclusive"),                       # one seed's both: τ₁ ≥ 59.6, τ₂ ≥ 71.9, open
+    ((slice(None), 1, 0), "refuted"),               # no f = 1 by 400 while every f = 2 at 25
+])
+def test_sgd_order_under_its_horizon(late, verdict):
+    """SGD's mean order per D from bounds: a seed not specialized by the horizon (400) counts
+    as at least 400 and unbounded above, so the order is decided where the bounds decide it
+    and open (inconclusive, naming a longer SGD horizon) where they do not; the ODE's delay
+    check runs either way."""
+    sgd = SGD_TIMES.copy()
+    sgd[late] = np.nan
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
+    assert out.verdict == verdict, out.summary
+    if verdict == "inconclusive":
+        assert "a longer SGD horizon would decide" in out.summary
+        assert out.evidence["legs"]["ODE delay slope in ln D"]["decision"] == "confirmed"
+    elif verdict == "refuted":
+        assert "not f = 1 first on average" in out.summary
+
+
+def test_sgd_bounds_are_the_means_where_every_seed_specialized():
+    """All finite: the bounds are the means, and a tie refutes (strictly first is claimed)."""
+    lower, upper = seq._sgd_mean_bounds(SGD_TIMES, 400.0)
+    assert np.array_equal(lower, upper) and np.allclose(lower, [[10, 20], [11, 25]])
+    tie = SGD_TIMES.copy()
+    tie[:, 0, 1] = 10.0
+    assert seq._sgd_order(tie, 400.0).tolist() == [-1, 1]

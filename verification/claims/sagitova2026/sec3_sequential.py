@@ -51,7 +51,11 @@ III1_BUDGET = {"quick": 32, "full": 64}
                "σ₀ = 0.02; τ_f = first τ with max_h |m_hf| ≥ 0.5. D swept inside the setting "
                "(the statement's log D delay). ODE at D = 10², 10³, 10⁴ "
                "(quick; 10²…10⁸ full), integrated until both features are specialized or "
-               "τ = 800 (2000 full), from independent initial draws: τ₁ < τ₂ in every run, and "
+               "τ = 800 (2000 full), from independent initial draws: τ₁ < τ₂ in every run (a "
+               "run whose f = 2 is not specialized by the horizon is censored: it refutes only "
+               "where f = 1 was not first, else leaves the claim inconclusive, naming a longer "
+               "horizon; SGD's mean order per D likewise from bounds that count a seed not "
+               "specialized as at least the horizon), and "
                "the delay τ₂ − τ₁ grows linearly in ln D, judged by the sequential policy as a "
                "direction (each draw's least-squares slope of τ₂ − τ₁ in ln D is one sample; "
                "claimed: their mean > 0): batches of 4 draws are added until the anytime-valid "
@@ -100,17 +104,18 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
         return np.array([t for t, _ in out], float)
     curves = {}
     first = ode_runs(0, batch)              # the first batch: the order checks and the figure
-    why = _order_problem(first, t_max)
-    if why:                                 # refuted by the ODE: no SGD runs needed
+    why = _order_problem(first, t_max) or _censoring(first, t_max)
+    if why:                                 # decided (refuted) or undecidable by the ODE alone
         return checks.conclude(
-            _order_legs(ctx, first), says=why, arrays={"ode_times": first},
+            _order_legs(ctx, first, t_max), says=why, arrays={"ode_times": first},
             evidence={"dims": dims, "nu": list(nu), "H": H, "order_ok": False,
-                      "tau_1_tau_2": first.tolist(), "draws_used": len(first)})
+                      "tau_1_tau_2": first.tolist(), "draws_used": len(first), "t_max": t_max})
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
     kappa, B, sgd_seeds = 1.0, 16, ctx.pick(8, 32)
+    sgd_t_end = ctx.pick(400.0, 1000.0) * stretch
     sgd_dims = sgd_dims or ctx.pick([100, 400], [100, 400, 1600, 6400])
     runs = ctx.map(iii1_sgd, [{"nu": model["nu"], "H": int(H), "D": D, "kappa": kappa, "batch": B,
-                               "seeds": sgd_seeds, "t_end": ctx.pick(400.0, 1000.0) * stretch,
+                               "seeds": sgd_seeds, "t_end": sgd_t_end,
                                "seed": ctx.claim_seed(f"iii1:sgd:{D}")} for D in sgd_dims])
     sgd_times = np.full((sgd_seeds, len(sgd_dims), 2), np.nan)
     for j, run in enumerate(runs):
@@ -139,8 +144,8 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
     arrays = {"sgd_times": sgd_times, **{f"ode_m_D{int(D)}": c for D, c in curves.items()},
               "sgd_tau": res["t"], "sgd_m": res["m"]}
     return judge_sequential(ctx, lambda start, count: first if start == 0 else ode_runs(start, count),
-                            sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs, batch=batch,
-                            budget=budget)
+                            sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs,
+                            sgd_t_end=sgd_t_end, batch=batch, budget=budget)
 
 
 def _iii1_stretch(H, nu):
@@ -150,8 +155,8 @@ def _iii1_stretch(H, nu):
     return max(1.0, (III1_POINT["nu2"] / III1_POINT["H"]) / (min(nu) / H))
 
 
-class _NeverSpecialized(Exception):
-    """A draw of a later batch in which a feature never specialized within the horizon."""
+class _Unfinished(Exception):
+    """A draw of a later batch in which a feature had not specialized within the horizon."""
 
 
 def delay_slopes(times, dims) -> np.ndarray:
@@ -162,86 +167,142 @@ def delay_slopes(times, dims) -> np.ndarray:
 
 
 def _order_counts(times):
-    """(runs (draw, D) in which a feature never specialized, finished runs in which f = 2
-    specialized first or with f = 1) of the ODE runs ``times`` (draw × D × F)."""
+    """(runs (draw, D) the horizon censors: f = 2 not specialized within it, so that whether
+    and when it follows f = 1 is unknown; runs in which f = 2 specialized first, with f = 1, or
+    while f = 1 never did) of the ODE runs ``times`` (draw × D × F; not finite: not within
+    the horizon)."""
     times = np.asarray(times, float)
-    done = np.all(np.isfinite(times), axis=-1)
-    return int(np.sum(~done)), int(np.sum(done & ~(times[..., 0] < times[..., 1])))
+    t1, t2 = times[..., 0], times[..., 1]
+    late = ~np.isfinite(t2)
+    return int(np.sum(late)), int(np.sum(~late & ~(t1 < t2)))
 
 
 def _order_problem(times, t_max):
-    """None, or why the ODE runs (draw × D × F) refute the claim's order (the legs of
-    ``_order_legs`` refute exactly then)."""
-    never, wrong = _order_counts(times)
-    if never:
-        return (f"a feature was never specialized on within τ = {t_max:.0f} "
-                f"(τ₁, τ₂ = {np.asarray(times).tolist()})")
-    if wrong:
-        return ("the smaller-variance feature specialized first in some run "
-                f"(τ₁, τ₂ = {np.asarray(times).tolist()})")
+    """None, or why the ODE runs (draw × D × F) refute the claim's order (the leg "f = 1 first"
+    of ``_order_legs`` refutes exactly then)."""
+    if _order_counts(times)[1]:
+        return ("f = 2 specialized before f = 1 (or with it, or while f = 1 never did) in some "
+                f"run (τ₁, τ₂ = {np.asarray(times).tolist()}; not finite: not within τ = {t_max:.0f})")
     return None
 
 
-def _order_legs(ctx, times):
-    """The ODE's order, exactly (counts of runs, bound 0): every feature specializes within the
-    horizon, and f = 1 strictly first, in every (draw, D)."""
-    never, wrong = _order_counts(times)
+def _censoring(times, t_max):
+    """None, or what the ODE runs (draw × D × F) leave undecided: runs in which f = 2 had not
+    specialized by the horizon (a finite horizon censors; it refutes nothing)."""
+    late = _order_counts(times)[0]
+    if not late:
+        return None
+    t1 = np.asarray(times, float)[..., 0]
+    lost = int(np.sum(~np.isfinite(t1)))
+    return (f"in {late} of {t1.size} ODE runs (draw, D) f = 2 had not specialized by the horizon "
+            f"τ = {t_max:.0f} ({lost} of them without f = 1 either): a longer horizon would "
+            "decide")
+
+
+def _order_legs(ctx, times, t_max):
+    """The ODE's order, exactly (counts of runs, bound 0): f = 1 strictly first in every (draw,
+    D), refuting; every feature specialized within the horizon, a goal whose failure leaves
+    the claim undecided (censoring, see ``_order_counts``)."""
+    late, wrong = _order_counts(times)
     return {"every feature specialized (ODE)": checks.bound(
-                ctx, [never], upper=0, name="ODE runs in which a feature never specialized"),
+                ctx, [late], upper=0, refutes=False, needs=_censoring(times, t_max) or "",
+                name="ODE runs in which f = 2 had not specialized within the horizon"),
             "f = 1 first (ODE)": checks.bound(
                 ctx, [wrong], upper=0, name="ODE runs in which f = 1 was not first")}
 
 
-def _sgd_mean_times(sgd_times, sgd_dims):
-    return (np.nanmean(sgd_times, 0) if np.isfinite(sgd_times).any()
-            else np.full((len(sgd_dims), 2), np.nan))
+def _sgd_mean_bounds(sgd_times, t_end):
+    """Per D and feature, (lower, upper) bounds on SGD's mean specialization time over seeds
+    (seed × D × F; not finite: not by ``t_end``, so at least ``t_end`` and unbounded above)."""
+    t = np.asarray(sgd_times, float)
+    done = np.isfinite(t)
+    lower = np.where(done, t, t_end).mean(0)
+    upper = np.where(done.all(0), np.where(done, t, 0.0).mean(0), np.inf)
+    return lower, upper
 
 
-def _sgd_order_problem(sgd_times, sgd_dims):
+def _sgd_order(sgd_times, t_end):
+    """Per D: +1 where f = 1 is surely first on average (τ₁'s mean bounded below τ₂'s), −1
+    where surely not (τ₁'s mean at least τ₂'s), 0 where the horizon leaves it open."""
+    lower, upper = _sgd_mean_bounds(sgd_times, t_end)
+    return np.where(upper[:, 0] < lower[:, 1], 1, np.where(lower[:, 0] >= upper[:, 1], -1, 0))
+
+
+def _sgd_mean_times(sgd_times):
+    """Mean (τ₁, τ₂) per D over the seeds that specialized (NaN where none did)."""
+    t = np.asarray(sgd_times, float)
+    done = np.isfinite(t)
+    with np.errstate(invalid="ignore"):
+        return np.where(done, t, 0.0).sum(0) / done.sum(0)
+
+
+def _sgd_order_problem(sgd_times, sgd_dims, t_end):
     """None, or why SGD's mean (τ₁, τ₂) per D refutes f = 1 first on average."""
-    sgd_mean = _sgd_mean_times(sgd_times, sgd_dims)
-    if np.all(sgd_mean[:, 0] < sgd_mean[:, 1]):
+    if not np.any(_sgd_order(sgd_times, t_end) < 0):
         return None
-    return (f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D: "
-            f"{np.round(sgd_mean, 1).tolist()})")
+    return (f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D = {sgd_dims} over "
+            f"the seeds that specialized: {np.round(_sgd_mean_times(sgd_times), 1).tolist()})")
 
 
-def _sgd_order_leg(ctx, sgd_times, sgd_dims):
-    """SGD's order, exactly (a count, bound 0): f = 1 strictly first on average at every D (a D
-    where no seed specialized counts against it)."""
-    sgd_mean = _sgd_mean_times(sgd_times, sgd_dims)
-    wrong = int(np.sum(~(sgd_mean[:, 0] < sgd_mean[:, 1])))
+def _sgd_censoring(sgd_times, sgd_dims, t_end):
+    """None, or at which D the SGD horizon leaves the order of the means open."""
+    open_ = [D for D, o in zip(sgd_dims, _sgd_order(sgd_times, t_end), strict=True) if o == 0]
+    if not open_:
+        return None
+    late = np.sum(~np.isfinite(np.asarray(sgd_times, float)), axis=0).tolist()
+    return (f"SGD at D = {open_}: seeds had not specialized by τ = {t_end:.0f} (per D, seeds "
+            f"without (f = 1, f = 2): {late}), so the order of the means is open: a longer SGD "
+            "horizon would decide")
+
+
+def _sgd_order_leg(ctx, sgd_times, sgd_dims, t_end):
+    """SGD's order, exactly (counts of D, bound 0): f = 1 strictly first on average at every D,
+    refuting where the means' bounds exclude it; where the horizon leaves it open, a goal."""
+    order = _sgd_order(sgd_times, t_end)
     return {"f = 1 first on average (SGD)": checks.bound(
-        ctx, [wrong], upper=0, name="SGD dimensions at which f = 1 is not first on average")}
+                ctx, [int(np.sum(order < 0))], upper=0,
+                name="SGD dimensions at which f = 1 is not first on average"),
+            "SGD order within the horizon": checks.bound(
+                ctx, [int(np.sum(order == 0))], upper=0, refutes=False,
+                needs=_sgd_censoring(sgd_times, sgd_dims, t_end) or "",
+                name="SGD dimensions whose order the horizon leaves open")}
 
 
 def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs,
-                     batch=III1_BATCH, budget=III1_BUDGET["quick"], min_draws=III1_MIN_DRAWS):
+                     *, sgd_t_end, batch=III1_BATCH, budget=III1_BUDGET["quick"],
+                     min_draws=III1_MIN_DRAWS):
     """Result III.1's verdict, see the claim's reading. ``runs(first, count)``: the ODE's (τ₁,
-    τ₂) per D of the initial draws first … first + count − 1 (draw × D × F); batches of
-    ``batch`` draws are taken from it by the sequential check (at least ``min_draws`` before
-    it decides, at most ``budget``), the first batch before, for the order checks. Its legs:
-    the sequential check of the delay's growth, and the order in the ODE runs drawn and in
-    SGD's means (exact, judged once on every draw the verdict rests on)."""
+    τ₂) per D of the initial draws first … first + count − 1 (draw × D × F; not finite: not
+    within ``t_max``); batches of ``batch`` draws are taken from it by the sequential check (at
+    least ``min_draws`` before it decides, at most ``budget``), the first batch before, for the
+    order checks. ``sgd_times``: seed × D × F, not finite: not by ``sgd_t_end``. Its legs: the
+    sequential check of the delay's growth, and the order in the ODE runs drawn and in SGD's
+    means (exact, judged once on every draw the verdict rests on). A horizon that censors a
+    run leaves the claim inconclusive (a longer horizon decides), never refuted."""
     drawn = [np.asarray(runs(0, batch), float)]
 
-    def refuted(why, check=None):
+    def stopped(check=None):
+        """The outcome when the order decides or the horizon stops the delay's check."""
         times = np.concatenate(drawn)
         evidence.update({"tau_1_tau_2": times.tolist(), "draws_used": len(times),
-                         "order_ok": False})
+                         "order_ok": False, "t_max": t_max, "sgd_t_end": sgd_t_end})
         legs = {**({"ODE delay slope in ln D": check} if check is not None else {}),
-                **_order_legs(ctx, times), **_sgd_order_leg(ctx, sgd_times, sgd_dims)}
-        return checks.conclude(legs, says=why, evidence=evidence,
+                **_order_legs(ctx, times, t_max), **_sgd_order_leg(ctx, sgd_times, sgd_dims,
+                                                                   sgd_t_end)}
+        says = {"refuted": _order_problem(times, t_max)
+                or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end) or "",
+                "inconclusive": _censoring(times, t_max) or ""}
+        return checks.conclude(legs, says=says, evidence=evidence,
                                arrays={**arrays, "ode_times": times}, figures=figs)
-    why = _order_problem(drawn[0], t_max) or _sgd_order_problem(sgd_times, sgd_dims)
-    if why:
-        return refuted(why)
+    if (_order_problem(drawn[0], t_max) or _censoring(drawn[0], t_max)
+            or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end)):
+        return stopped()
 
     def slopes(k, size):
         if k:
             drawn.append(np.asarray(runs(k * size, size), float))
         if not np.all(np.isfinite(drawn[k])):
-            raise _NeverSpecialized
+            raise _Unfinished
         return delay_slopes(drawn[k], dims)
     # the delay's growth in ln D as a direction: each draw's slope one sample, the mean's
     # anytime-valid confidence sequence above 0 confirms, below 0 refutes
@@ -249,20 +310,20 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
         check = checks.sequential(ctx, slopes, 0.0, sign=+1, batch=batch, budget=budget,
                                   min_batches=-(-min_draws // batch),
                                   name="ODE delay τ₂ − τ₁ slope in ln D (per draw)")
-    except _NeverSpecialized:
+    except _Unfinished:
         ctx.ledger.set_resolution(math.inf)           # the sequence stopped before deciding
-        return refuted(_order_problem(np.concatenate(drawn), t_max))
+        return stopped()
     times = np.concatenate(drawn)
-    why = _order_problem(times, t_max)
-    if why:
-        return refuted(why, check)
+    if _order_problem(times, t_max):
+        return stopped(check)
     per = delay_slopes(times, dims)
     evidence.update({"tau_1_tau_2": times.tolist(), "delay_slope": float(per.mean()),
                      "delay_slope_sd": float(per.std(ddof=1)), "per_seed_delay_slopes": per.tolist(),
                      "draws_used": len(times), "draw_budget": budget, "draw_batch": batch,
-                     "delay_check": check.evidence(), "z": check.z, "order_ok": True})
-    legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times),
-            **_sgd_order_leg(ctx, sgd_times, sgd_dims)}
+                     "delay_check": check.evidence(), "z": check.z, "order_ok": True,
+                     "t_max": t_max, "sgd_t_end": sgd_t_end})
+    legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times, t_max),
+            **_sgd_order_leg(ctx, sgd_times, sgd_dims, sgd_t_end)}
     return _sequential_outcome(legs, check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
                                {**arrays, "ode_times": times}, figs)
 
@@ -275,7 +336,10 @@ def _sequential_outcome(legs, check, n, budget, dims, sgd_dims, sgd_fit, evidenc
         "refuted": f"the delay τ₂ − τ₁ shrinks with ln D ({tail})",
         "inconclusive": f"f = 1 first in every run, but the delay's growth with ln D is not "
                         f"resolved ({tail}): the per-draw slopes spread too much for the "
-                        f"confidence sequence to exclude 0 within the budget; needs {check.needs}",
+                        f"confidence sequence to exclude 0 within the budget; needs {check.needs}"
+                        if check.decision == "inconclusive" else
+                        f"f = 1 first in every ODE run and the delay's growth with ln D "
+                        f"{check.decision} ({tail}), but SGD's order is open",
         "confirmed": f"f = 1 first in every run; the delay grows by {d['mean']:.2f} per unit ln D "
                      f"(ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}; confidence sequence "
                      f"[{d['mean'] - d['radius']:.2f}, {d['mean'] + d['radius']:.2f}] after {n} "
