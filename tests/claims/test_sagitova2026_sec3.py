@@ -334,6 +334,31 @@ def test_conjecture_refutes_its_mutation_and_confirms_a_concentrating_flow(fake_
     assert entry["contract"]["comparisons"] == 2 and entry["contract"]["resolution"] is not None
 
 
+def _concentrating_runs(seed=0):
+    """ODE τ/ln D spread ∝ 1/ln D over fresh draws and SGD's likewise: confirmed as it is."""
+    rng = np.random.default_rng(seed)
+    dims, sgd_dims = [1e2, 1e4, 1e6, 1e8], [100, 400, 1600]
+    ode = np.log(dims)[None, :] / 0.75 + 3 * rng.standard_normal((32, 4))
+    sgd = np.log(sgd_dims)[None, :] * 1.3 + rng.normal(0, 3.0, (64, 3))
+    return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd}
+
+
+@pytest.mark.parametrize("side", ["ode", "sgd"])
+def test_conjecture_with_a_censored_spread_is_inconclusive_not_confirmed(side):
+    """A run not escaped by the horizon (NaN) at one D: the escaped runs' spread understates
+    that D's, so the leg is not judged and the claim is inconclusive, naming a longer horizon
+    (confirmed without the censored run)."""
+    runs = _concentrating_runs()
+    assert verdict("sagitova2026:conj-iii1-sharp-transition", runs=runs) == "confirmed"
+    runs[side] = runs[side].copy()
+    runs[side][5, -1] = np.nan
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition", runs=runs)
+    kind = side.upper()
+    assert out.verdict == "inconclusive", out.summary
+    assert f"a longer {kind} horizon would decide" in out.summary and "1 at D = " in out.summary
+    assert out.evidence[f"{side}_never_escaped"][-1] == 1
+
+
 def test_conjecture_old_situation_reused_directions_no_longer_confirms_a_plateau():
     """The old check's input: one direction per draw reused at every D, τ/ln D = a(g) + 3a'(g)/ln D
     with a the same random variable (a plateau 0.1·sd(g) as D → ∞, but a deterministic decrease

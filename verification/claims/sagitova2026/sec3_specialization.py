@@ -12,8 +12,8 @@ import numpy as np
 from ... import checks
 from ...declare import claim
 from ...stats import finite
-from ...simulations.sagitova2026.common import (ESCAPE_THRESHOLD, L, SGD_ESCAPE_HORIZON, SIGMA0,
-                                                escape_prior)
+from ...simulations.sagitova2026.common import (ESCAPE_HORIZON, ESCAPE_THRESHOLD, L,
+                                                SGD_ESCAPE_HORIZON, SIGMA0, escape_prior)
 from ...simulations.sagitova2026.sec3_specialization import fresh_escape_block, spreading_escape
 from ._common import (ESCAPE_DOMAIN, ESCAPE_POINT, MAX_NEVER_ESCAPED, MIN_FIT_ROWS, PAPER,
                       escape_runs, mean_row_slope, quantile_text, saddle_rate)
@@ -301,6 +301,23 @@ def _spread_slope(times, dims, rng, n_boot=400):
     return (np.array(sd), float(w @ np.log(sd)), float(np.sqrt(w**2 @ np.array(var))), never, dof)
 
 
+def _spread_trend(ctx, kind, slope, se, dof, never, dims, horizon):
+    """The trend of ln sd(τ/ln D) in ln ln D, or, where a run had not escaped by the horizon
+    at some D, a leg not judged: the spread of the escaped runs alone understates that D's
+    (the censored run is the slowest), which can fake a shrinking or hide a growth."""
+    name = f"{kind}: ln sd(τ/ln D) vs ln ln D"
+    if any(never):
+        at = [f"{n} at D = {D:g}" for n, D in zip(never, dims, strict=True) if n]
+        return checks.not_judged(ctx, name, f"{kind} runs had not escaped by the horizon τ = "
+                                 f"{horizon:g} (× the setting's stretch) ({', '.join(at)}): the "
+                                 f"spread is censored there; a longer {kind} horizon would decide")
+    return checks.trend(ctx, slope, se, sign=-1, name=name, dof=dof)
+
+
+def _judged_at(check) -> str:
+    return "not judged" if check.details.get("not_judged") else quantile_text(check)
+
+
 def _spread_sgd(ctx, runs):
     """Mutation of the SGD side: τ/ln D of every SGD run moved by 0.1·ξ·(ln D)² (ξ standard
     normal per run), a spread growing with D that the SGD check has to see."""
@@ -334,7 +351,9 @@ def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
                "judged as a trend, one family each: confirmed when the ODE's slope is < 0 at z "
                "and SGD's is not > 0 at z (the SGD leg is a guard: at D ≤ 1600 it is not asked "
                "to show the D → ∞ concentration, only to show no growth); refuted when either "
-               "spread grows at z; otherwise inconclusive. "
+               "spread grows at z; otherwise inconclusive. A run that had not escaped by its "
+               "horizon censors its D's spread: that leg is not judged (inconclusive, naming "
+               "a longer horizon). "
                "Profiles: H = 2, (ν₁, ν₂) = (4, 1.5).",
        domain=ESCAPE_DOMAIN, points=[ESCAPE_POINT],
        mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": spreading_escape},
@@ -355,10 +374,10 @@ def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
     rng = ctx.rng("conj:boot")
     ode_sd, ode_slope, ode_se, ode_never, ode_dof = _spread_slope(runs["ode"], runs["dims"], rng)
     sgd_sd, sgd_slope, sgd_se, sgd_never, sgd_dof = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
-    ode_check = checks.trend(ctx, ode_slope, ode_se, sign=-1, name="ODE: ln sd(τ/ln D) vs ln ln D",
-                             dof=ode_dof)
-    sgd_check = checks.trend(ctx, sgd_slope, sgd_se, sign=-1, name="SGD: ln sd(τ/ln D) vs ln ln D",
-                             dof=sgd_dof)
+    ode_check = _spread_trend(ctx, "ODE", ode_slope, ode_se, ode_dof, ode_never, runs["dims"],
+                              ESCAPE_HORIZON)
+    sgd_check = _spread_trend(ctx, "SGD", sgd_slope, sgd_se, sgd_dof, sgd_never, runs["sgd_dims"],
+                              SGD_ESCAPE_HORIZON)
     evidence = {"dims": list(runs["dims"]), "ode_escape_times": np.asarray(runs["ode"]).tolist(),
                 "ode_spread": ode_sd.tolist(), "ode_spread_slope": ode_slope,
                 "ode_spread_slope_se": ode_se, "ode_spread_slope_dof": ode_dof,
@@ -373,14 +392,15 @@ def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
     txt = (f"slope of ln sd(τ/ln D) vs ln ln D: ODE {ode_slope:.2f} ± {ode_se:.2f} (D = "
            f"{runs['dims'][0]:.0e}…{runs['dims'][-1]:.0e}, {evidence['draws_per_D']} fresh draws per D), "
            f"SGD {sgd_slope:.2f} ± {sgd_se:.2f} (D = {runs['sgd_dims'][0]}…{runs['sgd_dims'][-1]}); "
-           f"ODE {quantile_text(ode_check)}, SGD {quantile_text(sgd_check)}; "
+           f"ODE {_judged_at(ode_check)}, SGD {_judged_at(sgd_check)}; "
            f"never escaped: ODE {ode_never}, SGD {sgd_never}")
     # the SGD leg is a guard (see the reading): it refutes on a growing spread, and SGD at
     # D ≤ 1600 is not asked to show the D → ∞ concentration itself, so it is a leg of the
     # verdict only when it refutes (its decision is in the evidence and the summary either way)
     state = checks.legs_summary([ode_check, sgd_check], ["ODE leg", "SGD guard"])
     legs = {"ODE leg": ode_check,
-            **({"SGD guard": sgd_check} if sgd_check.decision == "refuted" else {})}
+            **({"SGD guard": sgd_check} if sgd_check.decision == "refuted"
+               or sgd_check.details.get("not_judged") else {})}
     return checks.conclude(legs, evidence=evidence, figures=figs, says={
         "refuted": f"the spread of τ/ln D grows with D: {txt}; {state}",
         "confirmed": f"sd(τ_esc/ln D) shrinks ×{ode_sd[-1] / ode_sd[0]:.2f} across independent "
