@@ -88,6 +88,11 @@ def _judge_settings(campaign, claim: Claim, plan: list, seed_list: list[int]) ->
     return rows
 
 
+MAX_SETTINGS = 1024
+"""The most settings a domain calibration samples (each is judged at every seed)."""
+MAX_SEEDS = 1000
+
+
 def calibrate_domain(claims: Sequence[Claim], settings: int = 8, seeds: int = 5,
                      options=None, *, out: str | Path | None = None,
                      progress: Callable[[str], object] | None = None,
@@ -99,9 +104,9 @@ def calibrate_domain(claims: Sequence[Claim], settings: int = 8, seeds: int = 5,
     domain are skipped (listed under ``skipped``). ValueError on bad options, before any work."""
     from .campaign import Campaign, CampaignOptions
 
-    for name, value in (("--domain", settings), ("--seeds", seeds)):
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise ValueError(f"{name} {value!r}; allowed: an integer ≥ 1")
+    for name, value, most in (("--domain", settings, MAX_SETTINGS), ("--seeds", seeds, MAX_SEEDS)):
+        if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most):
+            raise ValueError(f"{name} {value!r}; allowed: an integer in 1..{most}")
     options = CampaignOptions.of(options or CampaignOptions(device="cpu"), **option_fields)
     campaign = Campaign(options, out)
     start = time.perf_counter()

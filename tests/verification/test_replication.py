@@ -102,8 +102,11 @@ def test_calibration_over_the_domain_counts_seed_dependent_refutations(tmp_path)
     assert low and rec["false_refutations"] == 2 * len(low)
     assert len(rec["consistent_refutations"]) == len(high)
     assert (tmp_path / "cal" / "domain.json").exists()
-    with pytest.raises(ValueError, match="--domain"):
-        calibrate_domain([claim], settings=0, out=tmp_path / "bad")
+    for bad in (dict(settings=0), dict(settings=1025), dict(seeds=1001)):
+        with pytest.raises(ValueError, match=f"--{'domain' if 'settings' in bad else 'seeds'}"
+                           r" .*allowed: an integer in 1\.\."):
+            calibrate_domain([claim], out=tmp_path / "bad", **bad)
+    assert not (tmp_path / "bad").exists()
 
 
 def test_a_run_says_whether_it_read_its_seed():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..domain_calibration import MAX_SETTINGS
 from ..replication import REPLICATES
 from .common import (_CLAIMS_HELP, Device, EngineOptions, Profile, _check_common, _fail, _fail_all,
                _interrupt_note, _select, app, guard_app, store_app, with_engine_options)
@@ -180,10 +181,11 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
                                        "and calibration.md"),
               force: bool = typer.Option(False, help="recompute every run"),
               domain: int | None = typer.Option(
-                  None, "--domain", min=1, help="instead of the reference: judge each claim at "
-                  "this many settings of its domain (its declared transition settings first, "
-                  "then Sobol points) × --seeds seeds, and write domain.json (false "
-                  "refutations: settings refuted at some seeds and not at others)"),
+                  None, "--domain", min=1, max=MAX_SETTINGS, help="instead of the reference: judge "
+                  "each claim at this many settings of its domain (≤ 1024; its declared "
+                  "transition settings first, then Sobol points) × --seeds seeds, and write "
+                  "domain.json (false refutations: settings refuted at some seeds and not at "
+                  "others)"),
               merge: list[Path] | None = typer.Option(
                   None, "--merge", help="instead of running: combine these calibration.json "
                   "files (parts of one calibration; repeatable, later ones win per claim) into "
