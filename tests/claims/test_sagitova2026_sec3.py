@@ -291,7 +291,8 @@ def fake_sgd(monkeypatch):
     rng = np.random.default_rng(5)
     dims = [100, 400, 1600]
     sgd = np.log(dims)[None, :] * 1.3 + rng.normal(0, 3.0, (64, 3))
-    monkeypatch.setattr(dyn, "escape_runs", lambda profile, seed, **kw: {"sgd_dims": dims, "sgd": sgd})
+    monkeypatch.setattr(dyn, "escape_runs",
+                        lambda profile, seed, **kw: {"sgd_dims": dims, "sgd": sgd, "stretch": 1.0})
 
 
 def test_conjecture_uses_a_fresh_direction_for_every_D_and_draw(fake_sgd):
@@ -343,20 +344,75 @@ def _concentrating_runs(seed=0):
     return {"dims": dims, "ode": ode, "sgd_dims": sgd_dims, "sgd": sgd}
 
 
-@pytest.mark.parametrize("side", ["ode", "sgd"])
-def test_conjecture_with_a_censored_spread_is_inconclusive_not_confirmed(side):
-    """A run not escaped by the horizon (NaN) at one D: the escaped runs' spread understates
-    that D's, so the leg is not judged and the claim is inconclusive, naming a longer horizon
-    (confirmed without the censored run)."""
-    runs = _concentrating_runs()
-    assert verdict("sagitova2026:conj-iii1-sharp-transition", runs=runs) == "confirmed"
-    runs[side] = runs[side].copy()
-    runs[side][5, -1] = np.nan
-    entry, out = run("sagitova2026:conj-iii1-sharp-transition", runs=runs)
-    kind = side.upper()
-    assert out.verdict == "inconclusive", out.summary
-    assert f"a longer {kind} horizon would decide" in out.summary and "1 at D = " in out.summary
-    assert out.evidence[f"{side}_never_escaped"][-1] == 1
+def _growing_runs(seed=0):
+    """The ODE's τ/ln D spread growing with ln D: refuted as it is."""
+    runs = _concentrating_runs(seed)
+    lnd = np.log(runs["dims"])
+    g = np.random.default_rng(seed + 1).standard_normal((32, 1))
+    return {**runs, "ode": lnd[None, :] * (0.75 + 0.05 * g * lnd[None, :])}
+
+
+def _censor(runs, side, column, draws=(5,)):
+    """``runs`` with the slowest ``len(draws)`` runs of ``side`` at D index ``column`` not
+    escaped (NaN)."""
+    runs = {**runs, side: np.array(runs[side], float)}
+    slowest = np.argsort(runs[side][:, column])[::-1][:len(draws)]
+    runs[side][slowest, column] = np.nan
+    return runs
+
+
+@pytest.mark.parametrize("make, side, column, expected", [
+    # a D above the mean ln ln D: the slope is bounded below, so a shrinking is not shown ...
+    (_concentrating_runs, "ode", -1, "inconclusive"),
+    (_concentrating_runs, "sgd", -1, "inconclusive"),
+    # ... and a growth still is
+    (_growing_runs, "ode", -1, "refuted"),
+    # a D below it: bounded above, so a shrinking is still shown and a growth is not
+    (_concentrating_runs, "ode", 0, "confirmed"),
+    (_growing_runs, "ode", 0, "inconclusive"),
+])
+def test_conjecture_judges_a_censored_spread_by_its_bound(make, side, column, expected):
+    """Runs not escaped by the horizon (NaN) enter at the horizon (here the largest escape
+    time: no horizon is given), so their D's sd is a lower bound and the slope a one-sided
+    bound: judged only in the direction the bound supports, else inconclusive naming a longer
+    horizon."""
+    runs = make()
+    uncensored = "confirmed" if make is _concentrating_runs else "refuted"
+    assert verdict("sagitova2026:conj-iii1-sharp-transition", runs=runs) == uncensored
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition",
+                     runs=_censor(runs, side, column, draws=(0, 1)))
+    assert out.verdict == expected, out.summary
+    assert out.evidence[f"{side}_never_escaped"][column] == 2
+    if expected == "inconclusive":
+        assert f"a longer {side.upper()} horizon would decide" in out.summary
+        assert "2 at D = " in out.summary
+
+
+def test_conjecture_summary_names_the_undecided_leg():
+    """ODE confirmed, SGD's guard censored: the summary says SGD's spread is undecided, not
+    that the ODE's does not shrink."""
+    entry, out = run("sagitova2026:conj-iii1-sharp-transition",
+                     runs=_censor(_concentrating_runs(), "sgd", -1))
+    assert out.verdict == "inconclusive"
+    assert "SGD's spread cannot be judged" in out.summary
+    assert out.evidence["ode_check"]["decision"] == "confirmed"
+
+
+def test_a_censored_spread_is_a_lower_bound():
+    """sd with the censored runs at the horizon ≤ sd with them anywhere beyond it, at every
+    D, whatever the escaped runs; the slowest run censored lowers sd below the full sample's."""
+    from verification.claims.sagitova2026 import sec3_specialization as spec
+    rng = np.random.default_rng(7)
+    dims = [1e2, 1e4]
+    for _ in range(50):
+        full = rng.gamma(2.0, 3.0, (12, 2)) + 5.0
+        horizon = float(np.sort(full, 0)[-3].max())
+        cut = np.where(full > horizon, np.nan, full)
+        if np.isfinite(cut).sum(0).min() < 3:
+            continue
+        bound = spec._spread_slope(cut, dims, np.random.default_rng(0), horizon, n_boot=2)[0]
+        true = spec._spread_slope(full, dims, np.random.default_rng(0), None, n_boot=2)[0]
+        assert np.all(bound <= true + 1e-12)
 
 
 def test_conjecture_old_situation_reused_directions_no_longer_confirms_a_plateau():

@@ -43,10 +43,10 @@ def _noise(sd, mean=0.0):
 SGD_TIMES = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)     # seed × D × (τ₁, τ₂), f = 1 first
 
 
-def _sequential(runs, context=None, budget=32, sgd=SGD_TIMES):
+def _sequential(runs, context=None, budget=32, sgd=SGD_TIMES, sgd_fit=(1.0, 1.0), sgd_t_end=400.0):
     c = context or ctx()
-    out = seq.judge_sequential(c, runs, sgd, (1.0, 1.0), list(DIMS), [100, 400], 800.0, {}, {}, {},
-                               sgd_t_end=400.0, batch=4, budget=budget)
+    out = seq.judge_sequential(c, runs, sgd, sgd_fit, list(DIMS), [100, 400], 800.0, {}, {}, {},
+                               sgd_t_end=sgd_t_end, batch=4, budget=budget)
     return out, c
 
 
@@ -192,7 +192,7 @@ def test_sgd_order_under_its_horizon(late, verdict):
         assert "a longer SGD horizon would decide" in out.summary
         assert out.evidence["legs"]["ODE delay slope in ln D"]["decision"] == "confirmed"
     elif verdict == "refuted":
-        assert "not f = 1 first on average" in out.summary
+        assert "f = 1 is not first on average" in out.summary
 
 
 def test_sgd_bounds_are_the_means_where_every_seed_specialized():
@@ -202,3 +202,63 @@ def test_sgd_bounds_are_the_means_where_every_seed_specialized():
     tie = SGD_TIMES.copy()
     tie[:, 0, 1] = 10.0
     assert seq._sgd_order(tie, 400.0).tolist() == [-1, 1]
+
+
+def test_sequential_a_tie_in_the_ode_is_refuted():
+    """f = 1 strictly first is claimed: τ₁ = τ₂ in one run refutes."""
+    good = slope_source(_noise(1.0, 8.0))
+
+    def runs(first, count):
+        t = good(first, count)
+        t[1, 0, 1] = t[1, 0, 0]
+        return t
+    out, _ = _sequential(runs)
+    assert out.verdict == "refuted" and out.evidence["order_ok"] is False
+
+
+def test_censoring_counts_only_censored_runs_without_f1():
+    times = np.array([[[np.nan, 50.0], [10.0, np.nan]]])          # wrong order; censored
+    assert seq._order_counts(times) == (1, 1)
+    assert "(0 of them without f = 1 either)" in seq._censoring(times, 800.0)
+    assert "(1 of them" in seq._censoring(np.array([[[np.nan, np.nan]]]), 800.0)
+
+
+def test_sequential_censored_evidence_says_censored_not_wrong_order():
+    good = slope_source(_noise(1.0, 8.0))
+
+    def runs(first, count):
+        t = good(first, count)
+        t[2, 2, 1] = np.nan
+        return t
+    out, _ = _sequential(runs)
+    assert out.verdict == "inconclusive"
+    assert out.evidence["order_ok"] is True and out.evidence["censored"] is True
+
+
+def test_sgd_refutation_shows_the_bounds_that_decide_it():
+    sgd = SGD_TIMES.copy()
+    sgd[0, 1, 0] = np.nan                               # mean τ₁ ≥ (7·11 + 400)/8 at D = 400
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
+    assert out.verdict == "refuted"
+    assert "D = 400: mean τ₁ ≥ 59.6, mean τ₂ = 25.0" in out.summary and "nan" not in out.summary
+
+
+def test_sgd_horizon_per_d():
+    """The bound is each D's own last recorded τ: a seed not specialized at D = 400 by τ = 20
+    leaves f = 1's mean at ≥ (7·11 + 20)/8 < 25, so the order there is open."""
+    sgd = SGD_TIMES.copy()
+    sgd[0, 1, 0] = np.nan
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_t_end=[400.0, 20.0])
+    assert out.verdict == "inconclusive", out.summary
+    assert "τ = [400.0, 20.0] per D" in out.summary
+    assert out.evidence["sgd_t_end"] == [400.0, 20.0]
+
+
+def test_confirmed_without_an_sgd_delay_slope_says_so():
+    """No SGD seed specialized f = 2 at D = 400: the order is decided (mean τ₂ ≥ 400 > 11) but
+    no delay slope is estimable; the summary says so instead of printing nan."""
+    sgd = SGD_TIMES.copy()
+    sgd[:, 1, 1] = np.nan
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_fit=(np.nan, np.nan))
+    assert out.verdict == "confirmed" and "nan" not in out.summary
+    assert "delay slope not estimable" in out.summary

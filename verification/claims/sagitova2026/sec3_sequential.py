@@ -108,7 +108,9 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
     if why:                                 # decided (refuted) or undecidable by the ODE alone
         return checks.conclude(
             _order_legs(ctx, first, t_max), says=why, arrays={"ode_times": first},
-            evidence={"dims": dims, "nu": list(nu), "H": H, "order_ok": False,
+            evidence={"dims": dims, "nu": list(nu), "H": H,
+                      "order_ok": _order_problem(first, t_max) is None,
+                      "censored": _censoring(first, t_max) is not None,
                       "tau_1_tau_2": first.tolist(), "draws_used": len(first), "t_max": t_max})
     # SGD (Gram simulator, exact in law) at several D; the staircase figure shows the smallest
     kappa, B, sgd_seeds = 1.0, 16, ctx.pick(8, 32)
@@ -120,6 +122,7 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
     sgd_times = np.full((sgd_seeds, len(sgd_dims), 2), np.nan)
     for j, run in enumerate(runs):
         sgd_times[:, j] = run["times"]
+    sgd_last = [float(run["t"][-1]) for run in runs]     # a seed not specialized: beyond this
     res, D_sgd = runs[0], sgd_dims[0]
     sgdA = np.abs(res["m"]).max(2)
     # the staircase figure's κ-ODE up to 1.3× the last SGD specialization it is drawn with: past
@@ -145,7 +148,7 @@ def result_iii1(ctx, H, nu1, nu2, nu=None, dims=None, batch=None, budget=None, s
               "sgd_tau": res["t"], "sgd_m": res["m"]}
     return judge_sequential(ctx, lambda start, count: first if start == 0 else ode_runs(start, count),
                             sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs,
-                            sgd_t_end=sgd_t_end, batch=batch, budget=budget)
+                            sgd_t_end=sgd_last, batch=batch, budget=budget)
 
 
 def _iii1_stretch(H, nu):
@@ -192,8 +195,9 @@ def _censoring(times, t_max):
     late = _order_counts(times)[0]
     if not late:
         return None
-    t1 = np.asarray(times, float)[..., 0]
-    lost = int(np.sum(~np.isfinite(t1)))
+    times = np.asarray(times, float)
+    t1 = times[..., 0]
+    lost = int(np.sum(~np.isfinite(times[..., 1]) & ~np.isfinite(t1)))
     return (f"in {late} of {t1.size} ODE runs (draw, D) f = 2 had not specialized by the horizon "
             f"τ = {t_max:.0f} ({lost} of them without f = 1 either): a longer horizon would "
             "decide")
@@ -211,12 +215,18 @@ def _order_legs(ctx, times, t_max):
                 ctx, [wrong], upper=0, name="ODE runs in which f = 1 was not first")}
 
 
+def _per_d(t_end, sgd_dims_count):
+    """The SGD horizon per D (one number for every D, or one per D)."""
+    return np.broadcast_to(np.asarray(t_end, float), (sgd_dims_count,))
+
+
 def _sgd_mean_bounds(sgd_times, t_end):
     """Per D and feature, (lower, upper) bounds on SGD's mean specialization time over seeds
-    (seed × D × F; not finite: not by ``t_end``, so at least ``t_end`` and unbounded above)."""
+    (seed × D × F; not finite: not by ``t_end``, its last recorded τ per D or one for all, so
+    at least that and unbounded above)."""
     t = np.asarray(sgd_times, float)
     done = np.isfinite(t)
-    lower = np.where(done, t, t_end).mean(0)
+    lower = np.where(done, t, _per_d(t_end, t.shape[1])[None, :, None]).mean(0)
     upper = np.where(done.all(0), np.where(done, t, 0.0).mean(0), np.inf)
     return lower, upper
 
@@ -240,8 +250,14 @@ def _sgd_order_problem(sgd_times, sgd_dims, t_end):
     """None, or why SGD's mean (τ₁, τ₂) per D refutes f = 1 first on average."""
     if not np.any(_sgd_order(sgd_times, t_end) < 0):
         return None
-    return (f"in SGD the order is not f = 1 first on average (mean τ₁, τ₂ per D = {sgd_dims} over "
-            f"the seeds that specialized: {np.round(_sgd_mean_times(sgd_times), 1).tolist()})")
+    lower, upper = _sgd_mean_bounds(sgd_times, t_end)
+    where = [f"D = {D}: mean τ₁ ≥ {lower[j, 0]:.1f}, mean τ₂ {_at_most(lower[j, 1], upper[j, 1])}"
+             for j, D in enumerate(sgd_dims) if lower[j, 0] >= upper[j, 1]]
+    return f"in SGD f = 1 is not first on average ({'; '.join(where)})"
+
+
+def _at_most(lower, upper):
+    return f"= {upper:.1f}" if lower == upper else f"≤ {upper:.1f}"
 
 
 def _sgd_censoring(sgd_times, sgd_dims, t_end):
@@ -250,7 +266,8 @@ def _sgd_censoring(sgd_times, sgd_dims, t_end):
     if not open_:
         return None
     late = np.sum(~np.isfinite(np.asarray(sgd_times, float)), axis=0).tolist()
-    return (f"SGD at D = {open_}: seeds had not specialized by τ = {t_end:.0f} (per D, seeds "
+    horizon = np.round(_per_d(t_end, len(sgd_dims)), 0).tolist()
+    return (f"SGD at D = {open_}: seeds had not specialized by τ = {horizon} per D (per D, seeds "
             f"without (f = 1, f = 2): {late}), so the order of the means is open: a longer SGD "
             "horizon would decide")
 
@@ -275,7 +292,8 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
     τ₂) per D of the initial draws first … first + count − 1 (draw × D × F; not finite: not
     within ``t_max``); batches of ``batch`` draws are taken from it by the sequential check (at
     least ``min_draws`` before it decides, at most ``budget``), the first batch before, for the
-    order checks. ``sgd_times``: seed × D × F, not finite: not by ``sgd_t_end``. Its legs: the
+    order checks. ``sgd_times``: seed × D × F, not finite: not by ``sgd_t_end`` (one τ, or
+    the last recorded τ per D). Its legs: the
     sequential check of the delay's growth, and the order in the ODE runs drawn and in SGD's
     means (exact, judged once on every draw the verdict rests on). A horizon that censors a
     run leaves the claim inconclusive (a longer horizon decides), never refuted."""
@@ -285,7 +303,11 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
         """The outcome when the order decides or the horizon stops the delay's check."""
         times = np.concatenate(drawn)
         evidence.update({"tau_1_tau_2": times.tolist(), "draws_used": len(times),
-                         "order_ok": False, "t_max": t_max, "sgd_t_end": sgd_t_end})
+                         "order_ok": not (_order_problem(times, t_max)
+                                          or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end)),
+                         "censored": bool(_censoring(times, t_max)
+                                          or _sgd_censoring(sgd_times, sgd_dims, sgd_t_end)),
+                         "t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist()})
         legs = {**({"ODE delay slope in ln D": check} if check is not None else {}),
                 **_order_legs(ctx, times, t_max), **_sgd_order_leg(ctx, sgd_times, sgd_dims,
                                                                    sgd_t_end)}
@@ -321,7 +343,8 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
                      "delay_slope_sd": float(per.std(ddof=1)), "per_seed_delay_slopes": per.tolist(),
                      "draws_used": len(times), "draw_budget": budget, "draw_batch": batch,
                      "delay_check": check.evidence(), "z": check.z, "order_ok": True,
-                     "t_max": t_max, "sgd_t_end": sgd_t_end})
+                     "censored": _sgd_censoring(sgd_times, sgd_dims, sgd_t_end) is not None,
+                     "t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist()})
     legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times, t_max),
             **_sgd_order_leg(ctx, sgd_times, sgd_dims, sgd_t_end)}
     return _sequential_outcome(legs, check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
@@ -344,5 +367,11 @@ def _sequential_outcome(legs, check, n, budget, dims, sgd_dims, sgd_fit, evidenc
                      f"(ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}; confidence sequence "
                      f"[{d['mean'] - d['radius']:.2f}, {d['mean'] + d['radius']:.2f}] after {n} "
                      f"initial draws of a budget of {budget}); SGD (D = {sgd_dims[0]}…"
-                     f"{sgd_dims[-1]}): f = 1 first on average, delay slope {sgd_fit[0]:.1f} ± "
-                     f"{sgd_fit[1]:.1f}"})
+                     f"{sgd_dims[-1]}): f = 1 first on average, {_sgd_slope_text(sgd_fit, evidence)}"})
+
+
+def _sgd_slope_text(sgd_fit, evidence):
+    if np.isfinite(sgd_fit[0]) and np.isfinite(sgd_fit[1]):
+        return f"delay slope {sgd_fit[0]:.1f} ± {sgd_fit[1]:.1f}"
+    return (f"delay slope not estimable ({evidence.get('sgd_seeds_specialized', 0)} seeds "
+            "specialized both features at every D)")

@@ -275,21 +275,28 @@ def _fresh_escape_times(ctx, dims, n_draws, escape_time=None, H=2, nu=(4.0, 1.5)
     return np.array([cols[D] for D in dims], float).T
 
 
-def _spread_slope(times, dims, rng, n_boot=400):
-    """sd over independent draws of τ/ln D at each D (runs that never escaped left out and
-    counted), and the least-squares slope of ln sd against ln ln D with its standard error
-    from per-D bootstrap variances (the D columns are independent), and that standard error's
-    Welch–Satterthwaite dof (each D's bootstrap variance: (escaped runs − 1)/2). Concentration ∝
-    1/ln D gives slope −1; a spread that does not shrink gives 0.
+def _spread_slope(times, dims, rng, horizon=None, n_boot=400):
+    """sd over independent draws of τ/ln D at each D, and the least-squares slope of ln sd
+    against ln ln D with its standard error from per-D bootstrap variances (the D columns are
+    independent), and that standard error's Welch–Satterthwaite dof (each D's bootstrap
+    variance: (runs − 1)/2). Concentration ∝ 1/ln D gives slope −1; a spread that does not
+    shrink gives 0. A run that never escaped (not finite) is counted and enters at ``horizon``
+    (τ; the largest escape time at its D when None): a censored τ lies beyond both, and a
+    sample's sd is smallest with its censored values there (its variance grows with each
+    value above the sample's mean), so that D's sd is a lower bound.
     Returns (sd per D, slope, se, never escaped per D, dof)."""
     lnd = np.log(np.asarray(dims, float))
     x = np.log(lnd)
     sd, var, never, n_ok = [], [], [], []
     for j in range(len(lnd)):
-        r = times[:, j][np.isfinite(times[:, j])] / lnd[j]
-        never.append(int(times.shape[0] - r.size))
-        if r.size < MIN_FIT_ROWS:
-            raise ValueError(f"only {r.size} escaped runs at D = {dims[j]:g}; need ≥ {MIN_FIT_ROWS}")
+        col = np.asarray(times, float)[:, j]
+        done = np.isfinite(col)
+        if done.sum() < MIN_FIT_ROWS:
+            raise ValueError(f"only {int(done.sum())} escaped runs at D = {dims[j]:g}; need ≥ "
+                             f"{MIN_FIT_ROWS}")
+        floor = float(col[done].max() if horizon is None else max(horizon, col[done].max()))
+        r = np.where(done, col, floor) / lnd[j]
+        never.append(int(col.size - done.sum()))
         sd.append(float(r.std(ddof=1)))
         n_ok.append(r.size)
         boot = [np.log(r[rng.integers(0, r.size, r.size)].std(ddof=1)) for _ in range(n_boot)]
@@ -302,16 +309,31 @@ def _spread_slope(times, dims, rng, n_boot=400):
 
 
 def _spread_trend(ctx, kind, slope, se, dof, never, dims, horizon):
-    """The trend of ln sd(τ/ln D) in ln ln D, or, where a run had not escaped by the horizon
-    at some D, a leg not judged: the spread of the escaped runs alone understates that D's
-    (the censored run is the slowest), which can fake a shrinking or hide a growth."""
+    """The trend of ln sd(τ/ln D) in ln ln D (claimed: < 0). Where runs had not escaped by the
+    horizon, their D's sd is a lower bound (``_spread_slope``), so the slope is bounded on one
+    side: from below when every such D weighs positively in the slope (above the mean ln ln D:
+    a growth is still shown, a shrinking is not), from above when every such D weighs
+    negatively (the reverse). The verdict that the bound cannot support, or any verdict when
+    censored D's weigh both ways, is not judged (inconclusive, naming a longer horizon)."""
     name = f"{kind}: ln sd(τ/ln D) vs ln ln D"
-    if any(never):
-        at = [f"{n} at D = {D:g}" for n, D in zip(never, dims, strict=True) if n]
-        return checks.not_judged(ctx, name, f"{kind} runs had not escaped by the horizon τ = "
-                                 f"{horizon:g} (× the setting's stretch) ({', '.join(at)}): the "
-                                 f"spread is censored there; a longer {kind} horizon would decide")
-    return checks.trend(ctx, slope, se, sign=-1, name=name, dof=dof)
+    check = checks.trend(ctx, slope, se, sign=-1, name=name, dof=dof)
+    if not any(never):
+        return check
+    x = np.log(np.log(np.asarray(dims, float)))
+    side = {int(np.sign(x[j] - x.mean())) for j, n in enumerate(never) if n}
+    supported = {1: "refuted", -1: "confirmed"}.get(side.pop()) if len(side) == 1 else None
+    if check.decision == supported:
+        return check
+    at = ", ".join(f"{n} at D = {D:g}" for n, D in zip(never, dims, strict=True) if n)
+    bound = ("from below" if supported == "refuted" else "from above" if supported == "confirmed"
+             else "from neither side")
+    judged = (f", judged {check.decision}, which that bound cannot support"
+              if check.decision != "inconclusive" else "")
+    return checks.not_judged(ctx, name, (
+        f"{kind} runs had not escaped by the horizon"
+        f"{'' if horizon is None else f' τ = {horizon:g}'} ({at}), so the spread there is only "
+        f"bounded below and the slope {bound} ({slope:.2f} ± {se:.2f} with them at the "
+        f"horizon{judged}): a longer {kind} horizon would decide"))
 
 
 def _judged_at(check) -> str:
@@ -352,8 +374,10 @@ def _draw_spread(dims, ode_sd, sgd_dims, sgd_sd, fig):
                "and SGD's is not > 0 at z (the SGD leg is a guard: at D ≤ 1600 it is not asked "
                "to show the D → ∞ concentration, only to show no growth); refuted when either "
                "spread grows at z; otherwise inconclusive. A run that had not escaped by its "
-               "horizon censors its D's spread: that leg is not judged (inconclusive, naming "
-               "a longer horizon). "
+               "horizon enters at the horizon, so its D's sd is a lower bound and the slope "
+               "bounded on one side (below where that D lies above the mean ln ln D, above "
+               "where below it): a leg is judged only in the direction its bound supports, "
+               "else inconclusive, naming a longer horizon. "
                "Profiles: H = 2, (ν₁, ν₂) = (4, 1.5).",
        domain=ESCAPE_DOMAIN, points=[ESCAPE_POINT],
        mutations={"spread of τ/ln D grows with ln D": lambda: {"escape_time": spreading_escape},
@@ -368,16 +392,21 @@ def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
                              ctx=ctx)           # SGD: fresh seeds per D already
         runs = {"dims": dims, "ode": _fresh_escape_times(ctx, dims, ctx.pick(32, 64), escape_time,
                                                          H=H, nu=(nu1, nu2)),
-                "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"]}
+                "sgd_dims": shared["sgd_dims"], "sgd": shared["sgd"],
+                "ode_horizon": ESCAPE_HORIZON * shared["stretch"],
+                "sgd_horizon": SGD_ESCAPE_HORIZON * shared["stretch"]}
     if mutate_runs is not None:
         runs = mutate_runs(ctx, runs)
     rng = ctx.rng("conj:boot")
-    ode_sd, ode_slope, ode_se, ode_never, ode_dof = _spread_slope(runs["ode"], runs["dims"], rng)
-    sgd_sd, sgd_slope, sgd_se, sgd_never, sgd_dof = _spread_slope(runs["sgd"], runs["sgd_dims"], rng)
+    ode_horizon, sgd_horizon = runs.get("ode_horizon"), runs.get("sgd_horizon")
+    ode_sd, ode_slope, ode_se, ode_never, ode_dof = _spread_slope(runs["ode"], runs["dims"], rng,
+                                                                  ode_horizon)
+    sgd_sd, sgd_slope, sgd_se, sgd_never, sgd_dof = _spread_slope(runs["sgd"], runs["sgd_dims"],
+                                                                  rng, sgd_horizon)
     ode_check = _spread_trend(ctx, "ODE", ode_slope, ode_se, ode_dof, ode_never, runs["dims"],
-                              ESCAPE_HORIZON)
+                              ode_horizon)
     sgd_check = _spread_trend(ctx, "SGD", sgd_slope, sgd_se, sgd_dof, sgd_never, runs["sgd_dims"],
-                              SGD_ESCAPE_HORIZON)
+                              sgd_horizon)
     evidence = {"dims": list(runs["dims"]), "ode_escape_times": np.asarray(runs["ode"]).tolist(),
                 "ode_spread": ode_sd.tolist(), "ode_spread_slope": ode_slope,
                 "ode_spread_slope_se": ode_se, "ode_spread_slope_dof": ode_dof,
@@ -405,5 +434,6 @@ def conj_iii1(ctx, H, nu1, nu2, runs=None, escape_time=None, mutate_runs=None):
         "refuted": f"the spread of τ/ln D grows with D: {txt}; {state}",
         "confirmed": f"sd(τ_esc/ln D) shrinks ×{ode_sd[-1] / ode_sd[0]:.2f} across independent "
                      f"initial draws: {txt}; {state}",
-        "inconclusive": f"no significant shrinking of the spread: {txt}; {state}; needs "
-                        f"{ode_check.needs}"})
+        "inconclusive": (f"no significant shrinking of the spread: {txt}; {state}; needs "
+                         f"{ode_check.needs}") if ode_check.decision == "inconclusive" else
+                        f"SGD's spread cannot be judged: {txt}; {state}"})
