@@ -244,7 +244,9 @@ class _ClaimRecord:
                    "power": {k: (sum(v == "refuted" for v in vs) / len(vs) if vs else None)
                              for k, vs in power.items()},
                    "power_runs": {k: len(vs) for k, vs in power.items()},
-                   "pulls": None if direction else pull_summary(seeds)}
+                   # a bound is an inequality: its estimates need not centre on the bound
+                   "pulls": None if direction or fam.get("policy") == "bound"
+                   else pull_summary(seeds)}
             rec["flags"] = _family_flags(rec)
             out.append(rec)
         return out

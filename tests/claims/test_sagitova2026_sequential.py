@@ -40,7 +40,8 @@ def _noise(sd, mean=0.0):
     return lambda i: values[i]
 
 
-SGD_TIMES = np.array([[[10.0, 20.0], [11.0, 25.0]]] * 8)     # seed × D × (τ₁, τ₂), f = 1 first
+SGD_TIMES = (np.array([[10.0, 60.0], [11.0, 70.0]])[None]          # seed × D × (τ₁, τ₂):
+             + np.random.default_rng(11).normal(0.0, 1.0, (8, 2, 2)))  # f = 1 first, gap ≈ 50
 
 
 def _sequential(runs, context=None, budget=32, sgd=SGD_TIMES, sgd_fit=(1.0, 1.0), sgd_t_end=400.0):
@@ -61,13 +62,16 @@ def test_sequential_clear_growth_is_confirmed_well_before_the_budget():
     assert 8 <= used <= 16 and runs.asked == [(k, 4) for k in range(0, used, 4)]
     assert f"after {used} initial draws of a budget of 32" in out.summary
     fams = c.ledger.contract().families
-    fam, = [f for f in fams if not f.exact]
+    gap, fam = [f for f in fams if not f.exact]
     assert fam.policy == "sequential" and fam.comparisons == 1
-    # the order, exactly, once over every draw the verdict rests on (ODE) and SGD's means
-    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 4
+    # SGD's mean gap per D, one comparison per D at the claim's α
+    assert gap.policy == "bound" and gap.comparisons == 2 and gap.alpha == c.alpha
+    # the order, exactly, once over every draw the verdict rests on (ODE)
+    assert sorted(f.policy for f in fams if f.exact) == ["bound"] * 2
+    # SGD's order is a guard, a leg only when it refutes
     assert set(out.evidence["legs"]) == {"ODE delay slope in ln D", "every feature specialized (ODE)",
-                                         "f = 1 first (ODE)", "f = 1 first on average (SGD)",
-                                         "SGD order within the horizon"}
+                                         "f = 1 first (ODE)"}
+    assert out.evidence["sgd_check"]["decision"] == "confirmed"
     assert out.evidence["per_seed_delay_slopes"] == pytest.approx([_noise(1.0, 8.0)(i)
                                                                    for i in range(used)])
 
@@ -146,7 +150,8 @@ def test_sequential_f2_not_specialized_in_a_later_batch_is_inconclusive():
     assert "in 1 of 24 ODE runs" in out.summary and "a longer horizon would decide" in out.summary
     assert out.evidence["legs"]["every feature specialized (ODE)"]["decision"] == "inconclusive"
     assert out.evidence["legs"]["f = 1 first (ODE)"]["decision"] == "confirmed"
-    assert c.ledger.contract().families[0].resolution == np.inf
+    seq_family, = [f for f in c.ledger.contract().families if f.policy == "sequential"]
+    assert seq_family.resolution == np.inf
 
 
 def test_sequential_censoring_in_the_first_batch_is_inconclusive_and_draws_no_more():
@@ -172,36 +177,56 @@ def test_sequential_a_wrong_order_outweighs_censoring():
     assert _sequential(runs)[0].verdict == "refuted"
 
 
-@pytest.mark.parametrize("late, verdict", [
-    ((slice(None), 1, 1), "confirmed"),             # no f = 2 by the horizon: mean τ₂ ≥ 400 > 11
-    ((0, 1, 1), "confirmed"),                       # one seed's: mean τ₂ ≥ 71.9 > 11
-    ((0, 1, 0), "refuted"),                         # one seed's f = 1: mean τ₁ ≥ 59.6 > 25
-    ((0, 1), "inconclusive"),                       # one seed's both: τ₁ ≥ 59.6, τ₂ ≥ 71.9, open
-    ((slice(None), 1, 0), "refuted"),               # no f = 1 by 400 while every f = 2 at 25
+@pytest.mark.parametrize("late, sgd_decision", [
+    ((slice(None), 1, 1), "confirmed"),       # no f = 2 by τ = 400: every gap ≥ 400 − 11
+    ((0, 1, 1), "inconclusive"),              # one seed's: gaps ≥ (…, 389), too spread to confirm
+    ((0, 1, 0), "inconclusive"),              # one seed's f = 1: gaps ≤ (…, −330), mean ≈ +10
+    ((0, 1), "inconclusive"),                 # one seed's both: neither bound
+    ((slice(None), 1, 0), "refuted"),         # no f = 1 by 400, every f = 2 at 70: gap ≤ −330
 ])
-def test_sgd_order_under_its_horizon(late, verdict):
-    """SGD's mean order per D from bounds: a seed not specialized by the horizon (400) counts
-    as at least 400 and unbounded above, so the order is decided where the bounds decide it
-    and open (inconclusive, naming a longer SGD horizon) where they do not; the ODE's delay
-    check runs either way."""
+def test_sgd_order_under_its_horizon(late, sgd_decision):
+    """SGD's order as the mean paired gap τ₂ − τ₁ per D, a seed not specialized by the horizon
+    (400) entering at it: its gap is then a bound, which decides only the way it supports
+    (naming a longer SGD horizon otherwise). A guard: only its refutation moves the verdict,
+    which the ODE's checks decide otherwise."""
     sgd = SGD_TIMES.copy()
     sgd[late] = np.nan
     out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
-    assert out.verdict == verdict, out.summary
-    if verdict == "inconclusive":
-        assert "a longer SGD horizon would decide" in out.summary
-        assert out.evidence["legs"]["ODE delay slope in ln D"]["decision"] == "confirmed"
-    elif verdict == "refuted":
+    assert out.evidence["sgd_check"]["decision"] == sgd_decision
+    assert out.verdict == ("refuted" if sgd_decision == "refuted" else "confirmed"), out.summary
+    if sgd_decision == "inconclusive":
+        assert "a longer SGD horizon would decide" in out.evidence["sgd_check"]["needs"]
+    elif sgd_decision == "refuted":
         assert "f = 1 is not first on average" in out.summary
 
 
-def test_sgd_bounds_are_the_means_where_every_seed_specialized():
-    """All finite: the bounds are the means, and a tie refutes (strictly first is claimed)."""
-    lower, upper = seq._sgd_mean_bounds(SGD_TIMES, 400.0)
-    assert np.array_equal(lower, upper) and np.allclose(lower, [[10, 20], [11, 25]])
-    tie = SGD_TIMES.copy()
-    tie[:, 0, 1] = 10.0
-    assert seq._sgd_order(tie, 400.0).tolist() == [-1, 1]
+@pytest.mark.parametrize("gap, sgd_decision", [(0.0, "inconclusive"), (-0.5, "inconclusive"),
+                                               (-50.0, "refuted"), (50.0, "confirmed")])
+def test_sgd_order_is_judged_on_the_gap_and_its_error(gap, sgd_decision):
+    """The mean gap over 8 seeds (sd 1.4) against 0 at the claim's α: a tie or a small
+    reversal within the seeds' noise decides nothing; only a gap beyond z·se does."""
+    sgd = SGD_TIMES.copy()
+    sgd[:, 0, 1] = sgd[:, 0, 0] + gap + np.random.default_rng(2).normal(0.0, 1.4, 8)
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
+    assert out.evidence["sgd_check"]["decision"] == sgd_decision
+    assert out.verdict == ("refuted" if sgd_decision == "refuted" else "confirmed"), out.summary
+    assert out.evidence["sgd_gap"][0] == pytest.approx(np.mean(sgd[:, 0, 1] - sgd[:, 0, 0]))
+
+
+def test_sgd_gaps_bound_a_censored_seed():
+    """A seed without f = 2 by the horizon: its gap is at least horizon − τ₁ (may confirm, not
+    refute); without f = 1: at most τ₂ − horizon (the reverse); with both kinds at one D,
+    neither."""
+    sgd = SGD_TIMES.copy()
+    sgd[0, 0, 1] = np.nan
+    sgd[1, 1, 0] = np.nan
+    mean, se, refutes, confirms = seq._sgd_gaps(sgd, 400.0)
+    full = SGD_TIMES[..., 1] - SGD_TIMES[..., 0]
+    assert mean[0] > full[:, 0].mean() and mean[1] < full[:, 1].mean()
+    assert refutes.tolist() == [False, True] and confirms.tolist() == [True, False]
+    sgd[2, 0, 0] = np.nan
+    _, _, refutes, confirms = seq._sgd_gaps(sgd, 400.0)
+    assert refutes.tolist() == [False, True] and confirms.tolist() == [False, False]
 
 
 def test_sequential_a_tie_in_the_ode_is_refuted():
@@ -235,28 +260,29 @@ def test_sequential_censored_evidence_says_censored_not_wrong_order():
     assert out.evidence["order_ok"] is True and out.evidence["censored"] is True
 
 
-def test_sgd_refutation_shows_the_bounds_that_decide_it():
+def test_sgd_refutation_shows_the_gaps_that_decide_it():
     sgd = SGD_TIMES.copy()
-    sgd[0, 1, 0] = np.nan                               # mean τ₁ ≥ (7·11 + 400)/8 at D = 400
+    sgd[:, 1, 0] = np.nan                               # no f = 1 by 400 at D = 400
     out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
     assert out.verdict == "refuted"
-    assert "D = 400: mean τ₁ ≥ 59.6, mean τ₂ = 25.0" in out.summary and "nan" not in out.summary
+    gap = np.mean(SGD_TIMES[:, 1, 1]) - 400.0
+    assert f"D = 400: {gap:.1f} ± " in out.summary and "nan" not in out.summary
 
 
 def test_sgd_horizon_per_d():
-    """The bound is each D's own last recorded τ: a seed not specialized at D = 400 by τ = 20
-    leaves f = 1's mean at ≥ (7·11 + 20)/8 < 25, so the order there is open."""
+    """The bound is each D's own last recorded τ: no f = 1 at D = 400 by τ = 65 (every f = 2
+    near 70) bounds the gaps by ≈ +5, which cannot refute, where τ = 400 would."""
     sgd = SGD_TIMES.copy()
-    sgd[0, 1, 0] = np.nan
-    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_t_end=[400.0, 20.0])
-    assert out.verdict == "inconclusive", out.summary
-    assert "τ = [400.0, 20.0] per D" in out.summary
-    assert out.evidence["sgd_t_end"] == [400.0, 20.0]
+    sgd[:, 1, 0] = np.nan
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_t_end=[400.0, 65.0])
+    assert out.evidence["sgd_check"]["decision"] == "inconclusive", out.summary
+    assert "τ = [400.0, 65.0] per D" in out.evidence["sgd_check"]["needs"]
+    assert out.evidence["sgd_t_end"] == [400.0, 65.0]
 
 
 def test_confirmed_without_an_sgd_delay_slope_says_so():
-    """No SGD seed specialized f = 2 at D = 400: the order is decided (mean τ₂ ≥ 400 > 11) but
-    no delay slope is estimable; the summary says so instead of printing nan."""
+    """No SGD seed specialized f = 2 at D = 400: the order is decided (every gap ≥ 400 − 11)
+    but no delay slope is estimable; the summary says so instead of printing nan."""
     sgd = SGD_TIMES.copy()
     sgd[:, 1, 1] = np.nan
     out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_fit=(np.nan, np.nan))

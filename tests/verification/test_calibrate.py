@@ -206,6 +206,23 @@ def test_a_claimed_direction_is_moved_from_its_true_effect_by_its_resolution(tmp
     assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6
 
 
+def _gap_claim(ctx, gap=5.0):
+    from verification.checks import bound
+    x = ctx.rng("gap").normal(gap, 1.0, 8)
+    return Outcome(bound(ctx, [x.mean()], lower=0.0, stderr=[x.std(ddof=1) / np.sqrt(8)],
+                         dof=7, name="gap").decision, f"gap {x.mean():.2f}")
+
+
+def test_a_bound_with_errors_has_no_pulls():
+    """A bound is an inequality: estimates far inside it are the claim holding, not a bias, so
+    its family records no pulls (and flags none)."""
+    rec = calibrate([Claim("toy:gap", "toy", "Lemma 0", "gap > 0", _gap_claim)],
+                    seeds=5)["claims"][0]
+    (fam,) = rec["families"]
+    assert fam["policy"] == "bound" and fam["pulls"] is None
+    assert not any("pull" in f for f in fam["flags"])
+
+
 def _two_families(ctx, shift_fine=0.0, shift_coarse=0.0):
     """Two quantities, one resolved 30 times finer than the other."""
     rng = ctx.rng("toy2")

@@ -464,3 +464,31 @@ def test_a_directional_sequential_keeps_its_alpha_with_few_skewed_samples():
                        sign=+1, batch=4, budget=32, min_batches=2)
         wrong += c.decision != "inconclusive"
     assert wrong <= 2, wrong
+
+
+@pytest.mark.parametrize("value, refutes, confirms, decision", [
+    (20.0, True, True, "confirmed"),
+    (20.0, True, False, "inconclusive"),     # inside, but a value that cannot confirm
+    (-20.0, True, True, "refuted"),
+    (-20.0, False, True, "inconclusive"),    # beyond, but a value that cannot refute
+    (0.5, True, True, "inconclusive"),      # within z·se (t₁₀ at 10⁻⁴/4: 6.8)
+])
+def test_bound_per_value_support_of_censored_values(value, refutes, confirms, decision):
+    """A value that is only a one-sided bound (a censored measurement) decides only in the
+    direction it supports; beside a second, fully supported value inside its bound."""
+    ctx = Context(profile="quick", seed=0)
+    check = checks.bound(ctx, [value, 30.0], lower=0.0, stderr=[1.0, 1.0], dof=10,
+                         refutes=[refutes, True], confirms=[confirms, True], name="gap")
+    assert check.decision == decision
+    if decision == "inconclusive":
+        assert check.needs
+
+
+def test_bound_per_value_support_is_checked():
+    ctx = Context(profile="quick", seed=0)
+    with pytest.raises(ValueError, match="refutes has 3 entries for 2 values"):
+        checks.bound(ctx, [1.0, 2.0], lower=0.0, refutes=[True, True, False])
+    with pytest.raises(ValueError, match="confirms=1; allowed"):
+        checks.bound(ctx, [1.0, 2.0], lower=0.0, confirms=1)
+    exact = checks.bound(ctx, [1.0, -2.0], lower=0.0, refutes=[True, False])
+    assert exact.decision == "inconclusive" and "does not refute on" in exact.needs

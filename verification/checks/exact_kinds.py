@@ -105,7 +105,8 @@ def _sign_flip(ctx) -> bool:
 def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
           lower: ArrayLike | None = None, stderr: ArrayLike | None = None,
           atol: float = 0.0, dof: float | None = None, strict: bool = False,
-          refutes: bool = True, needs: str = "", name: str = "bound",
+          refutes: bool | ArrayLike = True, confirms: bool | ArrayLike = True,
+          needs: str = "", name: str = "bound",
           labels: Sequence[str] | None = None) -> Check:
     """Values against a claimed bound: lower ≤ value ≤ upper (either side may be absent).
 
@@ -114,7 +115,11 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     atol = 0 a value on the bound fails: lower < value < upper), else ``confirmed``; α = 0.
     ``refutes=False`` makes the bound a goal rather than the claim: a value beyond it leaves
     the leg ``inconclusive`` (``needs``: what would decide) instead of refuting it, e.g. "the
-    runs reached the limit" where more steps would decide. Estimates with
+    runs reached the limit" where more steps would decide. ``refutes`` and ``confirms`` may
+    also be given per value: a value that is only a bound on the quantity (a censored
+    measurement) supports one decision, e.g. a lower bound on a quantity claimed ≥ 0 can
+    confirm but not refute; the leg is refuted where a value that may refute is beyond its
+    bound, confirmed where every value is inside and may confirm, else inconclusive. Estimates with
     standard errors: the family is judged at the claim's α with Bonferroni z over the values
     (Student t with ``dof``): ``refuted`` when a value exceeds a bound by more than z·se,
     ``confirmed`` when every value is inside by more than z·se, else ``inconclusive`` (the
@@ -134,12 +139,15 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
         raise ValueError(f"{name}: stderr has a negative value; allowed: standard errors ≥ 0")
     side, b, x, s = _bound_sides(ctx, v, se, upper, lower, name)
     n = x.size
+    may_refute = np.tile(_per_value(refutes, v.shape, name, "refutes"), n // v.size)
+    may_confirm = np.tile(_per_value(confirms, v.shape, name, "confirms"), n // v.size)
     outside = side * (x - b)
     if stderr is None:
         ctx.ledger.spend(name, n, 0.0, exact=True, policy="bound", setting=setting_of(ctx))
         ok = outside < atol if strict else outside <= atol
         score = outside / atol if atol > 0 else np.where(ok, 0.0, np.inf)
-        z, res, unit, decision = 1.0, None, atol, "confirmed" if ok.all() else "refuted"
+        z, res, unit = 1.0, None, atol
+        beyond = ~ok
     else:
         crit, power = critical_value(ctx.alpha, n, dof, what=f"{name}: dof")
         z = float(crit)
@@ -153,28 +161,47 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
         res = float(np.min(rel))
         ctx.ledger.set_resolution(res)
         ok = score < -z
-        decision = "refuted" if np.any(score > z) else "confirmed" if ok.all() else "inconclusive"
-        worst = int(np.argmax(score))
-        if decision == "inconclusive":
-            needs = needs or (f"value #{worst % v.size} = {x[worst]:.4g} ± {s[worst]:.2g} is "
-                              f"within {z:.2f} se of its bound {b[worst]:.4g}: a standard "
-                              f"error below {abs(outside[worst]) / z:.3g} would decide")
+        beyond = score > z
     worst = int(np.argmax(score))
-    if decision == "refuted" and not refutes:
-        decision = "inconclusive"
-        needs = needs or (f"value #{worst % v.size} = {x[worst]:.4g} lies beyond its bound "
-                          f"{b[worst]:.4g}, which this leg does not refute on")
+    decision = ("refuted" if np.any(beyond & may_refute) else
+                "confirmed" if ok.all() and may_confirm.all() else "inconclusive")
+    if decision == "inconclusive" and not needs:
+        if np.any(beyond):
+            i = int(np.argmax(np.where(beyond, score, -np.inf)))
+            needs = (f"value #{i % v.size} = {x[i]:.4g} lies beyond its bound {b[i]:.4g}, "
+                     "which this leg does not refute on")
+        elif ok.all():
+            i = int(np.argmin(may_confirm))
+            needs = (f"value #{i % v.size} = {x[i]:.4g} is inside its bound {b[i]:.4g}, which "
+                     "it does not confirm on")
+        else:
+            needs = (f"value #{worst % v.size} = {x[worst]:.4g} ± {s[worst]:.2g} is "
+                     f"within {z:.2f} se of its bound {b[worst]:.4g}: a standard "
+                     f"error below {abs(outside[worst]) / z:.3g} would decide")
     needs = needs if decision == "inconclusive" else ""
     details = {"n": int(n), "worst_index": worst, "worst_value": float(x[worst]),
                "worst_bound": float(b[worst]), "worst_side": "upper" if side[worst] > 0
                else "lower", **({"atol": float(atol), "strict": bool(strict)}
                                 if stderr is None else {}),
-               **({} if refutes else {"refutes": False})}
+               **({} if may_refute.all() else {"refutes": may_refute[:v.size].tolist()
+                                                if not np.isscalar(refutes) else False}),
+               **({} if may_confirm.all() else {"confirms": may_confirm[:v.size].tolist()})}
     columns = {"value": x, "bound": b, "side": side, "deviation": outside, "se": s,
                "unit": unit}
     lab = None if labels is None else list(labels) * (x.size // v.size)
     return ctx.ledger.record(Check(decision, z, ok, np.asarray(score, float), res, details,
                                    needs=needs, columns=columns, labels=_labels(lab, n, name)))
+
+
+def _per_value(flag, shape, name: str, what: str) -> np.ndarray:
+    """``refutes``/``confirms``: one bool, or one per value."""
+    a = np.asarray(flag)
+    if a.dtype != bool:
+        raise ValueError(f"{name}: {what}={flag!r}; allowed: True, False or one bool per value")
+    if a.ndim and a.size != int(np.prod(shape)):
+        raise ValueError(f"{name}: {what} has {a.size} entries for {int(np.prod(shape))} values; "
+                         "allowed: one bool, or one per value")
+    return np.broadcast_to(a.ravel() if a.ndim else a, (int(np.prod(shape)),)).copy()
 
 
 def _check_bound_options(name, upper, lower, atol, stderr, strict) -> None:

@@ -54,8 +54,7 @@ III1_BUDGET = {"quick": 32, "full": 64}
                "τ = 800 (2000 full), from independent initial draws: τ₁ < τ₂ in every run (a "
                "run whose f = 2 is not specialized by the horizon is censored: it refutes only "
                "where f = 1 was not first, else leaves the claim inconclusive, naming a longer "
-               "horizon; SGD's mean order per D likewise from bounds that count a seed not "
-               "specialized as at least the horizon), and "
+               "horizon), and "
                "the delay τ₂ − τ₁ grows linearly in ln D, judged by the sequential policy as a "
                "direction (each draw's least-squares slope of τ₂ − τ₁ in ln D is one sample; "
                "claimed: their mean > 0): batches of 4 draws are added until the anytime-valid "
@@ -68,7 +67,11 @@ III1_BUDGET = {"quick": 32, "full": 64}
                "slopes vary by about 25 % (mean ≈ 7.6, sd ≈ 2 over 32 draws), so the check "
                "usually decides at 8 draws. Online SGD "
                "(Gram-matrix simulator, exact in law; D = 100, 400 quick, to 6400 full; 8 seeds "
-               "quick, 32 full; κ = 1, N_b = 16): f = 1 first on average at every D, and its "
+               "quick, 32 full; κ = 1, N_b = 16), a guard: refuted where f = 1 is not first on "
+               "average at some D (the mean paired gap τ₂ − τ₁ over seeds below 0 beyond "
+               "Student t with seeds − 1 dof, Bonferroni over D; a seed not specialized by the "
+               "horizon enters at it, so its gap is a bound that decides only the way it "
+               "supports), else reported, not asked to resolve the order with a few seeds; its "
                "delay's slope in ln D reported; the staircase figure overlays SGD at the "
                "smallest D with the ODE carrying the same κ-noise term. Horizons (ODE τ ≤ 800, "
                "SGD τ ≤ 400 quick) stretched by (ν₂⁰/H⁰)/(ν₂/H) where the second direction's "
@@ -220,69 +223,53 @@ def _per_d(t_end, sgd_dims_count):
     return np.broadcast_to(np.asarray(t_end, float), (sgd_dims_count,))
 
 
-def _sgd_mean_bounds(sgd_times, t_end):
-    """Per D and feature, (lower, upper) bounds on SGD's mean specialization time over seeds
-    (seed × D × F; not finite: not by ``t_end``, its last recorded τ per D or one for all, so
-    at least that and unbounded above)."""
+def _sgd_gaps(sgd_times, t_end):
+    """Per D, SGD's paired gap τ₂ − τ₁ over seeds (seed × D × F; not finite: not by
+    ``t_end``, one τ or the last recorded τ per D), as (mean, standard error, may refute, may
+    confirm). A seed not specialized enters at the horizon, so its gap is a bound: at least
+    (τ₂ or t_end) − τ₁ where only f = 2's time is censored (the mean may confirm f = 1 first
+    but not refute it), at most τ₂ − (τ₁ or t_end) where only f = 1's is (the reverse); a D
+    with both kinds supports neither."""
     t = np.asarray(sgd_times, float)
-    done = np.isfinite(t)
-    lower = np.where(done, t, _per_d(t_end, t.shape[1])[None, :, None]).mean(0)
-    upper = np.where(done.all(0), np.where(done, t, 0.0).mean(0), np.inf)
-    return lower, upper
-
-
-def _sgd_order(sgd_times, t_end):
-    """Per D: +1 where f = 1 is surely first on average (τ₁'s mean bounded below τ₂'s), −1
-    where surely not (τ₁'s mean at least τ₂'s), 0 where the horizon leaves it open."""
-    lower, upper = _sgd_mean_bounds(sgd_times, t_end)
-    return np.where(upper[:, 0] < lower[:, 1], 1, np.where(lower[:, 0] >= upper[:, 1], -1, 0))
-
-
-def _sgd_mean_times(sgd_times):
-    """Mean (τ₁, τ₂) per D over the seeds that specialized (NaN where none did)."""
-    t = np.asarray(sgd_times, float)
-    done = np.isfinite(t)
-    with np.errstate(invalid="ignore"):
-        return np.where(done, t, 0.0).sum(0) / done.sum(0)
-
-
-def _sgd_order_problem(sgd_times, sgd_dims, t_end):
-    """None, or why SGD's mean (τ₁, τ₂) per D refutes f = 1 first on average."""
-    if not np.any(_sgd_order(sgd_times, t_end) < 0):
-        return None
-    lower, upper = _sgd_mean_bounds(sgd_times, t_end)
-    where = [f"D = {D}: mean τ₁ ≥ {lower[j, 0]:.1f}, mean τ₂ {_at_most(lower[j, 1], upper[j, 1])}"
-             for j, D in enumerate(sgd_dims) if lower[j, 0] >= upper[j, 1]]
-    return f"in SGD f = 1 is not first on average ({'; '.join(where)})"
-
-
-def _at_most(lower, upper):
-    return f"= {upper:.1f}" if lower == upper else f"≤ {upper:.1f}"
+    h = _per_d(t_end, t.shape[1])[None, :]
+    late1, late2 = ~np.isfinite(t[..., 0]), ~np.isfinite(t[..., 1])
+    gap = np.where(late2, h, t[..., 1]) - np.where(late1, h, t[..., 0])
+    se = gap.std(0, ddof=1) / np.sqrt(gap.shape[0])
+    return gap.mean(0), se, ~late2.any(0), ~late1.any(0)
 
 
 def _sgd_censoring(sgd_times, sgd_dims, t_end):
-    """None, or at which D the SGD horizon leaves the order of the means open."""
-    open_ = [D for D, o in zip(sgd_dims, _sgd_order(sgd_times, t_end), strict=True) if o == 0]
-    if not open_:
+    """None, or at which D the SGD horizon bounds the gaps (what would decide there)."""
+    _, _, refutes, confirms = _sgd_gaps(sgd_times, t_end)
+    bounded = [D for D, r, c in zip(sgd_dims, refutes, confirms, strict=True) if not (r and c)]
+    if not bounded:
         return None
     late = np.sum(~np.isfinite(np.asarray(sgd_times, float)), axis=0).tolist()
     horizon = np.round(_per_d(t_end, len(sgd_dims)), 0).tolist()
-    return (f"SGD at D = {open_}: seeds had not specialized by τ = {horizon} per D (per D, seeds "
-            f"without (f = 1, f = 2): {late}), so the order of the means is open: a longer SGD "
-            "horizon would decide")
+    return (f"SGD at D = {bounded}: seeds had not specialized by τ = {horizon} per D (per D, "
+            f"seeds without (f = 1, f = 2): {late}), so their gaps τ₂ − τ₁ are bounds: a longer "
+            "SGD horizon would decide")
 
 
 def _sgd_order_leg(ctx, sgd_times, sgd_dims, t_end):
-    """SGD's order, exactly (counts of D, bound 0): f = 1 strictly first on average at every D,
-    refuting where the means' bounds exclude it; where the horizon leaves it open, a goal."""
-    order = _sgd_order(sgd_times, t_end)
+    """SGD's order as a family over D: the mean paired gap τ₂ − τ₁ over seeds > 0 at every D
+    (Student t, seeds − 1 dof, Bonferroni over D), a censored gap deciding only the way its
+    bound supports (``_sgd_gaps``). A guard: a leg of the verdict only when it refutes (a few
+    seeds at D ≤ 400 are not asked to resolve the order, only not to reverse it)."""
+    mean, se, refutes, confirms = _sgd_gaps(sgd_times, t_end)
     return {"f = 1 first on average (SGD)": checks.bound(
-                ctx, [int(np.sum(order < 0))], upper=0,
-                name="SGD dimensions at which f = 1 is not first on average"),
-            "SGD order within the horizon": checks.bound(
-                ctx, [int(np.sum(order == 0))], upper=0, refutes=False,
-                needs=_sgd_censoring(sgd_times, sgd_dims, t_end) or "",
-                name="SGD dimensions whose order the horizon leaves open")}
+        ctx, mean, lower=0.0, stderr=se, dof=np.asarray(sgd_times).shape[0] - 1,
+        refutes=refutes, confirms=confirms, needs=_sgd_censoring(sgd_times, sgd_dims, t_end) or "",
+        name="SGD mean gap τ₂ − τ₁ per D", labels=[f"D={D}" for D in sgd_dims])}
+
+
+def _sgd_refutation(check, sgd_dims):
+    """Why the SGD leg refutes: the D's whose mean gap lies below 0 beyond z·se."""
+    col = check.columns
+    where = [f"D = {D}: {col['value'][j]:.1f} ± {col['se'][j]:.1f}"
+             for j, D in enumerate(sgd_dims) if check.score[j] > check.z]
+    return (f"in SGD f = 1 is not first on average: mean gap τ₂ − τ₁ over seeds {'; '.join(where)} "
+            f"(below 0 beyond {check.z:.2f} se)")
 
 
 def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evidence, arrays, figs,
@@ -293,31 +280,34 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
     within ``t_max``); batches of ``batch`` draws are taken from it by the sequential check (at
     least ``min_draws`` before it decides, at most ``budget``), the first batch before, for the
     order checks. ``sgd_times``: seed × D × F, not finite: not by ``sgd_t_end`` (one τ, or
-    the last recorded τ per D). Its legs: the
-    sequential check of the delay's growth, and the order in the ODE runs drawn and in SGD's
-    means (exact, judged once on every draw the verdict rests on). A horizon that censors a
-    run leaves the claim inconclusive (a longer horizon decides), never refuted."""
+    the last recorded τ per D). Its legs: SGD's order (the mean gap per D), the sequential
+    check of the delay's growth, and the order in the ODE runs drawn (exact, judged once on
+    every draw the verdict rests on). A horizon that censors a run leaves the claim
+    inconclusive (a longer horizon decides), never refuted."""
     drawn = [np.asarray(runs(0, batch), float)]
+    sgd_check, = _sgd_order_leg(ctx, sgd_times, sgd_dims, sgd_t_end).values()
+    sgd_refuted = sgd_check.decision == "refuted"
+    sgd_leg = {"f = 1 first on average (SGD)": sgd_check} if sgd_refuted else {}
+    evidence.update({"t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist(),
+                     "sgd_gap": sgd_check.columns["value"].tolist(),
+                     "sgd_gap_se": sgd_check.columns["se"].tolist(),
+                     "sgd_check": sgd_check.evidence()})
 
     def stopped(check=None):
         """The outcome when the order decides or the horizon stops the delay's check."""
         times = np.concatenate(drawn)
         evidence.update({"tau_1_tau_2": times.tolist(), "draws_used": len(times),
-                         "order_ok": not (_order_problem(times, t_max)
-                                          or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end)),
+                         "order_ok": not (_order_problem(times, t_max) or sgd_refuted),
                          "censored": bool(_censoring(times, t_max)
-                                          or _sgd_censoring(sgd_times, sgd_dims, sgd_t_end)),
-                         "t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist()})
+                                          or _sgd_censoring(sgd_times, sgd_dims, sgd_t_end))})
         legs = {**({"ODE delay slope in ln D": check} if check is not None else {}),
-                **_order_legs(ctx, times, t_max), **_sgd_order_leg(ctx, sgd_times, sgd_dims,
-                                                                   sgd_t_end)}
+                **_order_legs(ctx, times, t_max), **sgd_leg}
         says = {"refuted": _order_problem(times, t_max)
-                or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end) or "",
+                or (_sgd_refutation(sgd_check, sgd_dims) if sgd_refuted else ""),
                 "inconclusive": _censoring(times, t_max) or ""}
         return checks.conclude(legs, says=says, evidence=evidence,
                                arrays={**arrays, "ode_times": times}, figures=figs)
-    if (_order_problem(drawn[0], t_max) or _censoring(drawn[0], t_max)
-            or _sgd_order_problem(sgd_times, sgd_dims, sgd_t_end)):
+    if _order_problem(drawn[0], t_max) or _censoring(drawn[0], t_max) or sgd_refuted:
         return stopped()
 
     def slopes(k, size):
@@ -343,10 +333,8 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
                      "delay_slope_sd": float(per.std(ddof=1)), "per_seed_delay_slopes": per.tolist(),
                      "draws_used": len(times), "draw_budget": budget, "draw_batch": batch,
                      "delay_check": check.evidence(), "z": check.z, "order_ok": True,
-                     "censored": _sgd_censoring(sgd_times, sgd_dims, sgd_t_end) is not None,
-                     "t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist()})
-    legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times, t_max),
-            **_sgd_order_leg(ctx, sgd_times, sgd_dims, sgd_t_end)}
+                     "censored": _sgd_censoring(sgd_times, sgd_dims, sgd_t_end) is not None})
+    legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times, t_max), **sgd_leg}
     return _sequential_outcome(legs, check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
                                {**arrays, "ode_times": times}, figs)
 
@@ -362,12 +350,19 @@ def _sequential_outcome(legs, check, n, budget, dims, sgd_dims, sgd_fit, evidenc
                         f"confidence sequence to exclude 0 within the budget; needs {check.needs}"
                         if check.decision == "inconclusive" else
                         f"f = 1 first in every ODE run and the delay's growth with ln D "
-                        f"{check.decision} ({tail}), but SGD's order is open",
+                        f"{check.decision} ({tail})",
         "confirmed": f"f = 1 first in every run; the delay grows by {d['mean']:.2f} per unit ln D "
                      f"(ODE, D = {dims[0]:.0e}…{dims[-1]:.0e}; confidence sequence "
                      f"[{d['mean'] - d['radius']:.2f}, {d['mean'] + d['radius']:.2f}] after {n} "
                      f"initial draws of a budget of {budget}); SGD (D = {sgd_dims[0]}…"
-                     f"{sgd_dims[-1]}): f = 1 first on average, {_sgd_slope_text(sgd_fit, evidence)}"})
+                     f"{sgd_dims[-1]}, a guard): mean gap τ₂ − τ₁ per D {_gap_text(evidence)} "
+                     f"({evidence['sgd_check']['decision']} at t = {evidence['sgd_check']['z']:.2f}), "
+                     f"{_sgd_slope_text(sgd_fit, evidence)}"})
+
+
+def _gap_text(evidence):
+    return ", ".join(f"{g:.1f} ± {e:.1f}" for g, e in zip(evidence["sgd_gap"],
+                                                           evidence["sgd_gap_se"], strict=True))
 
 
 def _sgd_slope_text(sgd_fit, evidence):
