@@ -268,3 +268,33 @@ def test_run_sweep_and_calibrate_check_their_options_alike_before_any_work(tmp_p
     with pytest.raises(ValueError, match="--out"):
         begin(out=tmp_path / "file")
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("out_given", [False, True])
+def test_calibrate_rejudge_rewrites_its_file_in_place_unless_out_is_given(tmp_path, monkeypatch,
+                                                                          out_given):
+    """`calibrate --rejudge FILE` alone rewrites FILE (not ./calibration/FILE's name, which the
+    old default --out did from any working directory); with --out elsewhere, the copy goes
+    there."""
+    from typer.testing import CliRunner
+
+    import verification.calibrate as calibrate_module
+    from verification.cli import app
+
+    seen = {}
+
+    def fake_rejudge(path, chosen, options, progress=None, out=None):
+        seen["out"] = out
+        return {"file": str(out or path), "rejudged": [], "current": [], "seconds": 0.0,
+                "needs_simulating": []}
+    monkeypatch.setattr(calibrate_module, "rejudge", fake_rejudge)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "records" / "quick.json"
+    path.parent.mkdir()
+    path.write_text("{}")
+    args = ["calibrate", "--rejudge", str(path)] + (["--out", str(tmp_path / "copy")]
+                                                     if out_given else [])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert seen["out"] == (tmp_path / "copy" if out_given else None)
+    assert not (tmp_path / "calibration").exists()

@@ -177,8 +177,9 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
                                         "each mutation (seeds 1..K; K ≤ 1000)"),
               profile: Profile = typer.Option(Profile.quick, help="quick or full"),
               device: Device = typer.Option(Device.cpu, help="torch device for simulations"),
-              out: Path = typer.Option(Path("calibration"), help="folder for calibration.json "
-                                       "and calibration.md"),
+              out: Path | None = typer.Option(None, help="folder for calibration.json "
+                                              "and calibration.md [default: calibration; with "
+                                              "--rejudge: the file's own folder]"),
               force: bool = typer.Option(False, help="recompute every run"),
               domain: int | None = typer.Option(
                   None, "--domain", min=1, max=MAX_SETTINGS, help="instead of the reference: judge "
@@ -193,8 +194,8 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
               rejudge: Path | None = typer.Option(
                   None, "--rejudge", help="instead of running: bring the stale records of this "
                   "calibration file (e.g. calibration/quick.json) up to date from the stored "
-                  "simulations only, rewrite it (or, with --out elsewhere than its folder, "
-                  "write the re-judged copy there), and list the records that still need "
+                  "simulations only, rewrite it in place (or, with --out elsewhere than its "
+                  "folder, write the re-judged copy there), and list the records that still need "
                   "simulating with their estimated time"),
               engine: EngineOptions = EngineOptions()):
     """Measure each claim's record over K fresh seeds: false refutations and pulls
@@ -217,14 +218,16 @@ def calibrate(paper: str | None = typer.Option(None, help="only this paper's cla
                       "--rejudge")
     options = engine.campaign(errors, profile=profile.value, device=device.value, force=force)
     if domain is not None:
-        _calibrate_domain(paper, claim, claims_file, domain, seeds, options, out)
+        _calibrate_domain(paper, claim, claims_file, domain, seeds, options,
+                          out or Path("calibration"))
         return
     if merge:
-        _merge_calibrations(merge, out)
+        _merge_calibrations(merge, out or Path("calibration"))
         return
     if rejudge:
-        _rejudge(rejudge, paper, claim, claims_file, options, out)
+        _rejudge(rejudge, paper, claim, claims_file, options, out or rejudge.parent)
         return
+    out = out or Path("calibration")
     note = (f"{out / 'calibration.json'} holds the runs finished so far; the same command "
             "resumes from the result store")
     try:
