@@ -352,3 +352,16 @@ def test_a_mutation_caught_by_an_exact_family_has_its_size_in_tolerances():
     assert mut["refuted"] == 2 and mut["family"] == "identity"
     assert 900 < mut["size_in_resolutions"] < 1100         # 2e-6 against a tolerance of 2e-9
     assert rec["families"] == []                           # no pulls or power for exact ones
+
+
+def test_a_pull_spread_within_the_bias_allowance_is_said_so():
+    """Pulls (estimate − claim)/se spread far beyond 1 by a deviation the check allows for as
+    a bias (|dev| ≤ z·se + bias) do not mean an understated se; beyond the allowance they do."""
+    from verification.calibrate import _family_flags
+    rec = {"power": {}, "pulls": {"mean": 0.0, "sd": 46.5, "mean_ci": [-1.0, 1.0],
+                                  "sd_ci": [17.0, 75.0], "bias_allowance": 726.0}}
+    flag, = _family_flags(rec)
+    assert flag == "pull sd 46.50 > 1 (within the stated bias allowance)"
+    rec["pulls"]["bias_allowance"] = 3.0
+    flag, = _family_flags(rec)
+    assert flag.endswith("the standard error is understated")
