@@ -195,7 +195,7 @@ def test_sgd_order_under_its_horizon(late, sgd_decision):
     assert out.evidence["sgd_check"]["decision"] == sgd_decision
     assert out.verdict == ("refuted" if sgd_decision == "refuted" else "confirmed"), out.summary
     if sgd_decision == "inconclusive":
-        assert "a longer SGD horizon would decide" in out.evidence["sgd_check"]["needs"]
+        assert "a longer SGD horizon would decide" in out.evidence["sgd_censoring"]
     elif sgd_decision == "refuted":
         assert "f = 1 is not first on average" in out.summary
 
@@ -276,7 +276,7 @@ def test_sgd_horizon_per_d():
     sgd[:, 1, 0] = np.nan
     out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_t_end=[400.0, 65.0])
     assert out.evidence["sgd_check"]["decision"] == "inconclusive", out.summary
-    assert "τ = [400.0, 65.0] per D" in out.evidence["sgd_check"]["needs"]
+    assert "τ = [400.0, 65.0] per D" in out.evidence["sgd_censoring"]
     assert out.evidence["sgd_t_end"] == [400.0, 65.0]
 
 
@@ -288,3 +288,27 @@ def test_confirmed_without_an_sgd_delay_slope_says_so():
     out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd, sgd_fit=(np.nan, np.nan))
     assert out.verdict == "confirmed" and "nan" not in out.summary
     assert "delay slope not estimable" in out.summary
+
+
+def test_a_negative_sgd_gap_is_never_passed_off_as_the_order():
+    """At quick the SGD order is a guard: a reversal within t = 8.8 of its noise (here −50 ±
+    8.6, 5.8 se) does not refute, but the summary names the D where the gap is not positive."""
+    sgd = SGD_TIMES.copy()
+    sgd[:, :, 1] = sgd[:, :, 0] - 50.0 + np.random.default_rng(4).normal(0.0, 24.0, (8, 2))
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), sgd=sgd)
+    assert out.evidence["sgd_check"]["decision"] == "inconclusive"
+    assert out.verdict == "confirmed" and "a guard at this profile" in out.summary
+    assert "the gap is not positive at D = [100, 400]" in out.summary
+
+
+def test_at_full_the_sgd_order_is_a_required_leg():
+    """The full profile's seeds resolve the order: an unresolved SGD gap leaves the claim
+    inconclusive there (and a resolved one confirms it)."""
+    full = Context(profile="full", seed=0)
+    sgd = SGD_TIMES.copy()
+    sgd[:, :, 1] = sgd[:, :, 0] + 5.0 + np.random.default_rng(4).normal(0.0, 24.0, (8, 2))
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), context=full, sgd=sgd)
+    assert out.verdict == "inconclusive" and "SGD's order is not resolved" in out.summary
+    assert "f = 1 first on average (SGD)" in out.evidence["legs"]
+    out, _ = _sequential(slope_source(_noise(1.0, 8.0)), context=Context(profile="full", seed=0))
+    assert out.verdict == "confirmed" and "a guard" not in out.summary

@@ -206,21 +206,34 @@ def test_a_claimed_direction_is_moved_from_its_true_effect_by_its_resolution(tmp
     assert fam["power"]["1"] >= 0.8 and fam["power"]["0.5"] < 0.6
 
 
-def _gap_claim(ctx, gap=5.0):
+def _gap_claim(ctx, gap=5.0, se_scale=1.0):
     from verification.checks import bound
     x = ctx.rng("gap").normal(gap, 1.0, 8)
-    return Outcome(bound(ctx, [x.mean()], lower=0.0, stderr=[x.std(ddof=1) / np.sqrt(8)],
-                         dof=7, name="gap").decision, f"gap {x.mean():.2f}")
+    se = se_scale * x.std(ddof=1) / np.sqrt(8)
+    return Outcome(bound(ctx, [x.mean()], lower=0.0, stderr=[se], dof=7, name="gap").decision,
+                   f"gap {x.mean():.2f}")
 
 
-def test_a_bound_with_errors_has_no_pulls():
+def _gap_claim_understated(ctx):
+    return _gap_claim(ctx, se_scale=1 / 3)
+
+
+def test_a_bound_with_errors_has_pulls_about_its_seeds_mean():
     """A bound is an inequality: estimates far inside it are the claim holding, not a bias, so
-    its family records no pulls (and flags none)."""
+    its pulls are taken about each comparison's mean over the seeds: their mean is near 0 and
+    flags nothing, their sd still tests the standard error (about 1 here; 3× when the stated
+    se is a third of the true one)."""
     rec = calibrate([Claim("toy:gap", "toy", "Lemma 0", "gap > 0", _gap_claim)],
-                    seeds=5)["claims"][0]
+                    seeds=12)["claims"][0]
     (fam,) = rec["families"]
-    assert fam["policy"] == "bound" and fam["pulls"] is None
+    assert fam["policy"] == "bound" and fam["pulls"]["centred"]
+    assert abs(fam["pulls"]["mean"]) < 1 and 0.4 < fam["pulls"]["sd"] < 1.8
     assert not any("pull" in f for f in fam["flags"])
+    understated = calibrate([Claim("toy:gap-se", "toy", "Lemma 0", "gap > 0",
+                                   _gap_claim_understated)], seeds=40)["claims"][0]
+    (fam,) = understated["families"]
+    assert fam["pulls"]["sd"] > 1.8
+    assert any("standard error is understated" in f for f in fam["flags"])
 
 
 def _two_families(ctx, shift_fine=0.0, shift_coarse=0.0):
@@ -358,10 +371,11 @@ def test_a_pull_spread_within_the_bias_allowance_is_said_so():
     """Pulls (estimate − claim)/se spread far beyond 1 by a deviation the check allows for as
     a bias (|dev| ≤ z·se + bias) do not mean an understated se; beyond the allowance they do."""
     from verification.calibrate import _family_flags
-    rec = {"power": {}, "pulls": {"mean": 0.0, "sd": 46.5, "mean_ci": [-1.0, 1.0],
-                                  "sd_ci": [17.0, 75.0], "bias_allowance": 726.0}}
+    rec = {"power": {}, "pulls": {"mean": -10.9, "sd": 46.5, "mean_ci": [-58.0, 37.0],
+                                  "sd_ci": [17.0, 75.0], "bias_allowance": 726.0,
+                                  "bias_allowance_min": 400.0}}
     flag, = _family_flags(rec)
     assert flag == "pull sd 46.50 > 1 (within the stated bias allowance)"
-    rec["pulls"]["bias_allowance"] = 3.0
-    flag, = _family_flags(rec)
+    rec["pulls"]["sd"] = 600.0        # most pulls inside the median allowance, many beyond
+    flag, = _family_flags(rec)        # the smallest
     assert flag.endswith("the standard error is understated")

@@ -481,7 +481,13 @@ def test_bound_per_value_support_of_censored_values(value, refutes, confirms, de
                          refutes=[refutes, True], confirms=[confirms, True], name="gap")
     assert check.decision == decision
     if decision == "inconclusive":
-        assert check.needs
+        assert check.needs == {
+            (20.0, True, False): "value #0 = 20 is inside its bound 0, which it does not confirm on",
+            (-20.0, False, True): "value #0 = -20 lies beyond its bound 0, which this leg does not "
+                                  "refute on"}.get((value, refutes, confirms), check.needs)
+        assert "would decide" in check.needs or "does not" in check.needs
+    assert check.details.get("refutes", [True, True]) == [refutes, True]
+    assert check.details.get("confirms", [True, True]) == [confirms, True]
 
 
 def test_bound_per_value_support_is_checked():
@@ -490,5 +496,7 @@ def test_bound_per_value_support_is_checked():
         checks.bound(ctx, [1.0, 2.0], lower=0.0, refutes=[True, True, False])
     with pytest.raises(ValueError, match="confirms=1; allowed"):
         checks.bound(ctx, [1.0, 2.0], lower=0.0, confirms=1)
+    with pytest.raises(ValueError, match="one-sided bound"):
+        checks.bound(ctx, [1.0, 2.0], lower=0.0, upper=3.0, confirms=[True, False])
     exact = checks.bound(ctx, [1.0, -2.0], lower=0.0, refutes=[True, False])
     assert exact.decision == "inconclusive" and "does not refute on" in exact.needs

@@ -137,6 +137,10 @@ def bound(ctx, values: ArrayLike, *, upper: ArrayLike | None = None,
     finite(se, what=f"{name}: stderr")
     if np.any(se < 0):
         raise ValueError(f"{name}: stderr has a negative value; allowed: standard errors ≥ 0")
+    if upper is not None and lower is not None and (np.ndim(refutes) or np.ndim(confirms)):
+        raise ValueError(f"{name}: refutes/confirms per value are for a one-sided bound (a "
+                         "value bounded on one side supports opposite decisions on the two "
+                         "sides); give upper or lower")
     side, b, x, s = _bound_sides(ctx, v, se, upper, lower, name)
     n = x.size
     may_refute = np.tile(_per_value(refutes, v.shape, name, "refutes"), n // v.size)

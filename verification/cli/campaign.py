@@ -278,7 +278,8 @@ def _rejudge(path: Path, paper, claim, claims_file, options, out: Path) -> None:
                    f"core-minutes ({row['missing']})")
     if done["needs_simulating"]:
         typer.echo("simulate them with: calibrate --claim ID ... --seeds K --out DIR, then "
-                   f"calibrate --merge {path} DIR/calibration.json --out {path.parent}")
+                   f"calibrate --merge {path} --merge DIR/calibration.json --out MERGED, whose "
+                   f"calibration.json and .md replace {path} and its .md")
 
 
 def _merge_calibrations(parts: list[Path], out: Path) -> None:
