@@ -321,12 +321,11 @@ def _spread_trend(ctx, kind, slope, se, dof, never, dims, horizon):
         return check
     x = np.log(np.log(np.asarray(dims, float)))
     side = {int(np.sign(x[j] - x.mean())) for j, n in enumerate(never) if n}
-    supported = {1: "refuted", -1: "confirmed"}.get(side.pop()) if len(side) == 1 else None
-    if check.decision == supported:
+    below, above = side == {1}, side == {-1}        # the slope bounded from below / above
+    if (below and check.decision == "refuted") or (above and check.decision == "confirmed"):
         return check
     at = ", ".join(f"{n} at D = {D:g}" for n, D in zip(never, dims, strict=True) if n)
-    bound = ("from below" if supported == "refuted" else "from above" if supported == "confirmed"
-             else "from neither side")
+    bound = "from below" if below else "from above" if above else "from neither side"
     judged = (f", judged {check.decision}, which that bound cannot support"
               if check.decision != "inconclusive" else "")
     return checks.not_judged(ctx, name, (
