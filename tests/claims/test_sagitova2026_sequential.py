@@ -120,17 +120,23 @@ def test_sequential_order_violated_in_a_later_batch_is_refuted():
     assert out.verdict == "refuted" and "f = 2 specialized before f = 1" in out.summary
 
 
-def test_sequential_f2_specialized_while_f1_never_did_is_refuted():
-    """f = 2 within the horizon and f = 1 not: the order is decided (f = 2 first), refuted
-    even though a time is missing."""
+def _missing_in_second_batch(index):
+    """Slopes 0 ± 3 (undecided for a while), with the time at ``index`` (draw, D, feature) of
+    the second batch not within the horizon (NaN)."""
     good = slope_source(_noise(3.0))
 
     def runs(first, count):
         t = good(first, count)
         if first == 4:
-            t[0, 1, 0] = np.nan
+            t[index] = np.nan
         return t
-    out, _ = _sequential(runs)
+    return runs
+
+
+def test_sequential_f2_specialized_while_f1_never_did_is_refuted():
+    """f = 2 within the horizon and f = 1 not: the order is decided (f = 2 first), refuted
+    even though a time is missing."""
+    out, _ = _sequential(_missing_in_second_batch((0, 1, 0)))
     assert out.verdict == "refuted" and "f = 2 specialized before f = 1" in out.summary
     assert out.evidence["legs"]["f = 1 first (ODE)"]["decision"] == "refuted"
 
@@ -138,14 +144,7 @@ def test_sequential_f2_specialized_while_f1_never_did_is_refuted():
 def test_sequential_f2_not_specialized_in_a_later_batch_is_inconclusive():
     """f = 2 not within the horizon in one run of a later batch: censored, so the sequence
     stops undecided (resolution ∞) and the claim names a longer horizon."""
-    good = slope_source(_noise(3.0))
-
-    def runs(first, count):
-        t = good(first, count)
-        if first == 4:
-            t[0, 1, 1] = np.nan
-        return t
-    out, c = _sequential(runs)
+    out, c = _sequential(_missing_in_second_batch((0, 1, 1)))
     assert out.verdict == "inconclusive", out.summary
     assert "in 1 of 24 ODE runs" in out.summary and "a longer horizon would decide" in out.summary
     assert out.evidence["legs"]["every feature specialized (ODE)"]["decision"] == "inconclusive"
