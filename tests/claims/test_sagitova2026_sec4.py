@@ -307,9 +307,35 @@ def test_mixture_claim_refutes_pure_softmax_heads(monkeypatch):
     monkeypatch.setattr(th, "_simulate_trained_heads", stub)
     assert verdict(MIX) == "confirmed"
     assert {f["name"]: (f["policy"], f["exact"]) for f in families(entry_of(MIX)).values()} == {
-        th.SOFTMAX_FAMILY: ("bound", True), th.BSOFTMAX_FAMILY: ("bound", True)}
+        name: ("bound", True) for name in (th.SOFTMAX_FAMILY, th.BSOFTMAX_FAMILY,
+                                           th.SOFTMAX_PURE_FAMILY, th.BSOFTMAX_MIXED_FAMILY)}
     mut = get_claim(MIX).mutations["softmax normalised over all heads (B-softmax in its place)"]()
     assert verdict(MIX, **mut) == "refuted"
+
+
+@pytest.mark.parametrize("softmax, bsoftmax, expected", [
+    ([0.72, 0.73, 0.74, 0.96], [1.0] * 4, "refuted"),      # a softmax head pure
+    ([0.72] * 4, [1.0, 1.0, 1.0, 0.9], "refuted"),          # a B-softmax head a mixture (≤ 0.9)
+    ([0.72, 0.72, 0.72, 0.925], [1.0] * 4, "inconclusive"),  # neither: between the thresholds
+    ([0.72] * 4, [1.0, 1.0, 1.0, 0.93], "inconclusive"),
+    ([0.72, 0.72, 0.72, 0.9], [1.0, 1.0, 1.0, 0.95], "confirmed"),   # on the thresholds
+])
+def test_mixture_claim_refutes_only_a_head_of_the_other_kind(monkeypatch, softmax, bsoftmax,
+                                                            expected):
+    """The reading's two thresholds: a softmax head refutes only when pure (≥ 0.95), a
+    B-softmax head only when a mixture (≤ 0.9); between them a head is neither, and the claim
+    says so (inconclusive) instead of calling a softmax head at 0.925 "pure"."""
+    from verification.claims.sagitova2026 import sec4_trained_heads as th
+
+    def stub(ctx, prior, runs, H=4):
+        return [{"purity": bsoftmax if act == "b-softmax" else softmax,
+                 "head_cosines": np.eye(4).tolist(), "loss": 0.3, "loss_se": 0.01}
+                for act, _ in runs]
+    monkeypatch.setattr(th, "_simulate_trained_heads", stub)
+    out = run_claim(get_claim(MIX), CTX)[1]
+    assert out.verdict == expected, out.summary
+    if expected == "inconclusive":
+        assert "between the thresholds" in out.summary and "pure (" not in out.summary
 
 
 def test_pruning_claim_refutes_when_every_head_is_needed(monkeypatch):

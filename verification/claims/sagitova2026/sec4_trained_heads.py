@@ -62,6 +62,8 @@ MIXTURE = 0.9
 """A head is a mixture when its purity is at most this (the claim's reading)."""
 SOFTMAX_FAMILY = "purity of the trained softmax heads (≤ mixture)"
 BSOFTMAX_FAMILY = "purity of the trained B-softmax heads (≥ pure)"
+SOFTMAX_PURE_FAMILY = "purity of the trained softmax heads (< pure)"
+BSOFTMAX_MIXED_FAMILY = "purity of the trained B-softmax heads (> mixture)"
 
 
 MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": Interval(1.5, 4.0)},
@@ -79,7 +81,9 @@ MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": In
                "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax to "
                "τ = 300, B-softmax to τ = 3000, where both have stopped moving); purity of a "
                "head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, mixture ≤ 0.9. Confirmed when every "
-               "softmax head is a mixture and every B-softmax head is pure. An exact check: the "
+               "softmax head is a mixture and every B-softmax head is pure; refuted when a "
+               "softmax head is pure or a B-softmax head a mixture; a head between the "
+               "thresholds is neither (inconclusive). An exact check: the "
                "trained state is a deterministic function of the flow's fixed draws and the "
                "purities are compared with fixed thresholds (no sampling comparison; the risks "
                "are recorded, not judged).",
@@ -101,23 +105,37 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
                 "pure": PURE, "mixture": MIXTURE}
     figs = {"head-cosines": functools.partial(_draw_head_cosines, sm, bs)}
     # the purities are deterministic functions of the flow's fixed draws, compared with fixed
-    # thresholds: exact bounds (α = 0), a purity on its threshold passes as in the reading
-    mixed = bound(ctx, sm["purity"], upper=MIXTURE, name=SOFTMAX_FAMILY,
-                  labels=[f"head {h}" for h in range(len(sm["purity"]))])
-    pure = bound(ctx, bs["purity"], lower=PURE, name=BSOFTMAX_FAMILY,
-                 labels=[f"head {h}" for h in range(len(bs["purity"]))])
-    evidence["checks"] = {"softmax": mixed.evidence(), "b-softmax": pure.evidence()}
-    if mixed.decision == "refuted":
-        says = f"some trained softmax head is pure: purities {np.round(sm['purity'], 3).tolist()}"
-    elif pure.decision == "refuted":
-        says = (f"some trained B-softmax head is a mixture: purities "
-                f"{np.round(bs['purity'], 3).tolist()}")
-    else:
+    # thresholds: exact bounds (α = 0). A head refutes only as the other kind (a softmax head
+    # pure, a B-softmax head a mixture); between the thresholds it is neither, and the claim
+    # is undecided there
+    labels = {k: [f"head {h}" for h in range(len(row["purity"]))] for k, row in
+              (("softmax", sm), ("b-softmax", bs))}
+    grey = f"between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) a head is neither"
+    legs = {"no softmax head pure": bound(ctx, sm["purity"], upper=PURE, strict=True,
+                                          name=SOFTMAX_PURE_FAMILY, labels=labels["softmax"]),
+            "softmax heads mixed": bound(ctx, sm["purity"], upper=MIXTURE, refutes=False,
+                                         needs=f"a softmax head {grey}", name=SOFTMAX_FAMILY,
+                                         labels=labels["softmax"]),
+            "no B-softmax head a mixture": bound(ctx, bs["purity"], lower=MIXTURE, strict=True,
+                                                 name=BSOFTMAX_MIXED_FAMILY,
+                                                 labels=labels["b-softmax"]),
+            "B-softmax heads pure": bound(ctx, bs["purity"], lower=PURE, refutes=False,
+                                          needs=f"a B-softmax head {grey}", name=BSOFTMAX_FAMILY,
+                                          labels=labels["b-softmax"])}
+    evidence["checks"] = {name: c.evidence() for name, c in legs.items()}
+    sm_p, bs_p = np.round(sm["purity"], 3).tolist(), np.round(bs["purity"], 3).tolist()
+    if legs["no softmax head pure"].decision == "refuted":
+        says = f"some trained softmax head is pure (purity ≥ {PURE}): purities {sm_p}"
+    elif legs["no B-softmax head a mixture"].decision == "refuted":
+        says = f"some trained B-softmax head is a mixture (purity ≤ {MIXTURE}): purities {bs_p}"
+    elif all(c.decision == "confirmed" for c in legs.values()):
         says = (f"softmax heads are mixtures (purity ≤ {max(sm['purity']):.2f}); B-softmax heads "
                 f"are pure (≥ {min(bs['purity']):.3f}) with risk {bs['loss']:.4f} ± "
                 f"{bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh draws)")
-    return conclude({"softmax heads mixed": mixed, "B-softmax heads pure": pure}, says=says,
-                    evidence=evidence, figures=figs)
+    else:
+        says = (f"a head is between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}): "
+                f"softmax purities {sm_p}, B-softmax purities {bs_p}")
+    return conclude(legs, says=says, evidence=evidence, figures=figs)
 
 
 def _draw_pruning(rows, rb, H, F, fig):
