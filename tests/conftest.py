@@ -38,9 +38,3 @@ def pytest_configure(config):
         import torch
         torch.set_num_threads(1)
 
-
-def pytest_collection_modifyitems(items):
-    """The CLI fuzz tests first, so that they run early in fresh xdist workers: late in a
-    long-lived worker, on this project's CI-like machines, they crawl inside hypothesis's
-    execute_once for more than 25 minutes (0.7 s on their own; the cause is not found)."""
-    items.sort(key=lambda item: 0 if "tests/cli/test_cli_fuzz.py" in item.nodeid else 1)
