@@ -37,4 +37,3 @@ def pytest_configure(config):
             os.environ.setdefault(var, "1")
         import torch
         torch.set_num_threads(1)
-
