@@ -298,11 +298,12 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
     sgd_refuted = sgd_check.decision == "refuted"
     required = SGD_REQUIRED[ctx.profile]
     sgd_leg = {"f = 1 first on average (SGD)": sgd_check} if sgd_refuted or required else {}
+    sgd_censored = _sgd_censoring(sgd_times, sgd_dims, sgd_t_end)
     evidence.update({"t_max": t_max, "sgd_t_end": _per_d(sgd_t_end, len(sgd_dims)).tolist(),
                      "sgd_gap": sgd_check.columns["value"].tolist(),
                      "sgd_gap_se": sgd_check.columns["se"].tolist(),
                      "sgd_check": sgd_check.evidence(), "sgd_required": required,
-                     "sgd_censoring": _sgd_censoring(sgd_times, sgd_dims, sgd_t_end)})
+                     "sgd_censoring": sgd_censored})
 
     def stopped(check=None):
         """The outcome when the order decides or the horizon stops the delay's check."""
@@ -310,7 +311,7 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
         evidence.update({"tau_1_tau_2": times.tolist(), "draws_used": len(times),
                          "order_ok": not (_order_problem(times, t_max) or sgd_refuted),
                          "censored": bool(_censoring(times, t_max)
-                                          or _sgd_censoring(sgd_times, sgd_dims, sgd_t_end))})
+                                          or sgd_censored)})
         legs = {**({"ODE delay slope in ln D": check} if check is not None else {}),
                 **_order_legs(ctx, times, t_max), **sgd_leg}
         says = {"refuted": _order_problem(times, t_max)
@@ -344,7 +345,7 @@ def judge_sequential(ctx, runs, sgd_times, sgd_fit, dims, sgd_dims, t_max, evide
                      "delay_slope_sd": float(per.std(ddof=1)), "per_seed_delay_slopes": per.tolist(),
                      "draws_used": len(times), "draw_budget": budget, "draw_batch": batch,
                      "delay_check": check.evidence(), "z": check.z, "order_ok": True,
-                     "censored": _sgd_censoring(sgd_times, sgd_dims, sgd_t_end) is not None})
+                     "censored": sgd_censored is not None})
     legs = {"ODE delay slope in ln D": check, **_order_legs(ctx, times, t_max), **sgd_leg}
     return _sequential_outcome(legs, check, len(times), budget, dims, sgd_dims, sgd_fit, evidence,
                                {**arrays, "ode_times": times}, figs)
