@@ -294,21 +294,37 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
 
 
 # -- trained heads: mixture directions, pruning -----------------------------------------------
+def trained(purity, *, norms=None, change=0.0, tau=1200.0, loss=0.3):
+    """A stubbed ``trained_piece`` row: heads with these purities and norms (all 2 by
+    default), whose purities moved by ``change`` over the last doubling of τ."""
+    from verification.claims.sagitova2026 import sec4_trained_heads as th
+    norms = [2.0] * len(purity) if norms is None else norms
+    active = [n >= th.ACTIVE_SHARE * max(norms) for n in norms]
+    row = {"purity": purity, "norms": norms, "active": active, "purity_change": change,
+           "tau": tau, "head_cosines": np.eye(len(purity)).tolist(), "loss": loss,
+           "loss_se": 0.01}
+    if not all(active):
+        row["loss_active_only"], row["loss_active_only_se"] = loss + 0.001, 0.01
+    return row
+
+
+def stub_heads(monkeypatch, softmax, bsoftmax):
+    from verification.claims.sagitova2026 import sec4_trained_heads as th
+    monkeypatch.setattr(th, "_simulate_trained_heads", lambda ctx, prior, runs, H=4: [
+        bsoftmax if act == "b-softmax" else softmax for act, *_ in runs])
+
+
 def test_mixture_claim_refutes_pure_softmax_heads(monkeypatch):
     """Fast: the claim's judgement on stubbed trained heads (training takes minutes): softmax
     heads as B-softmax's (pure) are refuted, the expected ones confirmed."""
     from verification.claims.sagitova2026 import sec4_trained_heads as th
-
-    def heads(purity):
-        return {"purity": purity, "head_cosines": np.eye(4).tolist(), "loss": 0.3, "loss_se": 0.01}
-
-    def stub(ctx, prior, runs, H=4):
-        return [heads([1.0] * 4 if act == "b-softmax" else [0.72] * 4) for act, _ in runs]
-    monkeypatch.setattr(th, "_simulate_trained_heads", stub)
+    stub_heads(monkeypatch, trained([0.72] * 4), trained([1.0] * 4))
     assert verdict(MIX) == "confirmed"
     assert {f["name"]: (f["policy"], f["exact"]) for f in families(entry_of(MIX)).values()} == {
         name: ("bound", True) for name in (th.SOFTMAX_FAMILY, th.BSOFTMAX_FAMILY,
-                                           th.SOFTMAX_PURE_FAMILY, th.BSOFTMAX_MIXED_FAMILY)}
+                                           th.SOFTMAX_PURE_FAMILY, th.BSOFTMAX_MIXED_FAMILY,
+                                           th.SETTLED_FAMILY)}
+    stub_heads(monkeypatch, trained([1.0] * 4), trained([1.0] * 4))
     mut = get_claim(MIX).mutations["softmax normalised over all heads (B-softmax in its place)"]()
     assert verdict(MIX, **mut) == "refuted"
 
@@ -325,17 +341,62 @@ def test_mixture_claim_refutes_only_a_head_of_the_other_kind(monkeypatch, softma
     """The reading's two thresholds: a softmax head refutes only when pure (≥ 0.95), a
     B-softmax head only when a mixture (≤ 0.9); between them a head is neither, and the claim
     says so (inconclusive) instead of calling a softmax head at 0.925 "pure"."""
-    from verification.claims.sagitova2026 import sec4_trained_heads as th
-
-    def stub(ctx, prior, runs, H=4):
-        return [{"purity": bsoftmax if act == "b-softmax" else softmax,
-                 "head_cosines": np.eye(4).tolist(), "loss": 0.3, "loss_se": 0.01}
-                for act, _ in runs]
-    monkeypatch.setattr(th, "_simulate_trained_heads", stub)
+    stub_heads(monkeypatch, trained(softmax), trained(bsoftmax))
     out = run_claim(get_claim(MIX), CTX)[1]
     assert out.verdict == expected, out.summary
     if expected == "inconclusive":
         assert "between the thresholds" in out.summary and "pure (" not in out.summary
+
+
+@pytest.mark.parametrize("side", ["softmax", "b-softmax"])
+def test_mixture_claim_judges_nothing_while_the_heads_still_move(monkeypatch, side):
+    """A head of the other kind refutes only once the heads have stopped moving: a softmax
+    head pure at τ = 300 can be a mixture at τ = 1200 (seen at H = 6, s = (2.04, 2.65)). Still
+    moving at the last τ, the claim is inconclusive and says so; stopped, the same heads
+    refute."""
+    wrong = {"softmax": [0.72, 0.72, 0.72, 0.97], "b-softmax": [1.0, 1.0, 1.0, 0.8]}
+    right = {"softmax": [0.72] * 4, "b-softmax": [1.0] * 4}
+    for change, expected in ((0.05, "inconclusive"), (0.005, "refuted")):
+        rows = {k: trained(wrong[k] if k == side else right[k], change=change if k == side else 0)
+                for k in wrong}
+        stub_heads(monkeypatch, rows["softmax"], rows["b-softmax"])
+        out = run_claim(get_claim(MIX), CTX)[1]
+        assert out.verdict == expected, out.summary
+        if expected == "inconclusive":
+            assert "still move" in out.summary
+    # moving heads never confirm either
+    stub_heads(monkeypatch, trained(right["softmax"], change=0.05), trained(right["b-softmax"]))
+    assert verdict(MIX) == "inconclusive"
+
+
+def test_mixture_claim_sets_aside_heads_that_learned_no_direction(monkeypatch):
+    """A B-softmax head of norm 0.3 among heads of norm 3 (more heads than support points)
+    learned no direction: its purity, of a near-zero vector, is not judged, and the summary
+    names it with the risk without it. The same head at full norm refutes."""
+    pure, odd = [1.0, 1.0, 1.0, 1.0, 0.85], [3.0, 3.0, 3.0, 3.0, 0.3]
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd))
+    out = run_claim(get_claim(MIX), CTX)[1]
+    assert out.verdict == "confirmed", out.summary
+    assert "1 of 5 heads set aside" in out.summary
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=[3.0] * 5))
+    assert verdict(MIX) == "refuted"
+
+
+def test_training_doubles_tau_until_the_heads_stop_moving():
+    """The real flow: softmax heads at H = 6, s = (2.04, 2.65) still move at τ = 300 (one
+    pure head that later mixes); ``train`` doubles τ until no active head's purity moved by
+    more than the tolerance, or the doublings run out, and reports that change honestly."""
+    from verification.simulations.sagitova2026.sec4_trained_heads import purity_change, train
+    from verification.claims.sagitova2026.sec4_trained_heads import (
+        ACTIVE_SHARE, SETTLED, _four_point_prior)
+    prior, seeds = _four_point_prior(2.04, 2.65), {"train": 1, "init": 101}
+    st, half, _, tau = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=0,
+                             settled=SETTLED, active_share=ACTIVE_SHARE)
+    assert tau == 300.0 and purity_change(half.m, st.m, ACTIVE_SHARE) > SETTLED
+    st, half, _, tau = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=4,
+                             settled=SETTLED, active_share=ACTIVE_SHARE)
+    assert tau > 300.0
+    assert purity_change(half.m, st.m, ACTIVE_SHARE) <= SETTLED or tau == 300.0 * 2**4
 
 
 def test_pruning_claim_refutes_when_every_head_is_needed(monkeypatch):

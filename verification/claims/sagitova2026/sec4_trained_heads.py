@@ -40,14 +40,17 @@ def _draw_head_cosines(sm, bs, fig):
 
 
 def _simulate_trained_heads(ctx, prior, runs, H=4):
-    """Heads trained by the flow for each (activation, τ_end) of ``runs``, with their purity,
-    head cosines and fresh-draw risk (each run a stored simulation, ``trained_piece``)."""
+    """Heads trained by the flow for each (activation, τ_start, doublings) of ``runs`` (τ doubled
+    while the active heads' purities move), with their norms, purities, head cosines and
+    fresh-draw risk (each run a stored simulation, ``trained_piece``)."""
     items = []
-    for i, (act, tau_end) in enumerate(runs):
+    for i, (act, tau, doublings) in enumerate(runs):
         tag = f"mix:{act if isinstance(act, str) else act.name}"
-        items.append({"activation": act, "tau": tau_end, "H": H, "prior": prior, "seeds": {
-            "train": ctx.claim_seed(f"train:{tag}"), "init": ctx.claim_seed(f"train-init:{tag}"),
-            "fresh": ctx.claim_seed(f"mix-fresh:{i}")}})
+        items.append({"activation": act, "tau": tau, "doublings": doublings, "H": H,
+                      "prior": prior, "settled": SETTLED, "active_share": ACTIVE_SHARE,
+                      "seeds": {"train": ctx.claim_seed(f"train:{tag}"),
+                                "init": ctx.claim_seed(f"train-init:{tag}"),
+                                "fresh": ctx.claim_seed(f"mix-fresh:{i}")}})
     return ctx.map(trained_piece, items)
 
 
@@ -60,10 +63,17 @@ PURE = 0.95
 """A head is pure when its purity max_f |cos(m_h, e_f)| is at least this (the claim's reading)."""
 MIXTURE = 0.9
 """A head is a mixture when its purity is at most this (the claim's reading)."""
+SETTLED = 0.01
+"""The heads have stopped moving when no active head's purity changed by more than this over
+the last doubling of the training time."""
+ACTIVE_SHARE = 0.25
+"""A head whose norm is under this share of the largest head's has learned no direction: it is
+set aside (listed in the evidence, with the risk without it)."""
 SOFTMAX_FAMILY = "purity of the trained softmax heads (≤ mixture)"
 BSOFTMAX_FAMILY = "purity of the trained B-softmax heads (≥ pure)"
 SOFTMAX_PURE_FAMILY = "purity of the trained softmax heads (< pure)"
 BSOFTMAX_MIXED_FAMILY = "purity of the trained B-softmax heads (> mixture)"
+SETTLED_FAMILY = "purity change of the active heads over the last doubling of τ"
 
 
 MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": Interval(1.5, 4.0)},
@@ -78,15 +88,20 @@ MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": In
        reading="discrete prior θ ∈ {±s₁e₁, ±s₂e₂} (equal weights), H heads, L = 4 (s₁, s₂, H "
                "coordinates: 3, 2, 4 as first checked; H ≥ 4, one head per support point at "
                "least, where B-softmax can be Bayes-optimal, Prop. IV.2); heads trained "
-               "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax to "
-               "τ = 300, B-softmax to τ = 3000, where both have stopped moving); purity of a "
-               "head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, mixture ≤ 0.9. Confirmed when every "
-               "softmax head is a mixture and every B-softmax head is pure; refuted when a "
+               "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax from "
+               "τ = 300, B-softmax from τ = 3000, τ doubled while the heads still move: up to "
+               "4800 and 12000); purity of a head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, "
+               "mixture ≤ 0.9. The directions the heads learn are those of the heads that "
+               "learned one: a head whose norm is under a quarter of the largest head's is set "
+               "aside (listed, with the risk without it). The heads have stopped moving when "
+               "no active head's purity changed by more than 0.01 over the last doubling of τ. "
+               "Confirmed when the heads have stopped moving, every active softmax head is a "
+               "mixture and every active B-softmax head pure; refuted when, stopped, a "
                "softmax head is pure or a B-softmax head a mixture; a head between the "
-               "thresholds is neither (inconclusive). An exact check: the "
-               "trained state is a deterministic function of the flow's fixed draws and the "
-               "purities are compared with fixed thresholds (no sampling comparison; the risks "
-               "are recorded, not judged).",
+               "thresholds is neither, and heads still moving at the last τ decide nothing "
+               "(inconclusive). An exact check: the trained state is a deterministic function "
+               "of the flow's fixed draws and the purities are compared with fixed thresholds "
+               "(no sampling comparison; the risks are recorded, not judged).",
        domain=MIXTURE_DOMAIN, points=[{"H": 4, "s1": 3.0, "s2": 2.0}],
        mutations={"B-softmax normalised per head (joint normalisation dropped)":
                   lambda: {"bsoftmax": "softmax"},
@@ -94,47 +109,77 @@ MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": In
                   lambda: {"softmax": "b-softmax"},
                   "one signal direction (θ ∈ {±3e₁})": lambda: {"prior": _two_point_prior()},
                   "softmax and B-softmax swapped": lambda: {
-                      "softmax": "b-softmax", "bsoftmax": "softmax", "t_end": (1500.0, 300.0)}})
+                      "softmax": "b-softmax", "bsoftmax": "softmax", "t_end": (1500.0, 300.0),
+                      "doublings": (3, 4)}})
 def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
-                       t_end=(300.0, 3000.0), prior=None):
-    """Sec. IV (trained heads): softmax heads mix the directions, B-softmax heads are pure."""
+                       t_end=(300.0, 3000.0), doublings=(4, 2), prior=None):
+    """Sec. IV (trained heads): softmax heads mix the directions, B-softmax heads are pure.
+    ``t_end``/``doublings``: each activation's first training time and how often it may be
+    doubled while the heads move."""
     prior = prior or _four_point_prior(s1, s2)
-    sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0]), (bsoftmax, t_end[1])), H)
+    sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0], doublings[0]),
+                                                  (bsoftmax, t_end[1], doublings[1])), H)
     rb, rb_se = _bayes_risk(ctx, prior, 200_000, "mix:bayes")
     evidence = {"softmax": sm, "b-softmax": bs, "bayes_risk": rb, "bayes_risk_se": rb_se,
-                "pure": PURE, "mixture": MIXTURE}
+                "pure": PURE, "mixture": MIXTURE, "settled": SETTLED,
+                "active_share": ACTIVE_SHARE}
     figs = {"head-cosines": functools.partial(_draw_head_cosines, sm, bs)}
     # the purities are deterministic functions of the flow's fixed draws, compared with fixed
-    # thresholds: exact bounds (α = 0). A head refutes only as the other kind (a softmax head
-    # pure, a B-softmax head a mixture); between the thresholds it is neither, and the claim
-    # is undecided there
-    labels = {k: [f"head {h}" for h in range(len(row["purity"]))] for k, row in
-              (("softmax", sm), ("b-softmax", bs))}
+    # thresholds: exact bounds (α = 0). Only active heads are judged (a near-zero vector has no
+    # direction); a head refutes only as the other kind (a softmax head pure, a B-softmax head
+    # a mixture), and only once the heads have stopped moving (a pure softmax head at τ = 300
+    # can still become a mixture by τ = 1200); between the thresholds a head is neither
+    judged = {k: [(f"head {h}", p) for h, (p, on) in enumerate(zip(row["purity"], row["active"]))
+                  if on] for k, row in (("softmax", sm), ("b-softmax", bs))}
+    labels = {k: [lab for lab, _ in v] for k, v in judged.items()}
+    purities = {k: [p for _, p in v] for k, v in judged.items()}
+    stopped = {k: row["purity_change"] <= SETTLED for k, row in (("softmax", sm), ("b-softmax", bs))}
     grey = f"between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) a head is neither"
-    legs = {"no softmax head pure": bound(ctx, sm["purity"], upper=PURE, strict=True,
-                                          name=SOFTMAX_PURE_FAMILY, labels=labels["softmax"]),
-            "softmax heads mixed": bound(ctx, sm["purity"], upper=MIXTURE, refutes=False,
+    legs = {"no softmax head pure": bound(ctx, purities["softmax"], upper=PURE, strict=True,
+                                          refutes=stopped["softmax"], name=SOFTMAX_PURE_FAMILY,
+                                          labels=labels["softmax"]),
+            "softmax heads mixed": bound(ctx, purities["softmax"], upper=MIXTURE, refutes=False,
                                          needs=f"a softmax head {grey}", name=SOFTMAX_FAMILY,
                                          labels=labels["softmax"]),
-            "no B-softmax head a mixture": bound(ctx, bs["purity"], lower=MIXTURE, strict=True,
+            "no B-softmax head a mixture": bound(ctx, purities["b-softmax"], lower=MIXTURE,
+                                                 strict=True, refutes=stopped["b-softmax"],
                                                  name=BSOFTMAX_MIXED_FAMILY,
                                                  labels=labels["b-softmax"]),
-            "B-softmax heads pure": bound(ctx, bs["purity"], lower=PURE, refutes=False,
+            "B-softmax heads pure": bound(ctx, purities["b-softmax"], lower=PURE, refutes=False,
                                           needs=f"a B-softmax head {grey}", name=BSOFTMAX_FAMILY,
-                                          labels=labels["b-softmax"])}
+                                          labels=labels["b-softmax"]),
+            "heads stopped moving": bound(ctx, [sm["purity_change"], bs["purity_change"]],
+                                          upper=SETTLED, refutes=False,
+                                          needs="training beyond the last τ (the heads still "
+                                                "move)", name=SETTLED_FAMILY,
+                                          labels=["softmax", "B-softmax"])}
     evidence["checks"] = {name: c.evidence() for name, c in legs.items()}
-    sm_p, bs_p = np.round(sm["purity"], 3).tolist(), np.round(bs["purity"], 3).tolist()
+    sm_p, bs_p = (np.round(purities[k], 3).tolist() for k in ("softmax", "b-softmax"))
+    aside = "; ".join(f"{name}: {row['active'].count(False)} of {len(row['active'])} heads set "
+                      f"aside (norm < {ACTIVE_SHARE:g}× the largest; risk without them "
+                      f"{row['loss_active_only']:.4f} vs {row['loss']:.4f})"
+                      for name, row in (("softmax", sm), ("B-softmax", bs))
+                      if not all(row["active"]))
+    at = f"at τ = {sm['tau']:g} (softmax) and {bs['tau']:g} (B-softmax)"
     if legs["no softmax head pure"].decision == "refuted":
-        says = f"some trained softmax head is pure (purity ≥ {PURE}): purities {sm_p}"
+        says = f"some trained softmax head is pure (purity ≥ {PURE}) {at}: purities {sm_p}"
     elif legs["no B-softmax head a mixture"].decision == "refuted":
-        says = f"some trained B-softmax head is a mixture (purity ≤ {MIXTURE}): purities {bs_p}"
+        says = (f"some trained B-softmax head is a mixture (purity ≤ {MIXTURE}) {at}: purities "
+                f"{bs_p}")
     elif all(c.decision == "confirmed" for c in legs.values()):
-        says = (f"softmax heads are mixtures (purity ≤ {max(sm['purity']):.2f}); B-softmax heads "
-                f"are pure (≥ {min(bs['purity']):.3f}) with risk {bs['loss']:.4f} ± "
-                f"{bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh draws)")
-    else:
-        says = (f"a head is between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}): "
+        says = (f"softmax heads are mixtures (purity ≤ {max(purities['softmax']):.2f}); "
+                f"B-softmax heads are pure (≥ {min(purities['b-softmax']):.3f}) {at}, with risk "
+                f"{bs['loss']:.4f} ± {bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh "
+                "draws)")
+    elif not all(stopped.values()):
+        says = (f"the heads still move {at} (purity change {sm['purity_change']:.3f}, "
+                f"{bs['purity_change']:.3f} over the last doubling; settled ≤ {SETTLED}): "
                 f"softmax purities {sm_p}, B-softmax purities {bs_p}")
+    else:
+        says = (f"a head is between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) {at}: "
+                f"softmax purities {sm_p}, B-softmax purities {bs_p}")
+    if aside:
+        says += f" [{aside}]"
     return conclude(legs, says=says, evidence=evidence, figures=figs)
 
 

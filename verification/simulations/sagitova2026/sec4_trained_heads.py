@@ -13,20 +13,12 @@ from ..base import simulation
 from .common import L, best_risk
 
 
-def train(activation, prior, H, n, seeds, t_end, init_scale=0.05):
-    """Heads trained by the reduced flow (n draws from ``seeds["train"]``) from m ~ N(0,
-    init_scale²) (``seeds["init"]``), r = init_scale²·I to τ = t_end: (state, reduced model, the
-    largest change of m over the last fifth of the run)."""
-    md = MultiHeadModel(H, L, prior.F, activation)
-    rm = HeadReduced(md, prior, n=n, seed=seeds["train"], backend="torch")
-    rng = np.random.default_rng(seeds["init"])
-    st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
-    tr = rm.integrate(st, np.array([0.0, 0.8 * t_end, t_end]), rtol=1e-6, atol=1e-10)
-    if not tr.ok:
-        raise RuntimeError(f"{rm.name}: training ended '{tr.status}': {tr.message}")
-    states = rm.states(tr)
-    drift = float(np.abs(states[-1].m - states[-2].m).max())
-    return states[-1], rm, drift
+def active_heads(m, share):
+    """Heads whose norm is at least ``share`` of the largest head's: the others are close to
+    uniform attention and have learned no direction (their purity is that of a near-zero
+    vector)."""
+    norms = np.linalg.norm(m, axis=1)
+    return norms >= share * norms.max()
 
 
 def purity(m):
@@ -35,22 +27,68 @@ def purity(m):
     return np.abs(m / np.maximum(n, 1e-300)).max(1)
 
 
+def train(activation, prior, H, n, seeds, t_end, *, doublings=0, settled=0.0, active_share=0.0,
+          init_scale=0.05):
+    """Heads trained by the reduced flow (n draws from ``seeds["train"]``) from m ~ N(0,
+    init_scale²) (``seeds["init"]``), r = init_scale²·I to τ = t_end, then for twice as long
+    while the active heads' (``active_heads``) purities moved by more than ``settled`` over the
+    last doubling of τ, at most ``doublings`` times. Returns (state at the final τ, state at
+    half of it, reduced model, final τ)."""
+    md = MultiHeadModel(H, L, prior.F, activation)
+    rm = HeadReduced(md, prior, n=n, seed=seeds["train"], backend="torch")
+    rng = np.random.default_rng(seeds["init"])
+    st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
+    tau, segment = t_end, np.array([0.0, 0.5 * t_end, t_end])
+    for k in range(doublings + 1):
+        tr = rm.integrate(st, segment, rtol=1e-6, atol=1e-10)
+        if not tr.ok:
+            raise RuntimeError(f"{rm.name}: training ended '{tr.status}' before τ = {tau:g}: "
+                               f"{tr.message}")
+        states = rm.states(tr)
+        half, st = states[-2], states[-1]
+        if k == doublings or purity_change(half.m, st.m, active_share) <= settled:
+            break
+        segment, tau = np.array([0.0, tau]), 2 * tau     # autonomous: τ → 2τ from the state at τ
+    return st, half, rm, tau
+
+
+def purity_change(before, after, active_share):
+    """The largest change of purity of the heads active in ``after``."""
+    on = active_heads(after, active_share)
+    return float(np.abs(purity(after) - purity(before))[on].max())
+
+
 @simulation(seeded=False)
 def trained_piece(sim, item):
-    """Heads of one activation (a name or an ``Activation``) trained by the flow to τ_end
-    = ``item["tau"]`` for ``item["prior"]``, with their purity, head cosines and fresh-draw risk
-    (``item["seeds"]``: "train", "init", "fresh")."""
-    act, tau_end, prior = item["activation"], item["tau"], item["prior"]
+    """Heads of one activation (a name or an ``Activation``) trained by the flow from τ_end
+    = ``item["tau"]`` on, doubled while they move (``train``: ``item["doublings"]``,
+    ``item["settled"]``, ``item["active_share"]``), with their norms, purities at the final τ
+    and at half of it, head cosines, fresh-draw risk, and the risk with the inactive heads
+    dropped (same draws; ``item["seeds"]``: "train", "init", "fresh")."""
+    act, prior, H = item["activation"], item["prior"], item["H"]
     name = act if isinstance(act, str) else act.name
-    st, rm, drift = train(act, prior, item["H"], sim.pick(2**12, 2**14), item["seeds"], tau_end)
+    st, half, rm, tau = train(act, prior, H, sim.pick(2**12, 2**14), item["seeds"], item["tau"],
+                              doublings=item["doublings"], settled=item["settled"],
+                              active_share=item["active_share"])
     m = st.m
-    cos = (m @ m.T) / np.outer(np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=1))
-    fresh = HeadReduced(rm.model, prior, n=sim.pick(2**15, 2**17), seed=item["seeds"]["fresh"],
-                        kind="random")
-    risk, risk_se = fresh.loss(st)
-    return {"activation": name, "tau": tau_end, "m": m.tolist(), "purity": purity(m).tolist(),
-            "loss": float(risk), "loss_se": float(risk_se), "late_drift": drift,
-            "head_cosines": cos.tolist()}
+    norms = np.linalg.norm(m, axis=1)
+    cos = (m @ m.T) / np.outer(norms, norms)
+    on = active_heads(m, item["active_share"])
+    n_fresh = sim.pick(2**15, 2**17)
+    risk, risk_se = HeadReduced(rm.model, prior, n=n_fresh, seed=item["seeds"]["fresh"],
+                                kind="random").loss(st)
+    out = {"activation": name, "tau_start": item["tau"], "tau": tau, "m": m.tolist(),
+           "norms": norms.tolist(), "active": on.tolist(), "purity": purity(m).tolist(),
+           "purity_half": purity(half.m).tolist(),
+           "purity_change": purity_change(half.m, m, item["active_share"]),
+           "loss": float(risk), "loss_se": float(risk_se), "head_cosines": cos.tolist()}
+    if not on.all():
+        keep = np.flatnonzero(on)
+        md = MultiHeadModel(len(keep), L, prior.F, rm.model.activation, output=rm.model.output)
+        kept = HeadState(m[keep], st.r[np.ix_(keep, keep)], st.b[keep], st.v[keep])
+        out["loss_active_only"], out["loss_active_only_se"] = map(float, HeadReduced(
+            md, prior, n=n_fresh, seed=item["seeds"]["fresh"], kind="random").loss(kept))
+    return out
 
 
 def prune(state, model, prior, seeds, sizes):
