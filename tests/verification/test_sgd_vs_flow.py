@@ -131,6 +131,30 @@ def test_dimensions_with_different_record_times_name_sgd(one_d):
         sgd_vs_flow(0.05, runs, lambda d: reduced(MODEL, {"d": 25, **P}), INIT)
 
 
+def test_each_dimension_is_compared_at_its_own_record_times():
+    """With over_dims="each", dimensions whose step does not divide the horizon alike (a whole
+    number of steps at a fixed κ) keep their own record times: each is compared with the flow
+    at those times (a true flow confirmed, the labels name them); a different number of records
+    is an error naming sgd."""
+    def at(d, steps):
+        cfg = SimulationConfig(lr=0.5 / d, steps=steps, seeds=32, batch=32,
+                               record_every=steps // 4, n_test=0, init=INIT, seed=3,
+                               dtype="float32")
+        return simulate(MODEL, {"d": d, **P}, cfg)
+    runs = {25: at(25, 100), 40: at(40, 164)}                  # t ends at 2.0 and 2.05
+    flow = lambda d: reduced(MODEL, {"d": d, **P})          # noqa: E731
+    cmp = sgd_vs_flow(0.05, runs, flow, INIT, bias=np.array([1 / 25, 1 / 40])[:, None, None],
+                      over_dims="each")
+    assert cmp.decision == "confirmed", cmp.check.evidence()
+    labels = [row[1] for leg in cmp.legs.values()
+              for row in leg.evidence()["comparisons"]["rows"]]
+    assert any("d=40, t=2.05" in lab for lab in labels) and any("d=25, t=2 " in lab + " "
+                                                               for lab in labels)
+    short = {25: runs[25], 40: dataclasses.replace(runs[40], t=runs[40].t[:-1])}
+    with pytest.raises(ValueError, match="sgd: 4 records at d = 40, 5 at the first"):
+        sgd_vs_flow(0.05, short, flow, INIT, over_dims="each")
+
+
 def test_bad_alpha_x_and_one_seed(one_d):
     rm = reduced(MODEL, {"d": 25, **P})
     with pytest.raises(ValueError, match="ctx_or_alpha=1.5"):

@@ -286,7 +286,8 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
     ctx_or_alpha: a claim's ``ctx`` (the check spends its α and records the contract), or α in
     (0, 1) outside a claim. sgd: an ``SGDResult`` or :class:`Tracks` (one dimension: each seed
     mean against the flow, ``estimate_vs_theory``), or a mapping {d: SGDResult or Tracks} over
-    several dimensions with the same record times. flow: a ``ReducedModel``
+    several dimensions with the same record times (with ``over_dims="each"``, as many records:
+    each dimension is compared with the flow at its own times). flow: a ``ReducedModel``
     (``numerics.reduced``) integrated from ``init`` (by name, packed, or a HeadState; default the
     SGD's seed mean at the first record), or the flow's values [record, state] at the record
     times (a stored flow; ``names`` then names its columns); for a mapping, a callable d → either
@@ -316,7 +317,8 @@ def sgd_vs_flow(ctx_or_alpha: Context | float, sgd, flow, init=None, *,
 
     Raises ValueError naming the parameter on bad input: times not strictly increasing, names
     that are not the flow's states, an SGD record lacking the flow's states, one seed, record
-    times that differ between dimensions, an unknown ``over_dims``."""
+    times that differ between dimensions (with ``"each"``: numbers of records), an unknown
+    ``over_dims``."""
     ctx = _context(ctx_or_alpha)
     if over_dims not in OVER_DIMS:
         raise ValueError(f"over_dims={over_dims!r}; allowed: {list(OVER_DIMS)}")
@@ -436,7 +438,10 @@ def _over_dims(ctx, runs, flow, init, names, bias, over_dims, corrections, grow,
         return _one(run, rm, init, names, f"sgd[{d}]", integrate_options)
     out = [at(d, runs[d], flow) for d in dims]
     t = out[0][0]
-    _same_times(t, dims, out)
+    if over_dims == "each":      # each d against the flow at its own times: as many records
+        _same_records(t, dims, out)
+    else:
+        _same_times(t, dims, out)
     names = out[0][1]
     mean, se, ode = (np.array([o[k] for o in out]) for k in (2, 3, 4))
     dof = min(o[6] for o in out) - 1
@@ -444,7 +449,9 @@ def _over_dims(ctx, runs, flow, init, names, bias, over_dims, corrections, grow,
     if xs.shape != (len(dims),):
         raise ValueError(f"x: {xs.size} values for {len(dims)} dimensions; give one per key of sgd")
     if over_dims == "each":
-        check, legs = _each(ctx, dims, t, names, mean, se, ode, bias, families, name, dof)
+        times = [o[0] for o in out]
+        check, legs = _each(ctx, dims, times, names, mean, se, ode, bias, families, name, dof)
+        t = times[-1]
     else:
         grown: dict[float, tuple] = {}
         policy = dict(over_dims=over_dims, corrections=corrections, terms=terms, x=x,
@@ -510,20 +517,28 @@ def _same_times(t, dims, out) -> None:
                              "coincide")
 
 
-def _each(ctx, dims, t, names, mean, se, ode, bias, families, name, dof):
-    """Every dimension's seed means against the flow, one family per state over (dim, record)."""
+def _same_records(t, dims, out) -> None:
+    for d, o in zip(dims, out):
+        if o[0].shape != t.shape:
+            raise ValueError(f"sgd: {o[0].size} records at d = {d}, {t.size} at the first "
+                             "dimension; give each dimension as many records")
+
+
+def _each(ctx, dims, times, names, mean, se, ode, bias, families, name, dof):
+    """Every dimension's seed means against the flow at that dimension's record times
+    (``times``, one array per dimension), one family per state over (dim, record)."""
     shape = mean[:, 1:].shape
     try:
         allow = np.broadcast_to(np.asarray(bias, float), shape).ravel()
     except ValueError:
         raise ValueError(f"bias: shape {np.shape(bias)}; allowed: a number, one per state, "
                          f"[record − 1, state] or [dim, record − 1, state] {shape}") from None
-    labels = np.array([f"{n} @ d={d:g}, t={tk:.6g}" for d in dims for tk in t[1:] for n in names],
-                      dtype=object)
+    labels = np.array([f"{n} @ d={d:g}, t={tk:.6g}" for d, t in zip(dims, times) for tk in t[1:]
+                       for n in names], dtype=object)
     est, ses, flow = mean[:, 1:].ravel(), se[:, 1:].ravel(), ode[:, 1:].ravel()
 
     def judge(label: str, idx: np.ndarray) -> Check:
         return estimate_vs_theory(ctx, est[idx], ses[idx], flow[idx], bias=allow[idx],
                                   name=f"{name}: {label}", scale=np.abs(flow[idx]),
                                   labels=labels[idx], dof=dof)
-    return _per_family(judge, _groups(names, families, len(t) - 1, blocks=len(dims)))
+    return _per_family(judge, _groups(names, families, len(times[0]) - 1, blocks=len(dims)))

@@ -20,7 +20,8 @@ from ...declare import claim
 from ...domain import Choice, Integers, Interval
 from ...stats import finite, weighted_slope
 from ...simulations.sagitova2026.sec3_dynamics import (ALIGN_HORIZON, HETEROGENEOUS_SOFTMAX,
-                                                       FastMFlow, iii2_init, iii2_ode, iii2_sgd,
+                                                       FastMFlow, iii2_init, iii2_ode, iii2_schedule,
+                                                       iii2_sgd,
                                                        iii3_ode, iii3_sgd, manifold_contrasts,
                                                        manifold_contrasts_at)
 from ._common import PAPER, SIGMA0, quantile_text, saddle_rate
@@ -76,10 +77,14 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
     seeds = ctx.pick(32, 64)
     B, T = 8, 2.0
     init = iii2_init(H)
-    t_rec = np.linspace(0, T, 5)
+    # each D's record times (κ exact, a whole number of steps): the ODE is read at all of them
+    schedule = {D: iii2_schedule(kappa, B, D, T) for D in dims}
+    t_all = np.unique(np.concatenate([times for *_, times in schedule.values()]))
+    at = {D: np.searchsorted(t_all, times) for D, (*_, times) in schedule.items()}
     model = {"activation": activation, "H": int(H), "nu": [nu1, nu2], "kappa": kappa}
-    odes = ctx.map(iii2_ode, [{**model, "reduced_class": reduced_class, "t_rec": t_rec.tolist(),
-                               "seed": ctx.claim_seed(f"iii2:ode{i}")} for i in range(2)])
+    odes_all = ctx.map(iii2_ode, [{**model, "reduced_class": reduced_class,
+                                   "t_rec": t_all.tolist(), "seed": ctx.claim_seed(f"iii2:ode{i}")}
+                                  for i in range(2)])
     # SGD direct in R^D up to D = 800, beyond by the Gram-matrix simulator (both exact in law)
     items = [{**model, "D": D, "seeds": seeds, "batch": B, "T": T,
               "method": "direct" if D <= DIRECT_SGD_MAX_D else "gram",
@@ -89,10 +94,10 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
     rng = ctx.rng("iii2:boot")
     for item, run in zip(items, ctx.map(iii2_sgd, items), strict=True):
         D = item["D"]
-        lr = kappa * B / D
-        steps = int(round(T / lr))
+        lr, steps, t_rec = schedule[D]
         if not np.allclose(run["t"], t_rec, atol=1e-9):
-            raise RuntimeError(f"SGD record times {run['t']} differ from the ODE's {t_rec}")
+            raise RuntimeError(f"SGD record times {run['t']} differ from the schedule's {t_rec}")
+        odes = [o[at[D]] for o in odes_all]
         sgd = run["states"]
         finite(sgd, *odes)
         dev = sgd - odes[0][:, None, :]                                  # time, seed, comp
@@ -114,9 +119,11 @@ def prop_iii2(ctx, activation, H, nu1, nu2, kappa, reduced_class=HeadReduced, di
     comps = head_state_names(H, 2)
     names = [n.split("[")[0] for n in comps]
     allow = np.array([np.array(r["ode_qmc_error"])[1:] + 1.0 / r["D"] for r in rows])
-    cmp = checks.sgd_vs_flow(ctx, {r["D"]: checks.Tracks(t_rec, arrays[f"sgd_D{r['D']}"], comps)
+    cmp = checks.sgd_vs_flow(ctx, {r["D"]: checks.Tracks(np.array(r["tau"]),
+                                                         arrays[f"sgd_D{r['D']}"], comps)
                                    for r in rows},
-                             {r["D"]: odes[0] for r in rows}, names=comps, bias=allow,
+                             {r["D"]: arrays[f"ode_D{r['D']}"] for r in rows}, names=comps,
+                             bias=allow,
                              over_dims="each", name="SGD seed-mean − ODE")
     mean_checks = cmp.legs
     worst = _worst_mean_deviation(rows, mean_checks, names, allow)

@@ -58,15 +58,24 @@ def iii2_ode(sim, item):
     return trajectory(rm, iii2_init(item["H"]), np.asarray(item["t_rec"]))[0].y
 
 
+def iii2_schedule(kappa, batch, D, T, records=4):
+    """Prop. III.2's SGD schedule at one D: the step γ = κ·batch/D (κ exact), a number of steps
+    that is a multiple of ``records`` nearest to T/γ, and the record times (``records`` + 1,
+    evenly spaced in steps, the last within 2γ of T): (γ, steps, times)."""
+    lr = kappa * batch / D
+    steps = records * max(1, int(round(T / (records * lr))))
+    return lr, steps, np.round(np.arange(records + 1) * (steps // records) * lr, 12)
+
+
 @simulation(seeded=False)
 def iii2_sgd(sim, item):
-    """Prop. III.2's online SGD at one D (batch 8, γ = κ·8/D, to τ = 2, five records) by
-    ``item["method"]`` ("direct" or "gram", both exact in law) from ``iii2_init``: record times
-    "t", the packed states "states" (record × seed × component), "steps_per_second"."""
+    """Prop. III.2's online SGD at one D (batch 8, ``iii2_schedule``: γ = κ·8/D, to τ ≈ 2, five
+    records) by ``item["method"]`` ("direct" or "gram", both exact in law) from ``iii2_init``:
+    record times "t", the packed states "states" (record × seed × component),
+    "steps_per_second"."""
     H, D, seeds = item["H"], item["D"], item["seeds"]
     md = MultiHeadModel(H, L, 2, item["activation"])
-    lr = item["kappa"] * item["batch"] / D
-    steps = int(round(item["T"] / lr))
+    lr, steps, _ = iii2_schedule(item["kappa"], item["batch"], D, item["T"])
     cfg = SimulationConfig(lr=lr, steps=steps, batch=item["batch"], seeds=seeds, seed=item["seed"],
                            record_every=steps // 4, init=iii2_init(H), device=sim.device)
     res = simulate(md, {"D": D, "prior": flipping_spike(*item["nu"])}, cfg, item["method"])
