@@ -73,6 +73,31 @@ def test_sgd_flow_claim_refutes_a_wrong_ode():
     assert fams["SGD seed-mean − ODE: m"]["comparisons"] == 2 * 4 * 4
 
 
+@pytest.mark.parametrize("kappa, D", [(0.25, 100), (0.06, 100), (0.06, 800), (1.0, 101)])
+def test_sgd_flow_schedule_keeps_kappa_and_records_evenly(kappa, D):
+    """Prop. III.2's SGD schedule: the step is κ·8/D exactly (κ is the setting), the number of
+    steps a multiple of 4 so that the five records are evenly spaced, the last within 2γ of
+    τ = 2; at κ = 0.25 the records are the ODE's 0, ½, …, 2 exactly."""
+    from verification.simulations.sagitova2026.sec3_dynamics import iii2_schedule
+    lr, steps, times = iii2_schedule(kappa, 8, D, 2.0)
+    assert lr == kappa * 8 / D and steps % 4 == 0 and len(times) == 5
+    np.testing.assert_allclose(np.diff(times), steps // 4 * lr)
+    assert abs(times[-1] - 2.0) <= 2 * lr
+    if kappa == 0.25 and D == 100:
+        assert times.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+
+
+@pytest.mark.slow
+def test_sgd_flow_claim_runs_where_the_step_does_not_divide_the_horizon():
+    """At κ = 0.06 (γ = 0.0048 at D = 100: τ = 2 is 416.7 steps) the claim judged 6 SGD records
+    against the ODE's 5 and stopped with an error; now each D is compared at its own record
+    times and the true flow is not refuted."""
+    at = {"activation": "softmax-v", "H": 2, "nu1": 1.0, "nu2": 2.0, "kappa": 0.06}
+    _, out = run_claim(get_claim("sagitova2026:prop-iii2-sgd-flow"), ctx(), at, dims=[100, 200])
+    assert out.verdict in ("confirmed", "inconclusive"), out.evidence.get("traceback", out.summary)
+    assert [r["tau"][-1] for r in out.evidence["rows"]] == [pytest.approx(1.9968)] * 2
+
+
 def test_symmetric_manifold_claim_refutes_head_dependent_temperatures():
     hetero = Activation("softmax-heterogeneous", lambda s, v: [
         [sp.exp((1 + 0.4 * h) * x) / sum(sp.exp((1 + 0.4 * h) * y) for y in row) for x in row]
