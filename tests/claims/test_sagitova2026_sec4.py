@@ -294,17 +294,18 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
 
 
 # -- trained heads: mixture directions, pruning -----------------------------------------------
-def trained(purity, *, norms=None, change=0.0, tau=1200.0, loss=0.3):
-    """A stubbed ``trained_piece`` row: heads with these purities and norms (all 2 by
-    default), whose purities moved by ``change`` over the last doubling of τ."""
+def trained(purity, *, norms=None, turn=0.0, half=None, tau=1200.0, loss=0.3, rise=0.0):
+    """A stubbed ``trained_piece`` row: heads with these purities (``half``: at τ/2, default the
+    same) and norms (all 2 by default) that turned by ``turn`` degrees over the last half of
+    training; dropping the small heads raises the risk by ``rise``."""
     from verification.claims.sagitova2026 import sec4_trained_heads as th
     norms = [2.0] * len(purity) if norms is None else norms
-    active = [n >= th.ACTIVE_SHARE * max(norms) for n in norms]
-    row = {"purity": purity, "norms": norms, "active": active, "purity_change": change,
-           "tau": tau, "head_cosines": np.eye(len(purity)).tolist(), "loss": loss,
-           "loss_se": 0.01}
-    if not all(active):
-        row["loss_active_only"], row["loss_active_only_se"] = loss + 0.001, 0.01
+    large = [n >= th.SMALL_SHARE * max(norms) and n >= th.NORM_FLOOR for n in norms]
+    row = {"purity": purity, "purity_half": purity if half is None else half, "norms": norms,
+           "large": large, "turn_degrees": turn, "large_heads_changed": False, "tau": tau,
+           "head_cosines": np.eye(len(purity)).tolist(), "loss": loss, "loss_se": 0.005}
+    if any(large) and not all(large):
+        row["loss_without_small"], row["loss_without_small_se"] = loss + rise, 0.005
     return row
 
 
@@ -356,8 +357,8 @@ def test_mixture_claim_judges_nothing_while_the_heads_still_move(monkeypatch, si
     refute."""
     wrong = {"softmax": [0.72, 0.72, 0.72, 0.97], "b-softmax": [1.0, 1.0, 1.0, 0.8]}
     right = {"softmax": [0.72] * 4, "b-softmax": [1.0] * 4}
-    for change, expected in ((0.05, "inconclusive"), (0.005, "refuted")):
-        rows = {k: trained(wrong[k] if k == side else right[k], change=change if k == side else 0)
+    for turn, expected in ((3.0, "inconclusive"), (0.5, "refuted")):
+        rows = {k: trained(wrong[k] if k == side else right[k], turn=turn if k == side else 0)
                 for k in wrong}
         stub_heads(monkeypatch, rows["softmax"], rows["b-softmax"])
         out = run_claim(get_claim(MIX), CTX)[1]
@@ -365,38 +366,47 @@ def test_mixture_claim_judges_nothing_while_the_heads_still_move(monkeypatch, si
         if expected == "inconclusive":
             assert "still move" in out.summary
     # moving heads never confirm either
-    stub_heads(monkeypatch, trained(right["softmax"], change=0.05), trained(right["b-softmax"]))
+    stub_heads(monkeypatch, trained(right["softmax"], turn=3.0), trained(right["b-softmax"]))
     assert verdict(MIX) == "inconclusive"
+    # stopped, but the head was not of the other kind at τ/2: a refutation needs both
+    stub_heads(monkeypatch, trained(wrong["softmax"], half=[0.72, 0.72, 0.72, 0.93]),
+               trained(right["b-softmax"]))
+    out = run_claim(get_claim(MIX), CTX)[1]
+    assert out.verdict == "inconclusive" and "at τ/2" in out.summary, out.summary
 
 
-def test_mixture_claim_sets_aside_heads_that_learned_no_direction(monkeypatch):
+def test_mixture_claim_sets_aside_small_heads_only_when_they_can_be_pruned(monkeypatch):
     """A B-softmax head of norm 0.3 among heads of norm 3 (more heads than support points)
-    learned no direction: its purity, of a near-zero vector, is not judged, and the summary
-    names it with the risk without it. The same head at full norm refutes."""
+    attends almost uniformly: when dropping it leaves the risk unchanged it is set aside (not
+    judged) and the summary says so; when dropping it raises the risk beyond 3 se it matters
+    and its mixture direction refutes; at full norm it refutes too."""
     pure, odd = [1.0, 1.0, 1.0, 1.0, 0.85], [3.0, 3.0, 3.0, 3.0, 0.3]
-    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd))
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd, rise=0.004))
     out = run_claim(get_claim(MIX), CTX)[1]
     assert out.verdict == "confirmed", out.summary
-    assert "1 of 5 heads set aside" in out.summary
+    assert "1 of 5 heads small" in out.summary and "set aside" in out.summary
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd, rise=0.05))
+    out = run_claim(get_claim(MIX), CTX)[1]
+    assert out.verdict == "refuted" and "they matter" in out.summary, out.summary
     stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=[3.0] * 5))
     assert verdict(MIX) == "refuted"
 
 
 def test_training_doubles_tau_until_the_heads_stop_moving():
     """The real flow: softmax heads at H = 6, s = (2.04, 2.65) still move at τ = 300 (one
-    pure head that later mixes); ``train`` doubles τ until no active head's purity moved by
-    more than the tolerance, or the doublings run out, and reports that change honestly."""
-    from verification.simulations.sagitova2026.sec4_trained_heads import purity_change, train
+    pure head that later mixes); ``train`` doubles τ until no large head turned by more than
+    the tolerance over the last half, or the doublings run out, and reports the turn."""
+    from verification.simulations.sagitova2026.sec4_trained_heads import train
     from verification.claims.sagitova2026.sec4_trained_heads import (
-        ACTIVE_SHARE, SETTLED, _four_point_prior)
+        NORM_FLOOR, SETTLED_DEGREES, SMALL_SHARE, _four_point_prior)
     prior, seeds = _four_point_prior(2.04, 2.65), {"train": 1, "init": 101}
-    st, half, _, tau = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=0,
-                             settled=SETTLED, active_share=ACTIVE_SHARE)
-    assert tau == 300.0 and purity_change(half.m, st.m, ACTIVE_SHARE) > SETTLED
-    st, half, _, tau = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=4,
-                             settled=SETTLED, active_share=ACTIVE_SHARE)
+    opts = dict(settled=SETTLED_DEGREES, share=SMALL_SHARE, floor=NORM_FLOOR)
+    *_, tau, turn, changed = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=0, **opts)
+    assert tau == 300.0 and (turn > SETTLED_DEGREES or changed)
+    *_, tau, turn, changed = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=4, **opts)
     assert tau > 300.0
-    assert purity_change(half.m, st.m, ACTIVE_SHARE) <= SETTLED or tau == 300.0 * 2**4
+    assert (turn <= SETTLED_DEGREES and not changed) or tau == 300.0 * 2**4
+
 
 
 def test_pruning_claim_refutes_when_every_head_is_needed(monkeypatch):

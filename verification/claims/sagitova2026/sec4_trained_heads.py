@@ -41,16 +41,18 @@ def _draw_head_cosines(sm, bs, fig):
 
 def _simulate_trained_heads(ctx, prior, runs, H=4):
     """Heads trained by the flow for each (activation, τ_start, doublings) of ``runs`` (τ doubled
-    while the active heads' purities move), with their norms, purities, head cosines and
-    fresh-draw risk (each run a stored simulation, ``trained_piece``)."""
+    while the heads move), with their norms, purities, head cosines and fresh-draw risks (each
+    run a stored simulation, ``trained_piece``)."""
     items = []
     for i, (act, tau, doublings) in enumerate(runs):
         tag = f"mix:{act if isinstance(act, str) else act.name}"
         items.append({"activation": act, "tau": tau, "doublings": doublings, "H": H,
-                      "prior": prior, "settled": SETTLED, "active_share": ACTIVE_SHARE,
+                      "prior": prior, "settled": SETTLED_DEGREES, "share": SMALL_SHARE,
+                      "floor": NORM_FLOOR,
                       "seeds": {"train": ctx.claim_seed(f"train:{tag}"),
                                 "init": ctx.claim_seed(f"train-init:{tag}"),
-                                "fresh": ctx.claim_seed(f"mix-fresh:{i}")}})
+                                "fresh": ctx.claim_seed(f"mix-fresh:{i}"),
+                                "prune": ctx.claim_seed(f"mix-prune:{i}")}})
     return ctx.map(trained_piece, items)
 
 
@@ -63,22 +65,51 @@ PURE = 0.95
 """A head is pure when its purity max_f |cos(m_h, e_f)| is at least this (the claim's reading)."""
 MIXTURE = 0.9
 """A head is a mixture when its purity is at most this (the claim's reading)."""
-SETTLED = 0.01
-"""The heads have stopped moving when no active head's purity changed by more than this over
-the last doubling of the training time."""
-ACTIVE_SHARE = 0.25
-"""A head whose norm is under this share of the largest head's has learned no direction: it is
-set aside (listed in the evidence, with the risk without it)."""
+SETTLED_DEGREES = 1.0
+"""The heads have stopped moving when the large heads are the same at τ/2 and τ and none
+turned by more than this many degrees between τ/2, 3τ/4 and τ."""
+SMALL_SHARE = 0.25
+NORM_FLOOR = 0.5
+"""A head is small when its norm is under SMALL_SHARE of the largest head's or under NORM_FLOOR
+(ten times the initial scale 0.05)."""
+PRUNED_Z = 3.0
+"""Small heads are set aside (pruned, not judged) when dropping them does not raise the risk by
+more than this many standard errors of the difference; otherwise they matter, and are judged."""
 SOFTMAX_FAMILY = "purity of the trained softmax heads (≤ mixture)"
 BSOFTMAX_FAMILY = "purity of the trained B-softmax heads (≥ pure)"
 SOFTMAX_PURE_FAMILY = "purity of the trained softmax heads (< pure)"
 BSOFTMAX_MIXED_FAMILY = "purity of the trained B-softmax heads (> mixture)"
-SETTLED_FAMILY = "purity change of the active heads over the last doubling of τ"
+SETTLED_FAMILY = "largest turn of a large head over the last half of training (degrees)"
 
 
 MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": Interval(1.5, 4.0)},
                         reference={"s1": 3.0, "s2": 2.0})
 """The prior θ ∈ {±s₁e₁, ±s₂e₂} (F = 2, equal weights) and H ≥ 4 heads."""
+
+
+def _set_aside(row):
+    """The small heads of a trained run that can be pruned: dropping them does not raise the
+    risk by more than ``PRUNED_Z`` standard errors (independent fresh draws). Returns (heads
+    set aside, text for the summary: '' when none are small)."""
+    small = [h for h, large in enumerate(row["large"]) if not large]
+    if not small:
+        return [], ""
+    if "loss_without_small" not in row:                  # no large head: nothing learned
+        return [], f"no head of norm ≥ {NORM_FLOOR:g} (all judged)"
+    rise = row["loss_without_small"] - row["loss"]
+    se = float(np.hypot(row["loss_without_small_se"], row["loss_se"]))
+    text = (f"{len(small)} of {len(row['large'])} heads small (norm < {SMALL_SHARE:g}× the "
+            f"largest or < {NORM_FLOOR:g}); dropping them changes the risk by {rise:+.4f} ± "
+            f"{se:.4f}")
+    if rise > PRUNED_Z * se:
+        return [], text + ": they matter, judged"
+    return small, text + ": set aside"
+
+
+def _past(purity, side, threshold):
+    """Whether each purity is on the other kind's side of ``threshold`` (side +1: ≥, −1: ≤)."""
+    p = np.asarray(purity, float)
+    return p >= threshold if side > 0 else p <= threshold
 
 
 @claim(f"{PAPER}:mixture-directions", "Sec. IV",
@@ -91,22 +122,25 @@ MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": In
                "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax from "
                "τ = 300, B-softmax from τ = 3000, τ doubled while the heads still move: up to "
                "4800 and 12000); purity of a head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, "
-               "mixture ≤ 0.9. The directions the heads learn are those of the heads that "
-               "learned one: a head whose norm is under a quarter of the largest head's is set "
-               "aside (listed, with the risk without it). The heads have stopped moving when "
-               "no active head's purity changed by more than 0.01 over the last doubling of τ. "
-               "Confirmed when the heads have stopped moving, every active softmax head is a "
-               "mixture and every active B-softmax head pure; refuted when, stopped, a "
-               "softmax head is pure or a B-softmax head a mixture; a head between the "
-               "thresholds is neither, and heads still moving at the last τ decide nothing "
-               "(inconclusive). An exact check: the trained state is a deterministic function "
-               "of the flow's fixed draws and the purities are compared with fixed thresholds "
-               "(no sampling comparison; the risks are recorded, not judged).",
+               "mixture ≤ 0.9. The heads have stopped moving when the large heads are the same "
+               "at τ/2 and τ and none turned by more than 1° between τ/2, 3τ/4 and τ. A small "
+               "head (norm under a quarter of the largest or under 0.5, ten times the initial "
+               "scale) attends almost uniformly: it is set aside when dropping the small heads "
+               "does not raise the risk by more than 3 standard errors (it can be pruned, "
+               "Sec. IV's own notion), and judged otherwise. Confirmed when the heads have "
+               "stopped moving, every judged softmax head is a mixture and every judged "
+               "B-softmax head pure; refuted when, stopped, a softmax head is pure or a "
+               "B-softmax head a mixture at τ and at τ/2 alike; a head between the thresholds is "
+               "neither, and heads still moving at the last τ decide nothing (inconclusive). "
+               "An exact check: the trained state is a deterministic function of the flow's "
+               "fixed draws and the purities are compared with fixed thresholds (no sampling "
+               "comparison; the risks are recorded, not judged).",
        domain=MIXTURE_DOMAIN, points=[{"H": 4, "s1": 3.0, "s2": 2.0}],
        mutations={"B-softmax normalised per head (joint normalisation dropped)":
                   lambda: {"bsoftmax": "softmax"},
                   "softmax normalised over all heads (B-softmax in its place)":
-                  lambda: {"softmax": "b-softmax"},
+                  lambda: {"softmax": "b-softmax", "t_end": (3000.0, 3000.0),
+                           "doublings": (2, 2)},
                   "one signal direction (θ ∈ {±3e₁})": lambda: {"prior": _two_point_prior()},
                   "softmax and B-softmax swapped": lambda: {
                       "softmax": "b-softmax", "bsoftmax": "softmax", "t_end": (1500.0, 300.0),
@@ -120,46 +154,52 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
     sm, bs = _simulate_trained_heads(ctx, prior, ((softmax, t_end[0], doublings[0]),
                                                   (bsoftmax, t_end[1], doublings[1])), H)
     rb, rb_se = _bayes_risk(ctx, prior, 200_000, "mix:bayes")
-    evidence = {"softmax": sm, "b-softmax": bs, "bayes_risk": rb, "bayes_risk_se": rb_se,
-                "pure": PURE, "mixture": MIXTURE, "settled": SETTLED,
-                "active_share": ACTIVE_SHARE}
+    rows = {"softmax": sm, "b-softmax": bs}
+    evidence = {**rows, "bayes_risk": rb, "bayes_risk_se": rb_se, "pure": PURE,
+                "mixture": MIXTURE, "settled_degrees": SETTLED_DEGREES,
+                "small_share": SMALL_SHARE, "norm_floor": NORM_FLOOR, "pruned_z": PRUNED_Z}
     figs = {"head-cosines": functools.partial(_draw_head_cosines, sm, bs)}
     # the purities are deterministic functions of the flow's fixed draws, compared with fixed
-    # thresholds: exact bounds (α = 0). Only active heads are judged (a near-zero vector has no
-    # direction); a head refutes only as the other kind (a softmax head pure, a B-softmax head
-    # a mixture), and only once the heads have stopped moving (a pure softmax head at τ = 300
-    # can still become a mixture by τ = 1200); between the thresholds a head is neither
-    judged = {k: [(f"head {h}", p) for h, (p, on) in enumerate(zip(row["purity"], row["active"]))
-                  if on] for k, row in (("softmax", sm), ("b-softmax", bs))}
-    labels = {k: [lab for lab, _ in v] for k, v in judged.items()}
-    purities = {k: [p for _, p in v] for k, v in judged.items()}
-    stopped = {k: row["purity_change"] <= SETTLED for k, row in (("softmax", sm), ("b-softmax", bs))}
+    # thresholds: exact bounds (α = 0). A head refutes only as the other kind (a softmax head
+    # pure, a B-softmax head a mixture), only once the heads have stopped moving (a pure
+    # softmax head at τ = 300 can be a mixture by τ = 1200) and only when it was that kind at
+    # τ/2 too; between the thresholds a head is neither. Prunable small heads are set aside
+    aside, notes = {}, []
+    for k, row in rows.items():
+        aside[k], text = _set_aside(row)
+        row["set_aside"] = aside[k]
+        if text:
+            notes.append(f"{'B-softmax' if k == 'b-softmax' else k}: {text}")
+    judged = {k: [h for h in range(len(row["purity"])) if h not in aside[k]]
+              for k, row in rows.items()}
+    labels = {k: [f"head {h}" for h in hs] for k, hs in judged.items()}
+    purities = {k: [rows[k]["purity"][h] for h in hs] for k, hs in judged.items()}
+    turn = {k: 90.0 if row["large_heads_changed"] else row["turn_degrees"]
+            for k, row in rows.items()}
+    stopped = {k: t <= SETTLED_DEGREES for k, t in turn.items()}
+    refutes = {k: stopped[k] & _past([rows[k]["purity_half"][h] for h in judged[k]], side, thr)
+               for k, side, thr in (("softmax", +1, PURE), ("b-softmax", -1, MIXTURE))}
     grey = f"between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) a head is neither"
     legs = {"no softmax head pure": bound(ctx, purities["softmax"], upper=PURE, strict=True,
-                                          refutes=stopped["softmax"], name=SOFTMAX_PURE_FAMILY,
+                                          refutes=refutes["softmax"], name=SOFTMAX_PURE_FAMILY,
                                           labels=labels["softmax"]),
             "softmax heads mixed": bound(ctx, purities["softmax"], upper=MIXTURE, refutes=False,
                                          needs=f"a softmax head {grey}", name=SOFTMAX_FAMILY,
                                          labels=labels["softmax"]),
             "no B-softmax head a mixture": bound(ctx, purities["b-softmax"], lower=MIXTURE,
-                                                 strict=True, refutes=stopped["b-softmax"],
+                                                 strict=True, refutes=refutes["b-softmax"],
                                                  name=BSOFTMAX_MIXED_FAMILY,
                                                  labels=labels["b-softmax"]),
             "B-softmax heads pure": bound(ctx, purities["b-softmax"], lower=PURE, refutes=False,
                                           needs=f"a B-softmax head {grey}", name=BSOFTMAX_FAMILY,
                                           labels=labels["b-softmax"]),
-            "heads stopped moving": bound(ctx, [sm["purity_change"], bs["purity_change"]],
-                                          upper=SETTLED, refutes=False,
+            "heads stopped moving": bound(ctx, [turn["softmax"], turn["b-softmax"]],
+                                          upper=SETTLED_DEGREES, refutes=False,
                                           needs="training beyond the last τ (the heads still "
                                                 "move)", name=SETTLED_FAMILY,
                                           labels=["softmax", "B-softmax"])}
     evidence["checks"] = {name: c.evidence() for name, c in legs.items()}
     sm_p, bs_p = (np.round(purities[k], 3).tolist() for k in ("softmax", "b-softmax"))
-    aside = "; ".join(f"{name}: {row['active'].count(False)} of {len(row['active'])} heads set "
-                      f"aside (norm < {ACTIVE_SHARE:g}× the largest; risk without them "
-                      f"{row['loss_active_only']:.4f} vs {row['loss']:.4f})"
-                      for name, row in (("softmax", sm), ("B-softmax", bs))
-                      if not all(row["active"]))
     at = f"at τ = {sm['tau']:g} (softmax) and {bs['tau']:g} (B-softmax)"
     if legs["no softmax head pure"].decision == "refuted":
         says = f"some trained softmax head is pure (purity ≥ {PURE}) {at}: purities {sm_p}"
@@ -172,14 +212,20 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
                 f"{bs['loss']:.4f} ± {bs['loss_se']:.4f} (Bayes {rb:.4f} ± {rb_se:.4f}; fresh "
                 "draws)")
     elif not all(stopped.values()):
-        says = (f"the heads still move {at} (purity change {sm['purity_change']:.3f}, "
-                f"{bs['purity_change']:.3f} over the last doubling; settled ≤ {SETTLED}): "
-                f"softmax purities {sm_p}, B-softmax purities {bs_p}")
+        says = (f"the heads still move {at} (largest turn over the last half "
+                f"{turn['softmax']:.2g}°, {turn['b-softmax']:.2g}°; stopped ≤ "
+                f"{SETTLED_DEGREES:g}°, 90° when the large heads changed): softmax purities "
+                f"{sm_p}, B-softmax purities {bs_p}")
+    elif any(legs[n].decision == "inconclusive" for n in ("no softmax head pure",
+                                                          "no B-softmax head a mixture")):
+        says = (f"a head of the other kind at τ was not that kind at τ/2 {at}: softmax "
+                f"purities {sm_p} (at τ/2 {np.round(sm['purity_half'], 3).tolist()}), "
+                f"B-softmax purities {bs_p} (at τ/2 {np.round(bs['purity_half'], 3).tolist()})")
     else:
         says = (f"a head is between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) {at}: "
                 f"softmax purities {sm_p}, B-softmax purities {bs_p}")
-    if aside:
-        says += f" [{aside}]"
+    if notes:
+        says += " [" + "; ".join(notes) + "]"
     return conclude(legs, says=says, evidence=evidence, figures=figs)
 
 

@@ -13,12 +13,12 @@ from ..base import simulation
 from .common import L, best_risk
 
 
-def active_heads(m, share):
-    """Heads whose norm is at least ``share`` of the largest head's: the others are close to
-    uniform attention and have learned no direction (their purity is that of a near-zero
-    vector)."""
+def large_heads(m, share, floor):
+    """Heads whose norm is at least ``share`` of the largest head's and at least ``floor``: the
+    others attend almost uniformly, and their direction (that of a near-zero vector) is not
+    what the heads learned unless they matter for the risk (the claim decides)."""
     norms = np.linalg.norm(m, axis=1)
-    return norms >= share * norms.max()
+    return (norms >= share * norms.max()) & (norms >= floor)
 
 
 def purity(m):
@@ -27,67 +27,83 @@ def purity(m):
     return np.abs(m / np.maximum(n, 1e-300)).max(1)
 
 
-def train(activation, prior, H, n, seeds, t_end, *, doublings=0, settled=0.0, active_share=0.0,
-          init_scale=0.05):
+def turned(before, after, heads):
+    """The largest angle (degrees) between each of ``heads``' directions in ``before`` and in
+    ``after``, sign ignored (0 when ``heads`` is empty)."""
+    if not np.any(heads):
+        return 0.0
+    a, b = before[heads], after[heads]
+    cos = np.abs((a * b).sum(1)) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return float(np.degrees(np.arccos(np.clip(cos, 0.0, 1.0))).max())
+
+
+def _restart(st):
+    """The state at τ as the next segment's start: r symmetrised with its rounding-level
+    negative eigenvalues set to 0 (a start state is checked realisable)."""
+    w, V = np.linalg.eigh(0.5 * (st.r + st.r.T))
+    return HeadState(st.m, (V * np.clip(w, 0.0, None)) @ V.T, st.b, st.v)
+
+
+def train(activation, prior, H, n, seeds, t_end, *, doublings=0, settled=0.0, share=0.0,
+          floor=0.0, init_scale=0.05):
     """Heads trained by the reduced flow (n draws from ``seeds["train"]``) from m ~ N(0,
     init_scale²) (``seeds["init"]``), r = init_scale²·I to τ = t_end, then for twice as long
-    while the active heads' (``active_heads``) purities moved by more than ``settled`` over the
-    last doubling of τ, at most ``doublings`` times. Returns (state at the final τ, state at
-    half of it, reduced model, final τ)."""
+    while they still move, at most ``doublings`` times. They have stopped moving when the large
+    heads (``large_heads``) are the same at τ/2 and τ and none turned by more than ``settled``
+    degrees between any of the snapshots τ/2, 3τ/4 and τ. Returns (state at τ, state at τ/2,
+    reduced model, τ, largest turn in degrees, whether the large heads changed)."""
     md = MultiHeadModel(H, L, prior.F, activation)
     rm = HeadReduced(md, prior, n=n, seed=seeds["train"], backend="torch")
     rng = np.random.default_rng(seeds["init"])
     st = HeadState.make(rng.normal(0, init_scale, (H, prior.F)), init_scale**2 * np.eye(H))
-    tau, segment = t_end, np.array([0.0, 0.5 * t_end, t_end])
+    tau, segment = t_end, np.array([0.0, 0.5, 0.75, 1.0]) * t_end
     for k in range(doublings + 1):
-        tr = rm.integrate(st, segment, rtol=1e-6, atol=1e-10)
+        tr = rm.integrate(st if k == 0 else _restart(st), segment, rtol=1e-6, atol=1e-10)
         if not tr.ok:
             raise RuntimeError(f"{rm.name}: training ended '{tr.status}' before τ = {tau:g}: "
                                f"{tr.message}")
-        states = rm.states(tr)
-        half, st = states[-2], states[-1]
-        if k == doublings or purity_change(half.m, st.m, active_share) <= settled:
+        snaps = rm.states(tr)[-3:]                    # τ/2, 3τ/4, τ
+        half, st = snaps[0], snaps[-1]
+        on = large_heads(st.m, share, floor)
+        changed = bool(np.any(on != large_heads(half.m, share, floor)))
+        turn = max(turned(x.m, st.m, on) for x in snaps[:-1])
+        if k == doublings or (turn <= settled and not changed):
             break
-        segment, tau = np.array([0.0, tau]), 2 * tau     # autonomous: τ → 2τ from the state at τ
-    return st, half, rm, tau
-
-
-def purity_change(before, after, active_share):
-    """The largest change of purity of the heads active in ``after``."""
-    on = active_heads(after, active_share)
-    return float(np.abs(purity(after) - purity(before))[on].max())
+        segment, tau = np.array([0.0, 0.5, 1.0]) * tau, 2 * tau    # autonomous: from the state at τ
+    return st, half, rm, tau, turn, changed
 
 
 @simulation(seeded=False)
 def trained_piece(sim, item):
     """Heads of one activation (a name or an ``Activation``) trained by the flow from τ_end
     = ``item["tau"]`` on, doubled while they move (``train``: ``item["doublings"]``,
-    ``item["settled"]``, ``item["active_share"]``), with their norms, purities at the final τ
-    and at half of it, head cosines, fresh-draw risk, and the risk with the inactive heads
-    dropped (same draws; ``item["seeds"]``: "train", "init", "fresh")."""
+    ``item["settled"]``, ``item["share"]``, ``item["floor"]``), with their norms, which are
+    large, purities at the final τ and at half of it, how far they turned, head cosines,
+    fresh-draw risk, and the risk without the small heads (independent draws)."""
     act, prior, H = item["activation"], item["prior"], item["H"]
     name = act if isinstance(act, str) else act.name
-    st, half, rm, tau = train(act, prior, H, sim.pick(2**12, 2**14), item["seeds"], item["tau"],
-                              doublings=item["doublings"], settled=item["settled"],
-                              active_share=item["active_share"])
+    st, half, rm, tau, turn, changed = train(
+        act, prior, H, sim.pick(2**12, 2**14), item["seeds"], item["tau"],
+        doublings=item["doublings"], settled=item["settled"], share=item["share"],
+        floor=item["floor"])
     m = st.m
     norms = np.linalg.norm(m, axis=1)
-    cos = (m @ m.T) / np.outer(norms, norms)
-    on = active_heads(m, item["active_share"])
+    cos = (m @ m.T) / np.maximum(np.outer(norms, norms), 1e-300)
+    large = large_heads(m, item["share"], item["floor"])
     n_fresh = sim.pick(2**15, 2**17)
     risk, risk_se = HeadReduced(rm.model, prior, n=n_fresh, seed=item["seeds"]["fresh"],
                                 kind="random").loss(st)
     out = {"activation": name, "tau_start": item["tau"], "tau": tau, "m": m.tolist(),
-           "norms": norms.tolist(), "active": on.tolist(), "purity": purity(m).tolist(),
-           "purity_half": purity(half.m).tolist(),
-           "purity_change": purity_change(half.m, m, item["active_share"]),
-           "loss": float(risk), "loss_se": float(risk_se), "head_cosines": cos.tolist()}
-    if not on.all():
-        keep = np.flatnonzero(on)
+           "norms": norms.tolist(), "large": large.tolist(), "purity": purity(m).tolist(),
+           "purity_half": purity(half.m).tolist(), "turn_degrees": turn,
+           "large_heads_changed": changed, "loss": float(risk), "loss_se": float(risk_se),
+           "head_cosines": cos.tolist()}
+    if large.any() and not large.all():
+        keep = np.flatnonzero(large)
         md = MultiHeadModel(len(keep), L, prior.F, rm.model.activation, output=rm.model.output)
         kept = HeadState(m[keep], st.r[np.ix_(keep, keep)], st.b[keep], st.v[keep])
-        out["loss_active_only"], out["loss_active_only_se"] = map(float, HeadReduced(
-            md, prior, n=n_fresh, seed=item["seeds"]["fresh"], kind="random").loss(kept))
+        out["loss_without_small"], out["loss_without_small_se"] = map(float, HeadReduced(
+            md, prior, n=n_fresh, seed=item["seeds"]["prune"], kind="random").loss(kept))
     return out
 
 
