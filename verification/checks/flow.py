@@ -57,7 +57,8 @@ class FlowComparison:
     """What :func:`sgd_vs_flow` compared and decided.
 
     check: the check library's decision (``decision``, ``z``, ``resolution``, ``evidence()``);
-    t: the common time axis (t = step·lr; τ = γ·step for multi-head attention); names: the
+    t: the common time axis (t = step·lr; τ = γ·step for multi-head attention; with
+    ``over_dims="each"``, the largest d's record times, each d's own in its labels); names: the
     compared state coordinates (the flow's ``state_names``); dims: the dimensions (None at one
     d); x: the finite-size variable the limit was taken in (dims or the given ``x``);
     sgd_mean, sgd_stderr, flow: arrays [dim, record, state] (dim axis of length 1 at one d);
