@@ -294,19 +294,23 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
 
 
 # -- trained heads: mixture directions, pruning -----------------------------------------------
-def trained(purity, *, norms=None, turn=0.0, half=None, tau=1200.0, loss=0.3, rise=0.0):
+def trained(purity, *, norms=None, turn=0.0, half=None, tau=1200.0, loss=0.3, prunable=(),
+            rise=0.004):
     """A stubbed ``trained_piece`` row: heads with these purities (``half``: at τ/2, default the
     same) and norms (all 2 by default) that turned by ``turn`` degrees over the last half of
-    training; dropping the small heads raises the risk by ``rise``."""
+    training; the greedy pruning path removes the heads ``prunable`` first, each raising the
+    risk by ``rise``, then the others, each by 0.1 (se 0.005 everywhere)."""
     from verification.claims.sagitova2026 import sec4_trained_heads as th
-    norms = [2.0] * len(purity) if norms is None else norms
+    H = len(purity)
+    norms = [2.0] * H if norms is None else norms
     large = [n >= th.SMALL_SHARE * max(norms) and n >= th.NORM_FLOOR for n in norms]
-    row = {"purity": purity, "purity_half": purity if half is None else half, "norms": norms,
-           "large": large, "turn_degrees": turn, "large_heads_changed": False, "tau": tau,
-           "head_cosines": np.eye(len(purity)).tolist(), "loss": loss, "loss_se": 0.005}
-    if any(large) and not all(large):
-        row["loss_without_small"], row["loss_without_small_se"] = loss + rise, 0.005
-    return row
+    order = list(prunable) + [h for h in range(H) if h not in prunable]
+    losses = [loss + rise * min(k, len(prunable)) + 0.1 * max(0, k - len(prunable))
+              for k in range(H)]
+    return {"purity": purity, "purity_half": purity if half is None else half, "norms": norms,
+            "large": large, "turn_degrees": turn, "large_heads_changed": False, "tau": tau,
+            "head_cosines": np.eye(H).tolist(), "loss": loss, "loss_se": 0.005,
+            "prune_order": order[:-1], "prune_losses": losses, "prune_losses_se": [0.005] * H}
 
 
 def stub_heads(monkeypatch, softmax, bsoftmax):
@@ -375,20 +379,19 @@ def test_mixture_claim_judges_nothing_while_the_heads_still_move(monkeypatch, si
     assert out.verdict == "inconclusive" and "at τ/2" in out.summary, out.summary
 
 
-def test_mixture_claim_sets_aside_small_heads_only_when_they_can_be_pruned(monkeypatch):
-    """A B-softmax head of norm 0.3 among heads of norm 3 (more heads than support points)
-    attends almost uniformly: when dropping it leaves the risk unchanged it is set aside (not
-    judged) and the summary says so; when dropping it raises the risk beyond 3 se it matters
-    and its mixture direction refutes; at full norm it refutes too."""
-    pure, odd = [1.0, 1.0, 1.0, 1.0, 0.85], [3.0, 3.0, 3.0, 3.0, 0.3]
-    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd, rise=0.004))
+def test_mixture_claim_sets_aside_only_heads_pruned_with_little_loss(monkeypatch):
+    """A B-softmax mixture head that the prediction does not need (more heads than support
+    points; pruning it first leaves the risk within 3 se) is set aside and the summary says
+    so; the same head when pruning it raises the risk beyond 3 se (it carries the prediction)
+    refutes, and so does any mixture head the pruning path keeps."""
+    pure = [1.0, 1.0, 1.0, 1.0, 0.85]
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, prunable=[4], rise=0.004))
     out = run_claim(get_claim(MIX), CTX)[1]
     assert out.verdict == "confirmed", out.summary
-    assert "1 of 5 heads small" in out.summary and "set aside" in out.summary
-    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=odd, rise=0.05))
-    out = run_claim(get_claim(MIX), CTX)[1]
-    assert out.verdict == "refuted" and "they matter" in out.summary, out.summary
-    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, norms=[3.0] * 5))
+    assert "1 of 5 heads pruned with little loss" in out.summary and "[4]" in out.summary
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, prunable=[4], rise=0.05))
+    assert verdict(MIX) == "refuted"
+    stub_heads(monkeypatch, trained([0.72] * 5), trained(pure, prunable=[0, 1]))
     assert verdict(MIX) == "refuted"
 
 

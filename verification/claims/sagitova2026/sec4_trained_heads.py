@@ -70,11 +70,13 @@ SETTLED_DEGREES = 1.0
 turned by more than this many degrees between τ/2, 3τ/4 and τ."""
 SMALL_SHARE = 0.25
 NORM_FLOOR = 0.5
-"""A head is small when its norm is under SMALL_SHARE of the largest head's or under NORM_FLOOR
-(ten times the initial scale 0.05)."""
+"""A head is large when its norm is at least SMALL_SHARE of the largest head's and at least
+NORM_FLOOR (ten times the initial scale 0.05); the stopping rule follows the large heads (a
+small head's direction is that of a near-zero vector)."""
 PRUNED_Z = 3.0
-"""Small heads are set aside (pruned, not judged) when dropping them does not raise the risk by
-more than this many standard errors of the difference; otherwise they matter, and are judged."""
+"""Heads are set aside (not judged) along the greedy pruning path while the risk stays within
+this many standard errors of the risk with every head: what the heads learned is carried by the
+heads the prediction needs (Sec. IV's own pruning)."""
 SOFTMAX_FAMILY = "purity of the trained softmax heads (≤ mixture)"
 BSOFTMAX_FAMILY = "purity of the trained B-softmax heads (≥ pure)"
 SOFTMAX_PURE_FAMILY = "purity of the trained softmax heads (< pure)"
@@ -88,22 +90,21 @@ MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": In
 
 
 def _set_aside(row):
-    """The small heads of a trained run that can be pruned: dropping them does not raise the
-    risk by more than ``PRUNED_Z`` standard errors (independent fresh draws). Returns (heads
-    set aside, text for the summary: '' when none are small)."""
-    small = [h for h, large in enumerate(row["large"]) if not large]
-    if not small:
+    """The heads a trained run can do without: along its greedy pruning path (``prune``), the
+    heads removed while the risk stays within ``PRUNED_Z`` standard errors of the risk with
+    every head (independent fresh draws). Returns (heads set aside, text for the summary: ''
+    when none)."""
+    path, se, order = row["prune_losses"], row["prune_losses_se"], row["prune_order"]
+    k = 0
+    while k + 1 < len(path) and path[k + 1] - path[0] <= PRUNED_Z * np.hypot(se[k + 1], se[0]):
+        k += 1
+    if k == 0:
         return [], ""
-    if "loss_without_small" not in row:                  # no large head: nothing learned
-        return [], f"no head of norm ≥ {NORM_FLOOR:g} (all judged)"
-    rise = row["loss_without_small"] - row["loss"]
-    se = float(np.hypot(row["loss_without_small_se"], row["loss_se"]))
-    text = (f"{len(small)} of {len(row['large'])} heads small (norm < {SMALL_SHARE:g}× the "
-            f"largest or < {NORM_FLOOR:g}); dropping them changes the risk by {rise:+.4f} ± "
-            f"{se:.4f}")
-    if rise > PRUNED_Z * se:
-        return [], text + ": they matter, judged"
-    return small, text + ": set aside"
+    aside = sorted(order[:k])
+    return aside, (f"{k} of {len(path)} heads pruned with little loss (risk {path[k]:.4f} ± "
+                   f"{se[k]:.4f} against {path[0]:.4f} ± {se[0]:.4f} with all; heads "
+                   f"{aside}, norms {np.round([row['norms'][h] for h in aside], 2).tolist()}): "
+                   "set aside")
 
 
 def _past(purity, side, threshold):
@@ -122,12 +123,13 @@ def _past(purity, side, threshold):
                "by the derived gradient flow from m ~ N(0, 0.05²), r = 0.05²I (softmax from "
                "τ = 300, B-softmax from τ = 3000, τ doubled while the heads still move: up to "
                "4800 and 12000); purity of a head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, "
-               "mixture ≤ 0.9. The heads have stopped moving when the large heads are the same "
-               "at τ/2 and τ and none turned by more than 1° between τ/2, 3τ/4 and τ. A small "
-               "head (norm under a quarter of the largest or under 0.5, ten times the initial "
-               "scale) attends almost uniformly: it is set aside when dropping the small heads "
-               "does not raise the risk by more than 3 standard errors (it can be pruned, "
-               "Sec. IV's own notion), and judged otherwise. Confirmed when the heads have "
+               "mixture ≤ 0.9. The heads have stopped moving when the large heads (norm at least "
+               "a quarter of the largest and at least 0.5, ten times the initial scale) are "
+               "the same at τ/2 and τ and none turned by more than 1° between τ/2, 3τ/4 and "
+               "τ. What the heads learned is carried by the heads the prediction needs: heads "
+               "removed along the greedy pruning path while the risk stays within 3 standard "
+               "errors of the risk with every head (fresh draws; "
+"Sec. IV's own pruning) are set aside, the others judged. Confirmed when the heads have "
                "stopped moving, every judged softmax head is a mixture and every judged "
                "B-softmax head pure; refuted when, stopped, a softmax head is pure or a "
                "B-softmax head a mixture at τ and at τ/2 alike; a head between the thresholds is "
@@ -163,7 +165,8 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
     # thresholds: exact bounds (α = 0). A head refutes only as the other kind (a softmax head
     # pure, a B-softmax head a mixture), only once the heads have stopped moving (a pure
     # softmax head at τ = 300 can be a mixture by τ = 1200) and only when it was that kind at
-    # τ/2 too; between the thresholds a head is neither. Prunable small heads are set aside
+    # τ/2 too; between the thresholds a head is neither. Heads pruned with little loss are set
+    # aside
     aside, notes = {}, []
     for k, row in rows.items():
         aside[k], text = _set_aside(row)

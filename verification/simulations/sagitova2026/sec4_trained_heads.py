@@ -79,7 +79,9 @@ def trained_piece(sim, item):
     = ``item["tau"]`` on, doubled while they move (``train``: ``item["doublings"]``,
     ``item["settled"]``, ``item["share"]``, ``item["floor"]``), with their norms, which are
     large, purities at the final τ and at half of it, how far they turned, head cosines,
-    fresh-draw risk, and the risk without the small heads (independent draws)."""
+    fresh-draw risk, and the greedy pruning path (``prune``: the order of removal and the
+    fresh-draw risks after 0, 1, …, H − 1 removals; ``item["seeds"]``: "train", "init",
+    "prune" (selection), "fresh")."""
     act, prior, H = item["activation"], item["prior"], item["H"]
     name = act if isinstance(act, str) else act.name
     st, half, rm, tau, turn, changed = train(
@@ -89,22 +91,15 @@ def trained_piece(sim, item):
     m = st.m
     norms = np.linalg.norm(m, axis=1)
     cos = (m @ m.T) / np.maximum(np.outer(norms, norms), 1e-300)
-    large = large_heads(m, item["share"], item["floor"])
-    n_fresh = sim.pick(2**15, 2**17)
-    risk, risk_se = HeadReduced(rm.model, prior, n=n_fresh, seed=item["seeds"]["fresh"],
-                                kind="random").loss(st)
-    out = {"activation": name, "tau_start": item["tau"], "tau": tau, "m": m.tolist(),
-           "norms": norms.tolist(), "large": large.tolist(), "purity": purity(m).tolist(),
-           "purity_half": purity(half.m).tolist(), "turn_degrees": turn,
-           "large_heads_changed": changed, "loss": float(risk), "loss_se": float(risk_se),
-           "head_cosines": cos.tolist()}
-    if large.any() and not large.all():
-        keep = np.flatnonzero(large)
-        md = MultiHeadModel(len(keep), L, prior.F, rm.model.activation, output=rm.model.output)
-        kept = HeadState(m[keep], st.r[np.ix_(keep, keep)], st.b[keep], st.v[keep])
-        out["loss_without_small"], out["loss_without_small_se"] = map(float, HeadReduced(
-            md, prior, n=n_fresh, seed=item["seeds"]["prune"], kind="random").loss(kept))
-    return out
+    path, order = prune(st, rm.model, prior, (item["seeds"]["prune"], item["seeds"]["fresh"]),
+                        (sim.pick(2**14, 2**16), sim.pick(2**15, 2**17)))
+    return {"activation": name, "tau_start": item["tau"], "tau": tau, "m": m.tolist(),
+            "norms": norms.tolist(), "large": large_heads(m, item["share"], item["floor"]).tolist(),
+            "purity": purity(m).tolist(), "purity_half": purity(half.m).tolist(),
+            "turn_degrees": turn, "large_heads_changed": changed, "loss": float(path[0][0]),
+            "loss_se": float(path[0][1]), "head_cosines": cos.tolist(),
+            "prune_order": [int(h) for h in order], "prune_losses": [float(v) for v, _ in path],
+            "prune_losses_se": [float(e) for _, e in path]}
 
 
 def prune(state, model, prior, seeds, sizes):
