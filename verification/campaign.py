@@ -45,8 +45,9 @@ class CampaignOptions:
     force: bool = False
     rejudge: bool = False
     replicate: int = REPLICATES
-    """``run``: each statistical refutation is judged again at this many independent seeds and
-    reported ``refuted`` only if every one refutes (``verification.replication``); 0: not."""
+    """``run``: each refutation that depends on its seed (``Claim.replicate``) is judged again
+    at this many independent seeds and reported ``refuted`` only if every one refutes
+    (``verification.replication``); 0: not."""
 
     @classmethod
     def of(cls, options: CampaignOptions | None = None, **fields: Any) -> CampaignOptions:

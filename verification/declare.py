@@ -86,6 +86,10 @@ class Claim:
     boundaries: tuple[PaperBoundary, ...] = ()
     """Boundaries the paper states over the domain (validated): a map draws them on its
     panels."""
+    replicate: bool | None = None
+    """Whether a refutation is judged again at independent seeds before it is reported
+    (``verification.replication``); None: when the claim is statistical. An exact check whose
+    verdict depends on its seed (a random initialisation) sets True."""
 
     def settings(self, profile: str) -> tuple[dict, ...]:
         """The settings ``profile`` judges (validated when the claim was declared)."""
@@ -192,8 +196,8 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
           mutations: dict[str, Callable[[], dict]] | None = None,
           domain: Domain | dict | None = None, reference: dict | None = None,
           where: Any = (), points: dict | list | None = None,
-          transitions: Sequence[dict] = (), boundaries: Sequence[PaperBoundary] = ()
-          ) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
+          transitions: Sequence[dict] = (), boundaries: Sequence[PaperBoundary] = (),
+          replicate: bool | None = None) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
     """Register a claim check under ``id`` ('<paper>:<claim>'); ``alpha`` its own
     false-refutation probability (default ``verification.context.DEFAULT_ALPHA``).
 
@@ -202,7 +206,10 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
     judge, {"quick": [...], "full": [...]} or one list for both (default: the reference).
     transitions: settings next to a transition the paper states, which calibration over the
     domain judges first. boundaries: the boundaries the paper states over the domain
-    (``PaperBoundary``: the zero set of an expression in the coordinates), drawn on a map."""
+    (``PaperBoundary``: the zero set of an expression in the coordinates), drawn on a map.
+    replicate: judge a refutation again at independent seeds before reporting it (default:
+    when ``statistical``; an exact check whose verdict depends on its seed, e.g. through a
+    random initialisation, says True)."""
     if alpha is not None and not 0 < alpha < 1:
         raise ValueError(f"claim {id}: alpha={alpha!r}; allowed: 0 < alpha < 1")
     paper = id.split(":", 1)[0]
@@ -220,7 +227,7 @@ def claim(id: str, label: str, statement: str, statistical: bool = True,
         _takes_coordinates(id, fn, dom)
         REGISTRY[id] = Claim(id, paper, label, statement, fn, statistical, reading, alpha,
                             mutations, _module_of(fn), domain=dom, points=named,
-                            transitions=near, boundaries=stated)
+                            transitions=near, boundaries=stated, replicate=replicate)
         fn.claim = REGISTRY[id]
         return fn
 

@@ -30,8 +30,12 @@ def replicate_seeds(seed: int, replicates: int) -> list[int]:
 
 def needs_replication(claim, entry: dict) -> bool:
     """Whether ``entry`` (a claim's report entry) is a refutation that replication can test: a
-    statistical claim refuted (an exact check gives the same answer at every seed)."""
-    return bool(claim.statistical) and entry.get("verdict") == "refuted"
+    claim refuted whose verdict depends on its seed (``Claim.replicate``: by default a
+    statistical one; an exact check of a seeded random initialisation declares it)."""
+    replicable = getattr(claim, "replicate", None)
+    if replicable is None:
+        replicable = claim.statistical
+    return bool(replicable) and entry.get("verdict") == "refuted"
 
 
 def replicated_entry(entry: dict, seed: int, replicates: Sequence[dict]) -> dict:

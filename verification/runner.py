@@ -141,8 +141,9 @@ def _run_all(claims: Sequence[Claim], specs: list, campaign: Campaign, hints: di
 
 def _replicate(claims: Sequence[Claim], results: dict[int, dict], campaign, seed: int,
                report: dict) -> None:
-    """Judge each statistical refutation again at ``options.replicate`` independent seeds
-    (``verification.replication``) before it is reported; the report lists what moved."""
+    """Judge each refutation that depends on its seed again at ``options.replicate``
+    independent seeds (``verification.replication``) before it is reported; the report lists
+    what moved."""
     from .replication import replicate
 
     def run_tasks(pairs: list[tuple[int, int]]) -> dict[tuple[int, int], dict]:

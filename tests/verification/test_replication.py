@@ -64,6 +64,13 @@ def test_entries_and_claims_that_need_no_replication():
     assert not needs_replication(Claim("a:x", "a", "-", "s", _lucky), {"verdict": "confirmed"})
     assert not needs_replication(Claim("a:x", "a", "-", "s", _lucky, statistical=False),
                                  {"verdict": "refuted"})
+    # an exact check whose verdict depends on its seed (a seeded initialisation) declares it
+    assert needs_replication(Claim("a:x", "a", "-", "s", _lucky, statistical=False,
+                                   replicate=True), {"verdict": "refuted"})
+    assert not needs_replication(Claim("a:x", "a", "-", "s", _lucky, replicate=False),
+                                 {"verdict": "refuted"})
+    from verification import get_claim
+    assert needs_replication(get_claim("sagitova2026:mixture-directions"), {"verdict": "refuted"})
     entry = replicated_entry({"verdict": "refuted", "summary": "s"}, 0,
                              [{"seed": 5, "verdict": "refuted", "summary": "t"}])
     assert entry["verdict"] == "refuted" and "replicated at seeds [5]" in entry["summary"]

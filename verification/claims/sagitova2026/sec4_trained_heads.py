@@ -116,7 +116,7 @@ def _past(purity, side, threshold):
 @claim(f"{PAPER}:mixture-directions", "Sec. IV",
        "Trained softmax heads learn mixture directions ±e_1 ± e_2 …, while B-softmax heads "
        "learn the pure directions.",
-       statistical=False,
+       statistical=False, replicate=True,       # exact per run, but the init is seeded
        reading="discrete prior θ ∈ {±s₁e₁, ±s₂e₂} (equal weights), H heads, L = 4 (s₁, s₂, H "
                "coordinates: 3, 2, 4 as first checked; H ≥ 4, one head per support point at "
                "least, where B-softmax can be Bayes-optimal, Prop. IV.2); heads trained "
