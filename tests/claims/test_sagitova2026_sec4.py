@@ -295,10 +295,11 @@ def test_softmax1_noise_refutes_a_control_that_reaches_zero_for_that_reason():
 
 # -- trained heads: mixture directions, pruning -----------------------------------------------
 def trained(purity, *, norms=None, turn=0.0, half=None, tau=1200.0, loss=0.3, prunable=(),
-            rise=0.004):
+            rise=0.004, rate=1e-14):
     """A stubbed ``trained_piece`` row: heads with these purities (``half``: at τ/2, default the
     same) and norms (all 2 by default) that turned by ``turn`` degrees over the last half of
-    training; the greedy pruning path removes the heads ``prunable`` first, each raising the
+    training and rest where the flow's largest unstable rate is ``rate``; the greedy pruning
+    path removes the heads ``prunable`` first, each raising the
     risk by ``rise``, then the others, each by 0.1 (se 0.005 everywhere)."""
     from verification.claims.sagitova2026 import sec4_trained_heads as th
     H = len(purity)
@@ -309,6 +310,7 @@ def trained(purity, *, norms=None, turn=0.0, half=None, tau=1200.0, loss=0.3, pr
               for k in range(H)]
     return {"purity": purity, "purity_half": purity if half is None else half, "norms": norms,
             "large": large, "turn_degrees": turn, "large_heads_changed": False, "tau": tau,
+            "unstable_rate": rate,
             "head_cosines": np.eye(H).tolist(), "loss": loss, "loss_se": 0.005,
             "prune_order": order[:-1], "prune_losses": losses, "prune_losses_se": [0.005] * H}
 
@@ -328,7 +330,7 @@ def test_mixture_claim_refutes_pure_softmax_heads(monkeypatch):
     assert {f["name"]: (f["policy"], f["exact"]) for f in families(entry_of(MIX)).values()} == {
         name: ("bound", True) for name in (th.SOFTMAX_FAMILY, th.BSOFTMAX_FAMILY,
                                            th.SOFTMAX_PURE_FAMILY, th.BSOFTMAX_MIXED_FAMILY,
-                                           th.SETTLED_FAMILY)}
+                                           th.SETTLED_FAMILY, th.SADDLE_FAMILY)}
     stub_heads(monkeypatch, trained([1.0] * 4), trained([1.0] * 4))
     mut = get_claim(MIX).mutations["softmax normalised over all heads (B-softmax in its place)"]()
     assert verdict(MIX, **mut) == "refuted"
@@ -369,6 +371,13 @@ def test_mixture_claim_judges_nothing_while_the_heads_still_move(monkeypatch, si
         assert out.verdict == expected, out.summary
         if expected == "inconclusive":
             assert "still move" in out.summary
+    # still, but at a saddle (the B-softmax flow rests on one with two mixture heads for
+    # thousands of time units at H = 4, s = (2.51, 3.73), then goes pure): nothing decided
+    rows = {k: trained(wrong[k] if k == side else right[k], rate=4e-4 if k == side else 1e-14)
+            for k in wrong}
+    stub_heads(monkeypatch, rows["softmax"], rows["b-softmax"])
+    out = run_claim(get_claim(MIX), CTX)[1]
+    assert out.verdict == "inconclusive" and "a saddle" in out.summary, out.summary
     # moving heads never confirm either
     stub_heads(monkeypatch, trained(right["softmax"], turn=3.0), trained(right["b-softmax"]))
     assert verdict(MIX) == "inconclusive"
@@ -404,9 +413,11 @@ def test_training_doubles_tau_until_the_heads_stop_moving():
         NORM_FLOOR, SETTLED_DEGREES, SMALL_SHARE, _four_point_prior)
     prior, seeds = _four_point_prior(2.04, 2.65), {"train": 1, "init": 101}
     opts = dict(settled=SETTLED_DEGREES, share=SMALL_SHARE, floor=NORM_FLOOR)
-    *_, tau, turn, changed = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=0, **opts)
+    *_, tau, turn, changed, _ = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=0,
+                                      **opts)
     assert tau == 300.0 and (turn > SETTLED_DEGREES or changed)
-    *_, tau, turn, changed = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=4, **opts)
+    *_, tau, turn, changed, _ = train("softmax", prior, 6, 2**10, seeds, 300.0, doublings=4,
+                                      **opts)
     assert tau > 300.0
     assert (turn <= SETTLED_DEGREES and not changed) or tau == 300.0 * 2**4
 
@@ -536,3 +547,17 @@ def test_pruning_domain_needs_more_heads_than_directions():
         c.domain.validate({"activation": "b-softmax", "H": 2, "F": 2, "signal": 3.0})
     with pytest.raises(ValueError, match="activation"):
         c.domain.validate({"activation": "softmax", "H": 4, "F": 2, "signal": 3.0})
+
+
+@pytest.mark.slow
+def test_mixture_claim_does_not_refute_on_a_saddle_the_flow_rests_on():
+    """The real flow (quick profile, seed 1, 1 to 2 minutes): at H = 4, s = (2.51, 3.73) the
+    B-softmax heads rest with two full-norm mixture heads from τ ≈ 1500 to beyond 3000 (they
+    turn under 0.1°), at a risk above Bayes, and go pure by τ = 24000. The state is a saddle
+    (its Jacobian has an eigenvalue near +4·10⁻⁴): the claim keeps training and does not
+    refute."""
+    at = {"H": 4, "s1": 2.5135941463522613, "s2": 3.7253302787430584}
+    _, out = run_claim(get_claim(MIX), Context(profile="quick", seed=1), at)
+    assert out.verdict != "refuted", out.summary
+    bs = out.evidence["b-softmax"]
+    assert bs["tau"] > 3000.0 or bs["unstable_rate"] > 1e-7

@@ -48,7 +48,7 @@ def _simulate_trained_heads(ctx, prior, runs, H=4):
         tag = f"mix:{act if isinstance(act, str) else act.name}"
         items.append({"activation": act, "tau": tau, "doublings": doublings, "H": H,
                       "prior": prior, "settled": SETTLED_DEGREES, "share": SMALL_SHARE,
-                      "floor": NORM_FLOOR,
+                      "floor": NORM_FLOOR, "unstable": UNSTABLE_RATE,
                       "seeds": {"train": ctx.claim_seed(f"train:{tag}"),
                                 "init": ctx.claim_seed(f"train-init:{tag}"),
                                 "fresh": ctx.claim_seed(f"mix-fresh:{i}"),
@@ -73,6 +73,10 @@ NORM_FLOOR = 0.5
 """A head is large when its norm is at least SMALL_SHARE of the largest head's and at least
 NORM_FLOOR (ten times the initial scale 0.05); the stopping rule follows the large heads (a
 small head's direction is that of a near-zero vector)."""
+UNSTABLE_RATE = 1e-7
+"""The heads are at a saddle, not stopped, when the flow's Jacobian there has an eigenvalue
+with real part above this (saddles the B-softmax flow rests on for thousands of time units
+have 3–4·10⁻⁴; minima 10⁻¹⁴, rounding)."""
 PRUNED_Z = 3.0
 """Heads are set aside (not judged) along the greedy pruning path while the risk stays within
 this many standard errors of the risk with every head: what the heads learned is carried by the
@@ -82,6 +86,7 @@ BSOFTMAX_FAMILY = "purity of the trained B-softmax heads (≥ pure)"
 SOFTMAX_PURE_FAMILY = "purity of the trained softmax heads (< pure)"
 BSOFTMAX_MIXED_FAMILY = "purity of the trained B-softmax heads (> mixture)"
 SETTLED_FAMILY = "largest turn of a large head over the last half of training (degrees)"
+SADDLE_FAMILY = "largest real part of the flow's Jacobian eigenvalues at the trained state"
 
 
 MIXTURE_DOMAIN = Domain({"H": Integers(4, 8), "s1": Interval(1.5, 4.0), "s2": Interval(1.5, 4.0)},
@@ -125,8 +130,10 @@ def _past(purity, side, threshold):
                "4800 and 12000); purity of a head = max_f |cos(m_h, e_f)|: pure ≥ 0.95, "
                "mixture ≤ 0.9. The heads have stopped moving when the large heads (norm at least "
                "a quarter of the largest and at least 0.5, ten times the initial scale) are "
-               "the same at τ/2 and τ and none turned by more than 1° between τ/2, 3τ/4 and "
-               "τ. What the heads learned is carried by the heads the prediction needs: heads "
+               "the same at τ/2 and τ, none turned by more than 1° between τ/2, 3τ/4 and "
+               "τ, and the state is no saddle (no eigenvalue of the flow's Jacobian with real "
+               "part above 10⁻⁷: the B-softmax flow rests on saddles for thousands of time "
+               "units). What the heads learned is carried by the heads the prediction needs: heads "
                "removed along the greedy pruning path while the risk stays within 3 standard "
                "errors of the risk with every head (fresh draws; "
 "Sec. IV's own pruning) are set aside, the others judged. Confirmed when the heads have "
@@ -179,7 +186,8 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
     purities = {k: [rows[k]["purity"][h] for h in hs] for k, hs in judged.items()}
     turn = {k: 90.0 if row["large_heads_changed"] else row["turn_degrees"]
             for k, row in rows.items()}
-    stopped = {k: t <= SETTLED_DEGREES for k, t in turn.items()}
+    stopped = {k: turn[k] <= SETTLED_DEGREES and row["unstable_rate"] <= UNSTABLE_RATE
+               for k, row in rows.items()}
     refutes = {k: stopped[k] & _past([rows[k]["purity_half"][h] for h in judged[k]], side, thr)
                for k, side, thr in (("softmax", +1, PURE), ("b-softmax", -1, MIXTURE))}
     grey = f"between the thresholds (mixture ≤ {MIXTURE}, pure ≥ {PURE}) a head is neither"
@@ -200,7 +208,11 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
                                           upper=SETTLED_DEGREES, refutes=False,
                                           needs="training beyond the last τ (the heads still "
                                                 "move)", name=SETTLED_FAMILY,
-                                          labels=["softmax", "B-softmax"])}
+                                          labels=["softmax", "B-softmax"]),
+            "no saddle": bound(ctx, [sm["unstable_rate"], bs["unstable_rate"]],
+                               upper=UNSTABLE_RATE, refutes=False,
+                               needs="training beyond the last τ (the heads rest at a saddle)",
+                               name=SADDLE_FAMILY, labels=["softmax", "B-softmax"])}
     evidence["checks"] = {name: c.evidence() for name, c in legs.items()}
     sm_p, bs_p = (np.round(purities[k], 3).tolist() for k in ("softmax", "b-softmax"))
     at = f"at τ = {sm['tau']:g} (softmax) and {bs['tau']:g} (B-softmax)"
@@ -217,8 +229,9 @@ def mixture_directions(ctx, H, s1, s2, softmax="softmax", bsoftmax="b-softmax",
     elif not all(stopped.values()):
         says = (f"the heads still move {at} (largest turn over the last half "
                 f"{turn['softmax']:.2g}°, {turn['b-softmax']:.2g}°; stopped ≤ "
-                f"{SETTLED_DEGREES:g}°, 90° when the large heads changed): softmax purities "
-                f"{sm_p}, B-softmax purities {bs_p}")
+                f"{SETTLED_DEGREES:g}°, 90° when the large heads changed; unstable rate "
+                f"{sm['unstable_rate']:.2g}, {bs['unstable_rate']:.2g}: a saddle above "
+                f"{UNSTABLE_RATE:g}): softmax purities {sm_p}, B-softmax purities {bs_p}")
     elif any(legs[n].decision == "inconclusive" for n in ("no softmax head pure",
                                                           "no B-softmax head a mixture")):
         says = (f"a head of the other kind at τ was not that kind at τ/2 {at}: softmax "

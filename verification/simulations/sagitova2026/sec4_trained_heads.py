@@ -44,14 +44,22 @@ def _restart(st):
     return HeadState(st.m, (V * np.clip(w, 0.0, None)) @ V.T, st.b, st.v)
 
 
+def unstable_rate(rm, st):
+    """The largest real part of the flow's Jacobian eigenvalues at ``st`` (central differences
+    of the deterministic right-hand side): > 0 at a saddle, where the heads will move again."""
+    return float(np.linalg.eigvals(rm.jacobian(st.pack())).real.max())
+
+
 def train(activation, prior, H, n, seeds, t_end, *, doublings=0, settled=0.0, share=0.0,
-          floor=0.0, init_scale=0.05):
+          floor=0.0, unstable=np.inf, init_scale=0.05):
     """Heads trained by the reduced flow (n draws from ``seeds["train"]``) from m ~ N(0,
     init_scale²) (``seeds["init"]``), r = init_scale²·I to τ = t_end, then for twice as long
     while they still move, at most ``doublings`` times. They have stopped moving when the large
-    heads (``large_heads``) are the same at τ/2 and τ and none turned by more than ``settled``
-    degrees between any of the snapshots τ/2, 3τ/4 and τ. Returns (state at τ, state at τ/2,
-    reduced model, τ, largest turn in degrees, whether the large heads changed)."""
+    heads (``large_heads``) are the same at τ/2 and τ, none turned by more than ``settled``
+    degrees between any of the snapshots τ/2, 3τ/4 and τ, and the state is no saddle (its
+    ``unstable_rate`` at most ``unstable``: a plateau can look still for thousands of time
+    units). Returns (state at τ, state at τ/2, reduced model, τ, largest turn in degrees,
+    whether the large heads changed, unstable rate)."""
     md = MultiHeadModel(H, L, prior.F, activation)
     rm = HeadReduced(md, prior, n=n, seed=seeds["train"], backend="torch")
     rng = np.random.default_rng(seeds["init"])
@@ -67,27 +75,29 @@ def train(activation, prior, H, n, seeds, t_end, *, doublings=0, settled=0.0, sh
         on = large_heads(st.m, share, floor)
         changed = bool(np.any(on != large_heads(half.m, share, floor)))
         turn = max(turned(x.m, st.m, on) for x in snaps[:-1])
-        if k == doublings or (turn <= settled and not changed):
+        rate = unstable_rate(rm, st)
+        if k == doublings or (turn <= settled and not changed and rate <= unstable):
             break
         segment, tau = np.array([0.0, 0.5, 1.0]) * tau, 2 * tau    # autonomous: from the state at τ
-    return st, half, rm, tau, turn, changed
+    return st, half, rm, tau, turn, changed, rate
 
 
 @simulation(seeded=False)
 def trained_piece(sim, item):
     """Heads of one activation (a name or an ``Activation``) trained by the flow from τ_end
     = ``item["tau"]`` on, doubled while they move (``train``: ``item["doublings"]``,
-    ``item["settled"]``, ``item["share"]``, ``item["floor"]``), with their norms, which are
-    large, purities at the final τ and at half of it, how far they turned, head cosines,
+    ``item["settled"]``, ``item["share"]``, ``item["floor"]``, ``item["unstable"]``), with their
+    norms, which are large, purities at the final τ and at half of it, how far they turned, the
+    unstable rate at the end, head cosines,
     fresh-draw risk, and the greedy pruning path (``prune``: the order of removal and the
     fresh-draw risks after 0, 1, …, H − 1 removals; ``item["seeds"]``: "train", "init",
     "prune" (selection), "fresh")."""
     act, prior, H = item["activation"], item["prior"], item["H"]
     name = act if isinstance(act, str) else act.name
-    st, half, rm, tau, turn, changed = train(
+    st, half, rm, tau, turn, changed, rate = train(
         act, prior, H, sim.pick(2**12, 2**14), item["seeds"], item["tau"],
         doublings=item["doublings"], settled=item["settled"], share=item["share"],
-        floor=item["floor"])
+        floor=item["floor"], unstable=item["unstable"])
     m = st.m
     norms = np.linalg.norm(m, axis=1)
     cos = (m @ m.T) / np.maximum(np.outer(norms, norms), 1e-300)
@@ -96,7 +106,8 @@ def trained_piece(sim, item):
     return {"activation": name, "tau_start": item["tau"], "tau": tau, "m": m.tolist(),
             "norms": norms.tolist(), "large": large_heads(m, item["share"], item["floor"]).tolist(),
             "purity": purity(m).tolist(), "purity_half": purity(half.m).tolist(),
-            "turn_degrees": turn, "large_heads_changed": changed, "loss": float(path[0][0]),
+            "turn_degrees": turn, "large_heads_changed": changed, "unstable_rate": rate,
+            "loss": float(path[0][0]),
             "loss_se": float(path[0][1]), "head_cosines": cos.tolist(),
             "prune_order": [int(h) for h in order], "prune_losses": [float(v) for v, _ in path],
             "prune_losses_se": [float(e) for _, e in path]}
