@@ -32,9 +32,7 @@ def needs_replication(claim, entry: dict) -> bool:
     """Whether ``entry`` (a claim's report entry) is a refutation that replication can test: a
     claim refuted whose verdict depends on its seed (``Claim.replicate``: by default a
     statistical one; an exact check of a seeded random initialisation declares it)."""
-    replicable = getattr(claim, "replicate", None)
-    if replicable is None:
-        replicable = claim.statistical
+    replicable = claim.statistical if claim.replicate is None else claim.replicate
     return bool(replicable) and entry.get("verdict") == "refuted"
 
 

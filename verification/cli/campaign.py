@@ -46,8 +46,9 @@ def run(paper: str | None = typer.Option(None, help="only this paper's claims"),
         wide: bool = typer.Option(False, "--wide", help="print the verdict table with each claim's "
                                   "label and summary (always in report.md and report.html)"),
         replicate: int = typer.Option(REPLICATES, help="judge each refutation that depends on "
-                                      "its seed again at this many independent seeds; it stays refuted only "
-                                      "if every one refutes (0: single-seed refutations)"),
+                                      "its seed again at this many independent seeds; it stays "
+                                      "refuted only if every one refutes (0: single-seed "
+                                      "refutations)"),
         engine: EngineOptions = EngineOptions()):
     """Run claims, print the verdict table (within the terminal's width; --wide: with labels and
     summaries) and write the report.
